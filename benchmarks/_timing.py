@@ -1,0 +1,104 @@
+"""Tiny timeit-style timing helper shared by the benchmarks.
+
+``measure(fn)`` warms ``fn`` up, picks an iteration count ``number`` so that one repeat takes at
+least ``min_time`` seconds, then runs ``repeat`` repeats of ``number`` calls and reports the best
+(minimum) per-call time, like ``timeit``. Unlike ``timeit`` the garbage collector is left enabled
+(it is collected once before each repeat): an autograd graph built from Python objects may create
+reference cycles, and the cost of collecting them is part of the real cost of a training step.
+
+``measure_interleaved({name: fn})`` does the same for several callables with their repeats run
+round-robin, so that load changes on a shared machine affect them alike.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Timing:
+    best: float  # seconds per call, min over repeats
+    median: float  # seconds per call, median over repeats
+    number: int  # calls per repeat
+    repeat: int  # number of repeats
+
+
+def _calibrate(fn: Callable[[], object], warmup: int, min_time: float, max_number: int) -> int:
+    for _ in range(warmup):
+        fn()
+    # Calibrate on a single (already warm) call; at least one call per repeat.
+    t0 = time.perf_counter()
+    fn()
+    single = max(time.perf_counter() - t0, 1e-9)
+    return max(1, min(max_number, math.ceil(min_time / single)))
+
+
+def measure_interleaved(
+    fns: dict[str, Callable[[], object]],
+    *,
+    repeat: int = 5,
+    min_time: float = 0.2,
+    warmup: int = 3,
+    max_number: int = 1_000_000,
+    catch: bool = True,
+) -> dict[str, Timing | Exception]:
+    """Time several callables with their repeats interleaved (round-robin).
+
+    Each callable gets its own warm-up and calls-per-repeat; then every round runs one repeat of
+    each, so a change in machine load during the measurement hits all of them alike and their
+    ratios stay meaningful. With ``catch`` an exception raised by one callable is returned in
+    place of its Timing and the others carry on; without it, it propagates.
+    """
+    numbers: dict[str, int] = {}
+    results: dict[str, Timing | Exception] = {}
+    for name, fn in fns.items():
+        try:
+            numbers[name] = _calibrate(fn, warmup, min_time, max_number)
+        except Exception as e:
+            if not catch:
+                raise
+            results[name] = e
+    per_call: dict[str, list[float]] = {name: [] for name in numbers}
+    for _ in range(repeat):
+        for name, number in numbers.items():
+            if name in results:
+                continue
+            fn = fns[name]
+            gc.collect()
+            try:
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                per_call[name].append((time.perf_counter() - t0) / number)
+            except Exception as e:
+                if not catch:
+                    raise
+                results[name] = e
+    for name, times in per_call.items():
+        if name not in results:
+            results[name] = Timing(min(times), statistics.median(times), numbers[name], repeat)
+    return {name: results[name] for name in fns}
+
+
+def measure(
+    fn: Callable[[], object],
+    *,
+    repeat: int = 5,
+    min_time: float = 0.2,
+    warmup: int = 3,
+    max_number: int = 1_000_000,
+) -> Timing:
+    """Time ``fn()``: warm up, calibrate calls per repeat, return best-of-``repeat`` per call."""
+    return measure_interleaved(
+        {"fn": fn},
+        repeat=repeat,
+        min_time=min_time,
+        warmup=warmup,
+        max_number=max_number,
+        catch=False,
+    )["fn"]

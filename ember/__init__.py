@@ -1,0 +1,91 @@
+"""ember: PyTorch's programming model on NumPy. ``import ember as torch``."""
+
+from ember._core import dtype as _dtype_mod
+from ember._core.device import device
+from ember._core.dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    complex64,
+    complex128,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from ember._core.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ember._core.storage import UntypedStorage
+from ember._core.tensor import Size, Tensor
+from ember._core.tensor_str import set_printoptions
+from ember._ops import API as _API
+from ember import autograd, cuda, random
+from ember.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+
+globals().update(_API)
+
+# torch's dtype aliases
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+cfloat = complex64
+cdouble = complex128
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    """Return True if ``obj`` is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    """Return the number of elements of ``input``."""
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Return True if ``input`` has a floating point dtype."""
+    return input.dtype.is_floating_point
+
+
+def is_complex(input: Tensor) -> bool:
+    """Return True if ``input`` has a complex dtype."""
+    return input.dtype.is_complex
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """Return the dtype torch's promotion gives for an op on the two operands."""
+    from ember._ops.registry import result_dtype
+
+    return result_dtype((tensor1, tensor2))
+
+
+del _dtype_mod

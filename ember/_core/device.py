@@ -1,0 +1,80 @@
+"""Devices. ``cpu`` maps to NumPy; ``cuda`` is where a CuPy backend would plug in."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_NO_CUDA = (
+    "ember has no CUDA backend: no CuPy-backed 'cuda' device is available on this machine. "
+    "Use device='cpu'."
+)
+
+
+class device:
+    """A device, as ``torch.device('cpu')`` or ``torch.device('cuda', 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index: int | None = None):  # noqa: A002 - torch's argument name
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int):
+            raise RuntimeError(_NO_CUDA)
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid type {type.__class__.__name__}")
+        if ":" in type:
+            if index is not None:
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was "
+                    f"passed explicitly: {type}"
+                )
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, meta device type at start of device string: " + type
+            )
+        self.type = type
+        self.index = index
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def as_device(d) -> device:
+    """Return ``d`` as a device that ember can hold tensors on (only cpu), else raise."""
+    if d is None or d is CPU:
+        return CPU
+    dev = d if isinstance(d, device) else device(d)
+    if dev.type == "cpu":
+        return CPU
+    if dev.type == "cuda":
+        raise RuntimeError(_NO_CUDA)
+    raise RuntimeError(f"ember does not support the '{dev.type}' device yet")
+
+
+def array_module(dev: device):
+    """Return the array module (``xp``) that holds arrays on ``dev``: NumPy for cpu."""
+    return np

@@ -1,0 +1,61 @@
+"""Storage: the bytes a tensor views. Derived from the NumPy array that owns the memory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def owner_of(a: np.ndarray) -> np.ndarray:
+    """Return the ndarray that owns the memory ``a`` views (the end of its ``.base`` chain)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+class UntypedStorage:
+    """The untyped bytes behind one or more tensors, as ``torch.UntypedStorage``."""
+
+    __slots__ = ("_bytes",)
+
+    def __init__(self, size: int = 0):
+        self._bytes = np.zeros(size, dtype=np.uint8)
+
+    @classmethod
+    def _of(cls, owner: np.ndarray) -> UntypedStorage:
+        s = object.__new__(cls)
+        flat = owner.reshape(-1) if owner.flags.c_contiguous else owner.ravel(order="K")
+        s._bytes = flat.view(np.uint8) if flat.size else np.zeros(0, dtype=np.uint8)
+        return s
+
+    def data_ptr(self) -> int:
+        """Return the address of the first byte."""
+        return self._bytes.__array_interface__["data"][0]
+
+    def nbytes(self) -> int:
+        """Return the size of the storage in bytes."""
+        return self._bytes.size
+
+    size = nbytes
+
+    def __len__(self) -> int:
+        return self._bytes.size
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def device(self):
+        from ember._core.device import CPU
+
+        return CPU
+
+    def tolist(self) -> list:
+        return self._bytes.tolist()
+
+    def __getitem__(self, i):
+        return int(self._bytes[i]) if isinstance(i, int) else self._bytes[i].tolist()
+
+    def __repr__(self) -> str:
+        body = "\n".join(f" {v}" for v in self._bytes[:20].tolist())
+        more = "\n ..." if self._bytes.size > 20 else ""
+        return f"{body}{more}\n[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"

@@ -1,0 +1,532 @@
+"""class Tensor: a NumPy array view plus autograd metadata.
+
+``_data`` is an ndarray viewing the tensor's storage; strides and the storage offset are read off
+it. ``_vc`` is the version counter, a one-element list shared by every view of the same data
+(``.data`` gets a fresh one). Ops live in ``ember._ops``, which attaches them as methods; this
+file holds what is a property of the tensor itself: metadata, conversion, printing, autograd
+state.
+"""
+
+from __future__ import annotations
+
+import builtins
+import weakref
+
+import numpy as np
+
+from ember._core import dtype as D
+from ember._core.device import CPU, as_device
+from ember._core.storage import UntypedStorage, owner_of
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, printed as ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        """Return the number of elements a tensor of this size holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        return Size(r) if isinstance(key, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _wrap(arr: np.ndarray) -> Tensor:
+    """Return a new Tensor around ``arr`` (no copy). The dtype is read off the array."""
+    t = _new(Tensor)
+    t._data = arr
+    t.dtype = D.FROM_NP[arr.dtype]
+    t._requires_grad = False
+    t.grad_fn = None
+    t._vc = [0]
+    return t
+
+
+_TYPE_NAMES = {
+    "float32": "torch.FloatTensor",
+    "float64": "torch.DoubleTensor",
+    "float16": "torch.HalfTensor",
+    "bfloat16": "torch.BFloat16Tensor",
+    "int64": "torch.LongTensor",
+    "int32": "torch.IntTensor",
+    "int16": "torch.ShortTensor",
+    "int8": "torch.CharTensor",
+    "uint8": "torch.ByteTensor",
+    "bool": "torch.BoolTensor",
+    "complex64": "torch.ComplexFloatTensor",
+    "complex128": "torch.ComplexDoubleTensor",
+}
+_DTYPE_OF_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, as ``torch.Tensor``."""
+
+    # hot attributes live in slots; rarely set ones fall back to the class defaults below
+    __slots__ = ("_data", "dtype", "_requires_grad", "grad_fn", "_vc", "__dict__", "__weakref__")
+
+    _grad = None
+    _output_nr = 0
+    _base = None
+    _accum = None  # weakref to the AccumulateGrad node of a leaf
+    _hooks = None  # tensor hooks of a leaf
+    _retains_grad = False
+    _view_fn = None  # (parent view_fn, op, params): how to replay this view from its base
+    __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
+
+    def __new__(cls, *args, **kwargs):
+        # torch.Tensor(...): the legacy constructor, a float tensor of data or of a size
+        device = kwargs.pop("device", None)
+        as_device(device)
+        if kwargs:
+            raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            arr = data._data if isinstance(data, Tensor) else np.asarray(data)
+            arr = np.array(arr, dtype=D.get_default_dtype().np)
+        else:
+            arr = np.empty(tuple(args), dtype=D.get_default_dtype().np)
+        t = _new(cls)
+        t._data = arr
+        t.dtype = D.FROM_NP[arr.dtype]
+        t._requires_grad = False
+        t.grad_fn = None
+        t._vc = [0]
+        return t
+
+    # -------------------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """Return the size (``Size``) of the tensor, or the size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[self._wrap_dim(dim)]
+
+    def dim(self) -> int:
+        """Return the number of dimensions."""
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        """Return the number of elements."""
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Return the size in bytes of one element."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self.dtype.itemsize
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    def get_device(self) -> int:
+        """Return -1 for CPU tensors, as torch."""
+        return -1
+
+    def is_floating_point(self) -> bool:
+        """Return True if the dtype is a floating point dtype."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        """Return True if the dtype is a complex dtype."""
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        """Return True if the dtype is signed."""
+        return self.dtype.is_signed
+
+    def _wrap_dim(self, dim: int) -> int:
+        return wrap_dim(dim, self._data.ndim)
+
+    # -------------------------------------------------------------------------- strides, storage
+    def stride(self, dim: int | None = None):
+        """Return the strides in elements, or the stride of dimension ``dim``."""
+        item = self._data.itemsize
+        if dim is None:
+            return tuple(s // item for s in self._data.strides)
+        return self._data.strides[self._wrap_dim(dim)] // item
+
+    def storage_offset(self) -> int:
+        """Return the offset, in elements, of the first element in the storage."""
+        owner = owner_of(self._data)
+        return (self.data_ptr() - _ptr(owner)) // self._data.itemsize
+
+    def data_ptr(self) -> int:
+        """Return the address of the first element."""
+        return _ptr(self._data)
+
+    def untyped_storage(self) -> UntypedStorage:
+        """Return the storage (bytes) this tensor views."""
+        return UntypedStorage._of(owner_of(self._data))
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Return True if the tensor is contiguous in row-major order."""
+        return self._data.flags.c_contiguous
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_pinned(self) -> bool:
+        return False
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    # -------------------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records operations on this (leaf) tensor; return self."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of "
+                    f"type {type(value).__name__}"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    def detach(self) -> Tensor:
+        """Return a new tensor sharing data and version counter, outside the graph."""
+        t = _wrap(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place; return self."""
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's data as a tensor outside autograd (fresh version counter)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+        self.dtype = value.dtype
+
+    def retain_grad(self) -> None:
+        """Make this non-leaf tensor keep its ``.grad`` after backward."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        ref = weakref.ref(self)
+
+        def retain(grad):
+            t = ref()
+            if t is not None:
+                if t._grad is None:
+                    t._grad = grad.detach() if not grad.requires_grad else grad
+                    if t._grad._data.base is not None or not t._grad._data.flags.writeable:
+                        t._grad = _wrap(t._grad._data.copy())
+                else:
+                    t._grad = t._grad + grad
+            return grad
+
+        self.grad_fn._add_tensor_hook(self._output_nr, retain, retain=True)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Register ``hook(grad) -> Tensor | None`` to run when this tensor's gradient is
+        computed; return a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from ember.autograd.node import _HookDict, add_hook
+
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        return add_hook(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
+        from ember.autograd.engine import backward
+
+        backward(
+            (self,),
+            None if gradient is None else (gradient,),
+            retain_graph,
+            create_graph,
+            inputs=inputs,
+        )
+
+    # -------------------------------------------------------------------------- conversion
+    def item(self):
+        """Return the value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        v = self._data.reshape(()).item() if self._data.ndim else self._data.item()
+        if self.dtype is D.bfloat16:
+            return float(v)
+        return v
+
+    def tolist(self):
+        """Return the tensor as a (nested) list of Python numbers."""
+        a = self._data
+        if self.dtype is D.bfloat16:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """Return the data as a NumPy array sharing memory (``force=True`` detaches first)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._data
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def _one(self, kind: str):
+        if self._data.size != 1:
+            if kind == "bool":
+                what = "more than one value" if self._data.size else "no values"
+                raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
+
+    def __bool__(self) -> bool:
+        return builtins.bool(self._one("bool"))
+
+    def __float__(self) -> float:
+        return float(self._one("float"))
+
+    def __int__(self) -> int:
+        return int(self._one("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._one("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()).item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        # plain pickling (multiprocessing, deepcopy); torch's file format lives in serialization
+        return (_rebuild, (self._data.copy(), self._requires_grad, type(self)))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        if id(self) in memo:
+            return memo[id(self)]
+        t = _rebuild(self._data.copy(), self._requires_grad, type(self))
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        if self.__dict__:
+            import copy
+
+            for k, v in self.__dict__.items():
+                if k not in ("_accum",):
+                    setattr(t, k, copy.deepcopy(v, memo))
+        memo[id(self)] = t
+        return t
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """Return the type name (``'torch.FloatTensor'``) or, given a dtype, a cast copy."""
+        if dtype is None:
+            return _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, str):
+            if dtype not in _DTYPE_OF_TYPE_NAME:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = D._dtype_by_name(_DTYPE_OF_TYPE_NAME[dtype])
+        return self.to(dtype)
+
+    # -------------------------------------------------------------------------- printing
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ember._core.tensor_str import dtype_shown, format_tensor
+
+        data = self._data
+        default = D.get_default_dtype().name
+        grad_fn = self.grad_fn.name() if self.grad_fn is not None else None
+        return format_tensor(
+            data,
+            dtype_name=self.dtype.name,
+            show_dtype=dtype_shown(self.dtype.name, default, empty=data.size == 0),
+            requires_grad=self._requires_grad,
+            grad_fn=grad_fn,
+        )
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _rebuild(arr, requires_grad, cls=Tensor):
+    t = _wrap(arr)
+    if cls is not Tensor:
+        t.__class__ = cls
+    t._requires_grad = requires_grad
+    return t
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Return ``dim`` as a non-negative index into ``ndim`` dims, or raise torch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim

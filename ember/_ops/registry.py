@@ -1,0 +1,424 @@
+"""The op table and its one dispatch point.
+
+An op is declared once, in its family's file::
+
+    @op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME)
+    def mul(x, y):                       # forward: arrays in, array out
+        return np.multiply(x, y)
+
+    @mul.backward
+    def _(ctx, grad):                    # backward: Tensors in, Tensors out (differentiable)
+        x, y = ctx.saved_tensors
+        return grad * y, grad * x
+
+``dispatch`` (out of place) and ``dispatch_inplace`` are the only places where arrays become
+Tensors and where the autograd graph is recorded. The engine sums broadcast gradients back to
+each input's shape and casts them to its dtype, so backward formulas never do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember._core import dtype as D
+from ember._core.grad_mode import STATE
+from ember._core.tensor import Tensor, _wrap
+from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of
+
+# promotion policies
+SAME = "same"  # promote every input to the common dtype (torch's binary ops)
+FLOAT = "float"  # as SAME, then integral results become the default float dtype (div, exp)
+COMPARE = "compare"  # as SAME for computing; the result is bool and never differentiable
+
+_EMPTY: dict = {}
+_SCALARS = (int, float, bool, complex)
+
+
+class OpNode(Node):
+    """The grad_fn of an op from the table; each op gets a subclass named after torch's node."""
+
+    __slots__ = ("op", "params", "_saved", "needs_input_grad")
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in saved)
+
+    def apply(self, grads: list) -> tuple:
+        if self._saved is None and self.op.save_spec:
+            raise RuntimeError(FREED_MSG)
+        out = self.op.backward_fn(self, *grads, **self.params)
+        return out if type(out) is tuple else (out,)
+
+    def release(self) -> None:
+        if self._saved is not None:
+            self._saved = None
+
+
+class Op:
+    """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class."""
+
+    __slots__ = (
+        "name",
+        "forward",
+        "backward_fn",
+        "node_cls",
+        "save_spec",
+        "save_inputs",
+        "save_output",
+        "promote",
+        "view",
+        "differentiable",
+        "nondiff_outputs",
+    )
+
+    def __init__(
+        self, name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs
+    ):
+        self.name = name
+        self.forward = forward
+        self.backward_fn = None
+        self.node_cls = type(grad_fn or name, (OpNode,), {"__slots__": ()}) if grad_fn else None
+        self.save_inputs = tuple(i for i in save if i != "result")
+        self.save_output = "result" in save
+        self.save_spec = tuple(save)
+        self.promote = promote
+        self.view = view
+        self.differentiable = differentiable and grad_fn is not None
+        self.nondiff_outputs = nondiff_outputs
+
+    def backward(self, fn):
+        """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
+        self.backward_fn = fn
+        return fn
+
+    def __call__(self, *inputs, **params):
+        return dispatch(self, inputs, params)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def op(
+    name, grad_fn=None, save=(), promote=None, view=False, differentiable=True, nondiff_outputs=()
+):
+    """Declare an op: decorate its forward (arrays -> array or tuple of arrays)."""
+
+    def deco(forward):
+        return Op(name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs)
+
+    return deco
+
+
+# ---------------------------------------------------------------------------------------------
+# dtype handling
+
+
+def _plain_scalar(x):
+    # NumPy scalars behave as Python scalars in torch (weak); in NumPy they would be strong
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, _SCALARS):
+        return x
+    raise TypeError(
+        f"unsupported operand type: '{type(x).__name__}'; expected a Tensor or a number"
+    )
+
+
+def result_dtype(inputs) -> D.dtype:
+    """Return torch's result dtype for a mix of Tensors and Python scalars."""
+    dims, zeros, scalars = [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            (dims if x._data.ndim else zeros).append(x.dtype)
+        elif x is not None:
+            scalars.append(D.scalar_dtype(x))
+    return D.result_type_of(tuple(dims), tuple(zeros), tuple(scalars))
+
+
+def _promoted_arrays(inputs, policy):
+    """Return (dtype, arrays) with every Tensor's array cast to the common dtype."""
+    dt = result_dtype(inputs)
+    if policy is FLOAT and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    npdt = dt.np
+    arrays = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            a = x._data
+            arrays.append(a if a.dtype == npdt else a.astype(npdt))
+        elif type(x) is bool and dt is not D.bool:
+            arrays.append(int(x))
+        elif type(x) in _SCALARS:
+            arrays.append(x)
+        else:
+            arrays.append(_plain_scalar(x))
+    return dt, arrays
+
+
+def _arrays(op, inputs):
+    if op.promote is None:
+        return [x._data if isinstance(x, Tensor) else x for x in inputs]
+    return _promoted_arrays(inputs, op.promote)[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# dispatch
+
+
+def _make_node(op, inputs, params, outputs):
+    node = op.node_cls()
+    node.op = op
+    node.params = params
+    node._saved = None
+    edges, needs, meta = [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            edges.append(edge_of(x))
+            needs.append(True)
+            meta.append((x._data.shape, x.dtype))
+        else:
+            edges.append((None, 0))
+            needs.append(False)
+            meta.append(None)
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    node._input_meta = tuple(meta)
+    return node
+
+
+def _save(op, node, inputs, out):
+    saved = []
+    for i in op.save_inputs:
+        x = inputs[i]
+        saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
+    if op.save_output:
+        saved.append(SavedTensor(out, is_output=True))
+    node._saved = tuple(saved)
+
+
+def _requires_grad(inputs) -> bool:
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            return True
+    return False
+
+
+def _as_view(out: Tensor, src: Tensor, op, params) -> None:
+    # a view shares the version counter of its source and remembers how to replay itself
+    # from the root base (used when an in-place op on the view rewrites the base's history)
+    out._vc = src._vc
+    base = src._base
+    out._base = src if base is None else base
+    out._view_fn = (src._view_fn, op, params)
+
+
+def dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
+    """Run ``op`` forward on the inputs' arrays; wrap the result; record the graph if needed."""
+    out = op.forward(*_arrays(op, inputs), **params)
+    record = op.differentiable and STATE.grad_enabled and _requires_grad(inputs)
+    if type(out) is tuple:
+        return _wrap_many(op, inputs, params, out, record)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    res = _wrap(out)
+    if op.view:
+        _as_view(res, inputs[0], op, params)
+    if record and (res.dtype.is_floating_point or res.dtype.is_complex):
+        node = _make_node(op, inputs, params, 1)
+        res.grad_fn = node
+        res._requires_grad = True
+        if op.save_spec:
+            _save(op, node, inputs, res)
+    return res
+
+
+def _wrap_many(op, inputs, params, outs, record):
+    results = []
+    for a in outs:
+        r = _wrap(a if type(a) is np.ndarray else np.asarray(a))
+        if op.view:
+            _as_view(r, inputs[0], op, params)
+        results.append(r)
+    if record:
+        node = _make_node(op, inputs, params, len(results))
+        node._n_outputs = len(results)
+        for i, r in enumerate(results):
+            if i not in op.nondiff_outputs:
+                r.grad_fn = node
+                r._output_nr = i
+                r._requires_grad = True
+        if op.save_spec:
+            _save(op, node, inputs, None)
+    return tuple(results)
+
+
+def _check_inplace(self: Tensor) -> None:
+    if STATE.grad_enabled and self._requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        base = self._base
+        if base is not None and base.grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+
+
+def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
+    """Run ``op`` and write its result into ``self``; bump the version; rebase the history."""
+    _check_inplace(self)
+    if op.promote is not None:
+        dt, arrays = _promoted_arrays(inputs, op.promote)
+        if op.promote is not COMPARE and not D.can_cast(dt, self.dtype):
+            raise RuntimeError(
+                f"result type {_type_name(dt)} can't be cast to the desired output type "
+                f"{_type_name(self.dtype)}"
+            )
+    else:
+        arrays = _arrays(op, inputs)
+    record = op.differentiable and STATE.grad_enabled and _requires_grad(inputs)
+    snapshot = None
+    if record and 0 in op.save_inputs:
+        snapshot = _snapshot(self)
+    out = op.forward(*arrays, **params)
+    dst = self._data
+    out_shape = np.shape(out)
+    if out_shape != dst.shape:
+        try:
+            bshape = np.broadcast_shapes(out_shape, dst.shape)
+        except ValueError:
+            bshape = out_shape
+        if bshape != dst.shape:
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(bshape)}"
+            )
+    np.copyto(dst, out, casting="unsafe")
+    self._vc[0] += 1
+    if record:
+        node = _make_node(op, inputs, params, 1)
+        if op.save_spec:
+            saved = []
+            for i in op.save_inputs:
+                x = snapshot if i == 0 else inputs[i]
+                saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
+            if op.save_output:
+                saved.append(SavedTensor(self, is_output=True))
+            node._saved = tuple(saved)
+        _rebase_history(self, node)
+    return self
+
+
+def _type_name(dt: D.dtype) -> str:
+    names = {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "bfloat16": "BFloat16",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+        "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble",
+    }
+    return names[dt.name]
+
+
+def _snapshot(t: Tensor) -> Tensor:
+    # the value of ``t`` before an in-place op overwrites it, still attached to its history
+    s = _wrap(t._data.copy())
+    s.grad_fn = t.grad_fn
+    s._output_nr = t._output_nr
+    s._requires_grad = t._requires_grad
+    if t.grad_fn is None and t._requires_grad:
+        s._accum = t._accum
+    return s
+
+
+def _rebase_history(self: Tensor, node: Node) -> None:
+    """Make ``node`` the history of ``self``; for a view, rewrite its base's history too."""
+    base = self._base
+    if base is None:
+        self.grad_fn = node
+        self._output_nr = 0
+        self._requires_grad = True
+        return
+    from ember.autograd.copy_slices import CopySlices
+
+    if self._view_fn[1].view == "multi":
+        raise RuntimeError(
+            f"Output {self._output_nr} of {self._view_fn[1].node_cls.__name__} is a view and is "
+            "being modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
+    cs = CopySlices(base, self._view_fn, node)
+    base.grad_fn = cs
+    base._output_nr = 0
+    base._requires_grad = True
+    # the view's own history is now "a view of the new base": replay the view ops
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = True
+    try:
+        regenerated = replay_view(base, self._view_fn)
+    finally:
+        STATE.grad_enabled = prev
+    self.grad_fn = regenerated.grad_fn
+    self._output_nr = regenerated._output_nr
+    self._requires_grad = True
+
+
+def replay_view(base: Tensor, view_fn) -> Tensor:
+    """Apply the chain of view ops recorded in ``view_fn`` to ``base``."""
+    chain = []
+    while view_fn is not None:
+        parent, vop, params = view_fn
+        chain.append((vop, params))
+        view_fn = parent
+    t = base
+    for vop, params in reversed(chain):
+        out = dispatch(vop, (t,), params)
+        t = out
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# the public API: functions in ``ember``, methods on ``Tensor``
+
+API: dict = {}
+
+
+def expose(fn, name: str | None = None, method: bool | str = True, function: bool = True):
+    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>``."""
+    name = name or fn.__name__
+    if function:
+        API[name] = fn
+    if method:
+        setattr(Tensor, name if method is True else method, fn)
+    return fn
+
+
+def inplace_method(op: Op, name: str, n_inputs: int = 1):
+    """Define ``Tensor.<name>_`` running ``op`` in place on ``self``."""
+
+    if n_inputs == 1:
+
+        def method(self):
+            return dispatch_inplace(op, self, (self,))
+    else:
+
+        def method(self, other):
+            return dispatch_inplace(op, self, (self, other))
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`."
+    setattr(Tensor, name, method)
+    return method

@@ -1,0 +1,38 @@
+"""CopySlices: the history of a base tensor after an in-place op on one of its views.
+
+``y = x[0]; y.mul_(2)`` changes ``x``. Its new grad_fn is CopySlices: the gradient flowing into
+``x`` passes unchanged everywhere except in the region ``y`` views, where it goes through the
+in-place op's own backward (``fn``).
+"""
+
+from __future__ import annotations
+
+from ember.autograd.node import Node, edge_of
+
+
+class CopySlices(Node):
+    """grad_fn of a base whose view was modified in place (torch's ``CopySlices``)."""
+
+    __slots__ = ("view_fn", "fn")
+
+    def __init__(self, base, view_fn, fn):
+        super().__init__()
+        self.view_fn = view_fn
+        self.fn = fn
+        self.next_functions = (edge_of(base),) + fn.next_functions[1:]
+        self._input_meta = ((base._data.shape, base.dtype),) + fn._input_meta[1:]
+
+    def apply(self, grads: list) -> tuple:
+        from ember._ops.registry import replay_view
+
+        result = grads[0].clone()
+        grad_slice = replay_view(result, self.view_fn)
+        res = self.fn.apply([grad_slice.clone()])
+        if res[0] is None:
+            grad_slice.zero_()
+        else:
+            grad_slice.copy_(res[0])
+        return (result,) + tuple(res[1:])
+
+    def release(self) -> None:
+        self.fn.release()
