@@ -61,6 +61,13 @@ cdouble = complex128
 __version__ = "0.1.0"
 
 
+def _check_tensor(fn: str, input) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+
+
 def is_tensor(obj) -> bool:
     """Return True if ``obj`` is an ember Tensor."""
     return isinstance(obj, Tensor)
@@ -68,16 +75,19 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     """Return the number of elements of ``input``."""
+    _check_tensor("numel", input)
     return input.numel()
 
 
 def is_floating_point(input: Tensor) -> bool:
     """Return True if ``input`` has a floating point dtype."""
+    _check_tensor("is_floating_point", input)
     return input.dtype.is_floating_point
 
 
 def is_complex(input: Tensor) -> bool:
     """Return True if ``input`` has a complex dtype."""
+    _check_tensor("is_complex", input)
     return input.dtype.is_complex
 
 

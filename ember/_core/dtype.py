@@ -43,10 +43,20 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 class dtype:
     """A tensor element type, printed as torch prints it (``torch.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed", "_cat")
+    __slots__ = (
+        "name",
+        "np",
+        "itemsize",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "abbr",
+        "_cat",
+    )
 
-    def __init__(self, name: str, np_dtype, cat: int):
+    def __init__(self, name: str, np_dtype, cat: int, abbr: str):
         self.name = name
+        self.abbr = abbr
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self._cat = cat
@@ -60,29 +70,39 @@ class dtype:
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
 
+    def __copy__(self) -> dtype:
+        return self
+
+    def __deepcopy__(self, memo) -> dtype:
+        return self
+
     def to_real(self) -> dtype:
         """Return the real counterpart of a complex dtype (self otherwise)."""
         return _COMPLEX_TO_REAL.get(self, self)
 
     def to_complex(self) -> dtype:
-        """Return the complex counterpart of a floating dtype."""
+        """Return the complex counterpart of a floating dtype (float16 -> complex64: ember has
+        no complex32)."""
         if self.is_complex:
             return self
-        return _REAL_TO_COMPLEX[self]
+        c = _REAL_TO_COMPLEX.get(self)
+        if c is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_NAMES[self.name]}")
+        return c
 
 
-float16 = dtype("float16", np.float16, _FLOAT)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
-float32 = dtype("float32", np.float32, _FLOAT)
-float64 = dtype("float64", np.float64, _FLOAT)
-complex64 = dtype("complex64", np.complex64, _COMPLEX)
-complex128 = dtype("complex128", np.complex128, _COMPLEX)
-uint8 = dtype("uint8", np.uint8, _INT)
-int8 = dtype("int8", np.int8, _INT)
-int16 = dtype("int16", np.int16, _INT)
-int32 = dtype("int32", np.int32, _INT)
-int64 = dtype("int64", np.int64, _INT)
-bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - torch.bool
+float16 = dtype("float16", np.float16, _FLOAT, "f16")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "bf16")
+float32 = dtype("float32", np.float32, _FLOAT, "f32")
+float64 = dtype("float64", np.float64, _FLOAT, "f64")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "c128")
+uint8 = dtype("uint8", np.uint8, _INT, "u8")
+int8 = dtype("int8", np.int8, _INT, "i8")
+int16 = dtype("int16", np.int16, _INT, "i16")
+int32 = dtype("int32", np.int32, _INT, "i32")
+int64 = dtype("int64", np.int64, _INT, "i64")
+bool = dtype("bool", np.bool_, _BOOL, "b8")  # noqa: A001 - torch.bool
 
 ALL_DTYPES = (
     bool,
@@ -108,6 +128,28 @@ _REAL_TO_COMPLEX = {
     float32: complex64,
     float64: complex128,
 }
+
+
+# torch's ScalarType names, used in its error messages ("... for 'Long'")
+_SCALAR_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def scalar_type_name(d: dtype) -> str:
+    """Return torch's ScalarType name of ``d`` (``Long`` for int64), as its messages print it."""
+    return _SCALAR_NAMES[d.name]
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -167,22 +209,37 @@ def _promote(a: dtype, b: dtype) -> dtype:
 _PROMOTE = {(a, b): _promote(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
 
 
+def _check_dtypes(fn: str, *args) -> None:
+    for a in args:
+        if not isinstance(a, dtype):
+            raise TypeError(
+                f"{fn}(): argument must be torch.dtype, not {type(a).__name__}"
+            )
+
+
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """Return the smallest dtype both ``type1`` and ``type2`` cast to (torch's table)."""
-    return _PROMOTE[type1, type2]
+    try:
+        return _PROMOTE[type1, type2]
+    except (KeyError, TypeError):
+        _check_dtypes("promote_types", type1, type2)
+        raise
 
 
 def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     """Return whether torch's promotion allows casting ``from_`` to ``to`` (no category drop)."""
+    _check_dtypes("can_cast", from_, to)
     return from_._cat <= to._cat
 
 
 def scalar_dtype(value) -> dtype:
     """Return the dtype a Python scalar takes when it becomes a tensor on its own."""
     t = type(value)
-    if t is builtins.bool or t is np.bool_:
+    if t is builtins.bool:
         return bool
-    if t is int or isinstance(value, np.integer):
+    # torch reads NumPy scalars as Python numbers; np.bool_ is not a Python bool (nor int), so
+    # torch takes it for a float: ``int_tensor + np.bool_(True)`` is float32
+    if isinstance(value, (int, np.integer)):
         return int64
     if t is complex or isinstance(value, np.complexfloating):
         return get_default_dtype().to_complex()
@@ -233,27 +290,42 @@ def result_type_of(dims: tuple, zeros: tuple, scalars: tuple) -> dtype:
 class finfo:
     """Machine limits for a floating point dtype, as ``torch.finfo``."""
 
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
     def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's argument name
         type = get_default_dtype() if type is None else type
+        if not isinstance(type, dtype):
+            raise TypeError(f"finfo(): argument 'type' must be torch.dtype, not {type!r}")
         if not (type.is_floating_point or type.is_complex):
             raise TypeError(
                 f"torch.finfo() requires a floating point input type. Use "
                 f"torch.iinfo to handle '{type!r}'"
             )
-        self.dtype = type.to_real().name
-        info = ml_dtypes.finfo(type.to_real().np)
-        self.bits = info.bits
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = float(info.tiny)
+        real = type.to_real()
+        info = ml_dtypes.finfo(real.np)
+        self.bits = builtins.int(info.bits)
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = builtins.float(info.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = float(info.resolution)
+        # torch: 10 ** -digits10, computed in double (NumPy's is rounded to the dtype)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
+        self.dtype = real.name
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, finfo) and self._key() == other._key()
+
+    def __hash__(self) -> builtins.int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return (
             f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
-            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
             f"dtype={self.dtype})"
         )
 
@@ -261,17 +333,29 @@ class finfo:
 class iinfo:
     """Machine limits for an integer dtype, as ``torch.iinfo``."""
 
-    def __init__(self, type: dtype):  # noqa: A002
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type: dtype):  # noqa: A002 - torch's argument name
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' must be torch.dtype, not {type!r}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         if type.is_floating_point or type.is_complex:
             raise TypeError(
                 f"torch.iinfo() requires an integer input type. Use torch.finfo "
                 f"to handle '{type!r}'"
             )
+        info = np.iinfo(type.np)
+        self.bits = builtins.int(info.bits)
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
         self.dtype = type.name
-        info = np.iinfo(type.np) if type is not bool else None
-        self.bits = type.itemsize * 8
-        self.max = int(info.max) if info else 1
-        self.min = int(info.min) if info else 0
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(self.dtype)
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -26,17 +26,6 @@ def _conj(t):
     return t.conj() if isinstance(t, Tensor) and t.dtype.is_complex else t
 
 
-def _quiet(fn):
-    """Run ``fn`` with NumPy's floating point warnings off (torch returns inf/nan silently)."""
-
-    def forward(*args, **kwargs):
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
-
-    forward.__name__ = fn.__name__
-    return forward
-
-
 # ------------------------------------------------------------------------------ arithmetic
 
 
@@ -88,7 +77,6 @@ def _(ctx, g):
 
 
 @op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT)
-@_quiet
 def _div(x, y):
     return np.true_divide(x, y)
 
@@ -103,7 +91,6 @@ def _(ctx, g):
 
 
 @op("reciprocal", grad_fn="ReciprocalBackward0", save=("result",), promote=FLOAT)
-@_quiet
 def _reciprocal(x):
     return np.reciprocal(x)
 
@@ -115,7 +102,6 @@ def _(ctx, g):
 
 
 @op("pow", grad_fn="PowBackward0", save=(0, 1), promote=SAME)
-@_quiet
 def _pow_scalar(x, e):
     return np.power(x, e)
 
@@ -129,7 +115,6 @@ def _(ctx, g):
 
 
 @op("pow", grad_fn="PowBackward1", save=(0, 1, "result"), promote=SAME)
-@_quiet
 def _pow_tensor(x, y):
     return np.power(x, y)
 
@@ -147,7 +132,6 @@ def _(ctx, g):
 
 
 @op("pow", grad_fn="PowBackward2", save=(1, "result"), promote=SAME)
-@_quiet
 def _rpow(y, base):
     return np.power(base, y)
 
@@ -208,7 +192,6 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 @op("div", grad_fn="DivBackward2", promote=SAME)
-@_quiet
 def _div_rounded(x, y, mode):
     if np.issubdtype(np.result_type(x, y), np.integer):
         if np.any(np.asarray(y) == 0):
@@ -224,6 +207,21 @@ def _div_rounded(x, y, mode):
 @_div_rounded.backward
 def _(ctx, g, mode):
     return g * 0, g * 0
+
+
+@op("floor_divide", grad_fn="NotImplemented", promote=SAME)
+def _floor_divide(x, y):
+    return _div_rounded.forward(x, y, "floor")
+
+
+@_floor_divide.backward
+def _(ctx, g):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def floor_divide(input, other):
+    """Return ``input // other`` rounded toward negative infinity (not differentiable)."""
+    return dispatch(_floor_divide, (input, other))
 
 
 def rsub(input, other, *, alpha=1):
@@ -252,7 +250,7 @@ def _out(res, out):
 multiply = expose(mul, "multiply", method="multiply")
 subtract = expose(sub, "subtract", method="subtract")
 divide = expose(div, "divide", method="divide")
-for _fn in (add, sub, mul, div, pow, true_divide, rsub):
+for _fn in (add, sub, mul, div, pow, true_divide, rsub, floor_divide):
     expose(_fn)
 
 
@@ -312,8 +310,9 @@ def _binary_dunders():
     T.__imul__ = lambda self, other: dispatch_inplace(_mul, self, (self, other))
     T.__itruediv__ = lambda self, other: dispatch_inplace(_div, self, (self, other))
     T.__ipow__ = _pow_
-    T.__floordiv__ = lambda self, other: div(self, other, rounding_mode="floor")
-    T.__rfloordiv__ = lambda self, other: div(other, self, rounding_mode="floor")
+    T.__floordiv__ = lambda self, other: dispatch(_floor_divide, (self, other))
+    T.__rfloordiv__ = lambda self, other: dispatch(_floor_divide, (other, self))
+    T.__ifloordiv__ = lambda self, other: dispatch_inplace(_floor_divide, self, (self, other))
     T.__neg__ = lambda self: dispatch(_neg, (self,))
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: dispatch(_abs, (self,))
@@ -324,7 +323,7 @@ def _binary_dunders():
 
 def _unary(name, grad_fn, np_fn, promote=FLOAT, save=(0,)):
     """Declare a unary op; its backward is declared with ``@<op>.backward`` right after."""
-    return op(name, grad_fn=grad_fn, save=save, promote=promote)(_quiet(np_fn))
+    return op(name, grad_fn=grad_fn, save=save, promote=promote)(np_fn)
 
 
 def _publish_unary(uop, name, doc):
@@ -360,9 +359,10 @@ def _(ctx, g):
 
 
 def _np_sigmoid(x):
-    # exp of -|x| never overflows: sigmoid(x) = 1/(1+e^-x) for x>=0, e^x/(1+e^x) for x<0
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # exp(-x) overflows to inf for very negative x, and 1 / (1 + inf) is the right 0
+    e = np.exp(np.negative(x))
+    e += 1
+    return np.reciprocal(e, out=e)
 
 
 _sigmoid = _unary("sigmoid", "SigmoidBackward0", _np_sigmoid, save=("result",))
@@ -390,7 +390,9 @@ def _(ctx, g):
 
 
 def _np_abs(x):
-    return np.abs(x) if x.dtype != np.bool_ else x.copy()
+    if x.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return np.abs(x)
 
 
 _abs = _unary("abs", "AbsBackward0", _np_abs, promote=None)
@@ -438,7 +440,20 @@ expose(conj)
 # ------------------------------------------------------------------------------ comparisons
 
 
+def _ordered(name, np_fn):
+    # torch has no ordering on complex numbers; NumPy compares them lexicographically
+    def f(x, y):
+        if np.iscomplexobj(x) or np.iscomplexobj(y):
+            kind = "ComplexDouble" if np.result_type(x, y) == np.complex128 else "ComplexFloat"
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'')
+        return np_fn(x, y)
+
+    return f
+
+
 def _compare(name, np_fn, dunder, rdunder=None):
+    if rdunder:
+        np_fn = _ordered(name, np_fn)
     cop = op(name, promote=COMPARE, differentiable=False)(np_fn)
 
     def fn(input, other, *, out=None):

@@ -13,6 +13,10 @@ def reduce_dims(dim, ndim: int) -> tuple:
     """Return ``dim`` (int, sequence, or None = all) as a sorted tuple of non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
+    if ndim == 0:  # a 0-d tensor reduces over dim 0 or -1 to itself
+        for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
+            wrap_dim(int(d), 0)
+        return ()
     if isinstance(dim, (int, np.integer)):
         return (wrap_dim(int(dim), ndim),)
     dims = tuple(wrap_dim(int(d), ndim) for d in dim)

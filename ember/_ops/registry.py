@@ -18,6 +18,8 @@ each input's shape and casts them to its dtype, so backward formulas never do.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ember._core import dtype as D
@@ -29,6 +31,12 @@ from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of
 SAME = "same"  # promote every input to the common dtype (torch's binary ops)
 FLOAT = "float"  # as SAME, then integral results become the default float dtype (div, exp)
 COMPARE = "compare"  # as SAME for computing; the result is bool and never differentiable
+
+# NumPy reports overflow, 0/0 and the like as RuntimeWarnings; torch returns inf/nan silently.
+# Ignore those warnings when raised inside ember's own modules: no per-op cost, and the user's
+# own NumPy code keeps its warnings.
+warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning,
+                        module=r"ember\.")
 
 _EMPTY: dict = {}
 _SCALARS = (int, float, bool, complex)
@@ -44,7 +52,7 @@ class OpNode(Node):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
-        return tuple(s.unpack(self) if type(s) is SavedTensor else s for s in saved)
+        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
 
     def apply(self, grads: list) -> tuple:
         if self._saved is None and self.op.save_spec:
@@ -140,6 +148,23 @@ def result_dtype(inputs) -> D.dtype:
 
 def _promoted_arrays(inputs, policy):
     """Return (dtype, arrays) with every Tensor's array cast to the common dtype."""
+    # fast paths: the common cases need no promotion at all
+    n = len(inputs)
+    a = inputs[0]
+    if type(a) is Tensor or isinstance(a, Tensor):
+        dt = a.dtype
+        if n == 1:
+            if dt.is_floating_point or policy is not FLOAT:
+                return dt, [a._data]
+        elif n == 2:
+            b = inputs[1]
+            tb = type(b)
+            if tb is float or tb is int:
+                if dt.is_floating_point:
+                    return dt, [a._data, b]
+            elif (tb is Tensor or isinstance(b, Tensor)) and b.dtype is dt:
+                if dt.is_floating_point or policy is not FLOAT:
+                    return dt, [a._data, b._data]
     dt = result_dtype(inputs)
     if policy is FLOAT and not (dt.is_floating_point or dt.is_complex):
         dt = D.get_default_dtype()
@@ -215,9 +240,32 @@ def _as_view(out: Tensor, src: Tensor, op, params) -> None:
     out._view_fn = (src._view_fn, op, params)
 
 
+def _broadcast_error(inputs) -> RuntimeError:
+    shapes = [x._data.shape for x in inputs if isinstance(x, Tensor)]
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else ()
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for d in range(n - 1, -1, -1):
+        if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+            return RuntimeError(
+                f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at "
+                f"non-singleton dimension {d}"
+            )
+    return None
+
+
 def dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
     """Run ``op`` forward on the inputs' arrays; wrap the result; record the graph if needed."""
-    out = op.forward(*_arrays(op, inputs), **params)
+    if op.promote is None:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    else:
+        arrays = _promoted_arrays(inputs, op.promote)[1]
+    try:
+        out = op.forward(*arrays, **params)
+    except ValueError as e:
+        if op.promote is None or len(inputs) < 2 or "broadcast" not in str(e):
+            raise
+        raise (_broadcast_error(inputs) or e) from None
     record = op.differentiable and STATE.grad_enabled and _requires_grad(inputs)
     if type(out) is tuple:
         return _wrap_many(op, inputs, params, out, record)

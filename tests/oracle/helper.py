@@ -32,17 +32,16 @@ _rng = np.random.default_rng(0)
 def rand(*shape, dtype="float32", low=-2.0, high=2.0):
     """Return a NumPy array of random values of ``dtype`` (ints in [low, high))."""
     if dtype == "bool":
-        return _rng.random(shape) > 0.5
+        return np.asarray(_rng.random(shape) > 0.5)
     if dtype.startswith(("int", "uint")):
-        return _rng.integers(int(low), int(high), size=shape).astype(dtype)
+        return np.asarray(_rng.integers(int(low), int(high), size=shape), dtype=dtype)
     if dtype.startswith("complex"):
-        return (_rng.uniform(low, high, shape) + 1j * _rng.uniform(low, high, shape)).astype(
-            dtype
-        )
+        z = _rng.uniform(low, high, shape) + 1j * _rng.uniform(low, high, shape)
+        return np.asarray(z, dtype=dtype)
     if dtype == "bfloat16":
         import ml_dtypes
 
-        return _rng.uniform(low, high, shape).astype(ml_dtypes.bfloat16)
+        return np.asarray(_rng.uniform(low, high, shape), dtype=ml_dtypes.bfloat16)
     return np.asarray(_rng.uniform(low, high, shape), dtype=dtype)
 
 

@@ -55,7 +55,7 @@ SCALAR = {
 @pytest.mark.parametrize("name", list(SCALAR))
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (0,)])
 def test_scalar_ops(name, shape):
-    check(SCALAR[name], [rand(*shape, dtype="float64")])
+    check(SCALAR[name], [rand(*shape, dtype="float64")], grad=name != "floordiv")
 
 
 UNARY = {
@@ -82,7 +82,7 @@ def test_unary(name, shape, dtype):
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "uint8"])
 @pytest.mark.parametrize("name", ["exp", "sqrt", "tanh", "sigmoid", "abs", "relu"])
 def test_unary_int_promotes(name, dtype):
-    if name == "relu" and dtype == "bool":
+    if name in ("relu", "abs", "sqrt") and dtype == "bool":
         check_raises(UNARY[name], [rand(4, dtype=dtype)])
         return
     check(UNARY[name], [rand(4, dtype=dtype, low=0, high=3)], grad=False)
@@ -128,6 +128,8 @@ def test_promotion(da, db, op, zero_dim):
 def test_scalar_promotion(dtype, scalar):
     if dtype == "bool" and scalar is True:
         return
+    if dtype == "float16" and scalar == 1j:
+        pytest.skip("torch gives complex32 (ComplexHalf), which ember does not have")
     check(lambda lib, x: x * scalar, [rand(3, dtype=dtype, low=0, high=3)], grad=False)
     check(lambda lib, x: x + scalar, [rand(3, dtype=dtype, low=0, high=3)], grad=False)
 
@@ -164,7 +166,7 @@ INPLACE = {
     "iadd": lambda lib, x, y: x.__iadd__(y),
     "imul": lambda lib, x, y: x.__imul__(y),
     "exp_": lambda lib, x, y: x.exp_(),
-    "tanh_": lambda lib, x, y: x.tanh_().mul_(y),
+    "tanh_": lambda lib, x, y: x.mul_(y).tanh_(),
     "sigmoid_": lambda lib, x, y: x.sigmoid_(),
 }
 
