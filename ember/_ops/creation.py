@@ -35,6 +35,10 @@ def _infer_dtype(data) -> D.dtype:
     if isinstance(data, (int, np.integer)):
         return D.int64 if not isinstance(data, np.integer) else D.FROM_NP[np.dtype(type(data))]
     if isinstance(data, complex):
+        if isinstance(data, np.complexfloating):
+            return D.FROM_NP[np.dtype(type(data))]
+        if D.get_default_dtype() is D.bfloat16:
+            raise RuntimeError("invalid default scalar type for complex")
         return D.get_default_dtype().to_complex()
     if isinstance(data, float):
         return (

@@ -254,25 +254,9 @@ for _fn in (add, sub, mul, div, pow, true_divide, rsub, floor_divide):
     expose(_fn)
 
 
-def _inplace_binary(name, fn_op, with_alpha=False):
-    if with_alpha:
-
-        def method(self, other, *, alpha=1):
-            return dispatch_inplace(fn_op, self, (self, other), _alpha(alpha))
-    else:
-
-        def method(self, other):
-            return dispatch_inplace(fn_op, self, (self, other))
-
-    method.__name__ = name
-    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`."
-    setattr(Tensor, name, method)
-    return method
-
-
-_inplace_binary("add_", _add, True)
-_inplace_binary("sub_", _sub, True)
-_inplace_binary("mul_", _mul)
+inplace_method(_add, "add_", 2, alpha=True)
+inplace_method(_sub, "sub_", 2, alpha=True)
+inplace_method(_mul, "mul_", 2)
 Tensor.multiply_ = Tensor.mul_
 Tensor.subtract_ = Tensor.sub_
 
@@ -361,6 +345,8 @@ def _(ctx, g):
 def _np_sigmoid(x):
     # exp(-x) overflows to inf for very negative x, and 1 / (1 + inf) is the right 0
     e = np.exp(np.negative(x))
+    if type(e) is not np.ndarray:  # 0-d input: NumPy returned a scalar
+        return np.asarray(np.reciprocal(e + 1))
     e += 1
     return np.reciprocal(e, out=e)
 
@@ -445,7 +431,7 @@ def _ordered(name, np_fn):
     def f(x, y):
         if np.iscomplexobj(x) or np.iscomplexobj(y):
             kind = "ComplexDouble" if np.result_type(x, y) == np.complex128 else "ComplexFloat"
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'')
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
         return np_fn(x, y)
 
     return f

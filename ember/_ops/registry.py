@@ -35,8 +35,9 @@ COMPARE = "compare"  # as SAME for computing; the result is bool and never diffe
 # NumPy reports overflow, 0/0 and the like as RuntimeWarnings; torch returns inf/nan silently.
 # Ignore those warnings when raised inside ember's own modules: no per-op cost, and the user's
 # own NumPy code keeps its warnings.
-warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning,
-                        module=r"ember\.")
+warnings.filterwarnings(
+    "ignore", message=r".*encountered in", category=RuntimeWarning, module=r"ember\."
+)
 
 _EMPTY: dict = {}
 _SCALARS = (int, float, bool, complex)
@@ -454,13 +455,19 @@ def expose(fn, name: str | None = None, method: bool | str = True, function: boo
     return fn
 
 
-def inplace_method(op: Op, name: str, n_inputs: int = 1):
-    """Define ``Tensor.<name>_`` running ``op`` in place on ``self``."""
+def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
+    """Define ``Tensor.<name>`` running ``op`` in place on ``self`` (``alpha=`` if asked)."""
 
     if n_inputs == 1:
 
         def method(self):
             return dispatch_inplace(op, self, (self,))
+    elif alpha:
+
+        def method(self, other, *, alpha=1):
+            return dispatch_inplace(
+                op, self, (self, other), _EMPTY if alpha == 1 else {"alpha": alpha}
+            )
     else:
 
         def method(self, other):
