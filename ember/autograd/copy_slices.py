@@ -7,13 +7,15 @@ in-place op's own backward (``fn``).
 
 from __future__ import annotations
 
-from ember.autograd.node import Node, edge_of
+import numpy as np
+
+from ember.autograd.node import Node, _empty_like_layout, edge_of
 
 
 class CopySlices(Node):
     """grad_fn of a base whose view was modified in place (torch's ``CopySlices``)."""
 
-    __slots__ = ("view_fn", "fn")
+    __slots__ = ("view_fn", "fn", "_layout")
 
     def __init__(self, base, view_fn, fn):
         super().__init__()
@@ -21,11 +23,24 @@ class CopySlices(Node):
         self.fn = fn
         self.next_functions = (edge_of(base),) + fn.next_functions[1:]
         self._input_meta = ((base._data.shape, base.dtype),) + fn._input_meta[1:]
+        # the view is replayed on the gradient, so the gradient must have the base's layout
+        # (as_strided views address memory); a zero-strided stand-in keeps only the geometry
+        data = base._data
+        self._layout = (
+            None
+            if data.flags.c_contiguous
+            else np.lib.stride_tricks.as_strided(np.empty(1, data.dtype), data.shape, data.strides)
+        )
 
     def apply(self, grads: list) -> tuple:
+        from ember._core.tensor import _wrap
         from ember._ops.registry import replay_view
 
-        result = grads[0].clone()
+        g = grads[0]
+        if self._layout is None:
+            result = g.clone()
+        else:  # torch: grad.new_empty_strided(base.sizes(), base.strides()).copy_(grad)
+            result = _wrap(_empty_like_layout(self._layout, g._data.dtype)).copy_(g)
         grad_slice = replay_view(result, self.view_fn)
         res = self.fn.apply([grad_slice.clone()])
         if res[0] is None:

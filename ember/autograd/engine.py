@@ -1,65 +1,32 @@
 """The backward engine: iterative, in torch's order.
 
-1. From the roots, walk the graph (an explicit stack, never recursion) and count, for every node,
-   how many edges lead into it.
+1. From the roots, walk the graph with an explicit stack (never recursion) and count, for every
+   node, how many edges lead into it. With ``inputs=``, mark the nodes that lead to an input:
+   only those run (``backward``), and the inputs' gradients are captured on the way (``grad``).
 2. Keep a heap of ready nodes keyed by sequence number, newest first (torch's order; leaves'
    ``AccumulateGrad`` nodes run as soon as they are ready).
 3. Pop a node, run its hooks and backward, fix each produced gradient to its input's shape
    (sum over broadcast dims) and dtype, add it into the next node's buffer, and push the next
    node once all its incoming edges have delivered.
-Without ``retain_graph`` each node frees its saved tensors after running.
+Without ``retain_graph`` each node frees its saved tensors after running. Backward runs with grad
+mode set to ``create_graph``.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
+from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.autograd.node import AccumulateGrad, edge_of
 
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    if isinstance(x, Tensor):
-        return (x,)
-    return tuple(x)
-
-
-def _make_grads(outputs, grad_outputs, create_graph):
-    grads = []
-    for i, out in enumerate(outputs):
-        g = grad_outputs[i] if grad_outputs is not None else None
-        if g is None:
-            if out._requires_grad:
-                if out._data.size != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not (out.dtype.is_floating_point or out.dtype.is_complex):
-                    raise RuntimeError(
-                        "grad can be implicitly created only for real scalar outputs but got "
-                        f"{out.dtype!r}"
-                    )
-                g = _wrap(np.ones(out._data.shape, dtype=out.dtype.np))
-        elif isinstance(g, Tensor):
-            if g._data.shape != out._data.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}]"
-                    f" has a shape of {out.shape}."
-                )
-            if g.dtype.is_complex != out.dtype.is_complex:
-                raise RuntimeError(
-                    f"For complex Tensors, both grad_output and output are required to have the "
-                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
-                    f"and output[{i}] has a dtype of {out.dtype}."
-                )
-        else:
-            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        grads.append(g)
-    return grads
+# ---------------------------------------------------------------------------------------------
+# the public functions
 
 
 def backward(
@@ -71,23 +38,26 @@ def backward(
     inputs=None,
 ) -> None:
     """Compute the sum of gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
-    tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
-    if inputs is not None:
-        inputs = _as_tuple(inputs)
-        if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    if grad_tensors is not None and len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    for i, t in enumerate(tensors):
-        if not t._requires_grad:
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
             raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
             )
+        grad_tensors = grad_variables
+    inputs_tuple = () if inputs is None else _inputs_tuple(inputs, "backward")
+    if inputs is not None and not inputs_tuple:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    grads = _make_grads(tensors, _tensor_or_tensors_to_tuple(grad_tensors, len(tensors)))
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(tensors, grad_tensors, create_graph)
-    _run(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+    _run_backward(tensors, grads, retain_graph, create_graph, inputs_tuple, True, True)
 
 
 def grad(
@@ -101,7 +71,8 @@ def grad(
     is_grads_batched=False,
     materialize_grads=False,
 ):
-    """Return the gradients of ``outputs`` w.r.t. ``inputs`` (without touching ``.grad``)."""
+    """Return the gradients of ``outputs`` w.r.t. ``inputs`` (a tuple, or a dict for a dict of
+    inputs), without touching ``.grad``."""
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -109,220 +80,430 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    grad_outputs = _as_tuple(grad_outputs)
-    if grad_outputs is not None and len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"grad requires one grad_output per output: got {len(grad_outputs)} and {len(outputs)}"
+    if is_grads_batched:
+        raise NotImplementedError("ember.autograd.grad: is_grads_batched=True is not supported")
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    inputs_tuple = _inputs_tuple(inputs, "grad")
+    if not inputs_tuple:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
         )
-    for i, t in enumerate(outputs):
-        if not t._requires_grad:
+    grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    result = _run_backward(
+        outputs, grads, retain_graph, create_graph, inputs_tuple, allow_unused, False
+    )
+    if materialize_grads:
+        result = tuple(
+            r
+            if r is not None
+            else _wrap(np.zeros(t._data.shape, t._data.dtype)).requires_grad_(create_graph)
+            for r, t in zip(result, inputs_tuple)
+        )
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result))
+    return result
+
+
+def _inputs_tuple(inputs, fn: str) -> tuple:
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return tuple(inputs)
+
+
+def _tensor_or_tensors_to_tuple(tensors, length: int) -> tuple:
+    if tensors is None:
+        return (None,) * length
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(outputs, grads) -> tuple:
+    """Check the given output gradients; create the implicit ones (ones for scalar outputs)."""
+    new_grads = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor):
+            if g._data.shape != out._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}."
+                )
+            if out.dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} "
+                    f"and output[{i}] has a dtype of {out.dtype}."
+                )
+            new_grads.append(g)
+        elif g is None:
+            if out._requires_grad:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar outputs but got "
+                        f"{out.dtype}"
+                    )
+                new_grads.append(_wrap(np.ones(out._data.shape, dtype=out._data.dtype)))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    return tuple(new_grads)
+
+
+def _run_backward(outputs, grads, keep_graph, create_graph, inputs, allow_unused, accumulate):
+    """torch's ``Engine::run_backward``: build the roots and targets, execute, check results."""
+    if len(outputs) != len(grads):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    roots = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        node, nr = edge_of(t)
+        if node is None:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
+        roots.append((node, nr, g))
+    targets = []
     for t in inputs:
+        if accumulate:
+            # backward(inputs=[non_leaf]) fills non_leaf.grad through retain_grad, as torch
+            t.retain_grad()
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    if retain_graph is None:
-        retain_graph = create_graph
-    grads = _make_grads(outputs, grad_outputs, create_graph)
-    result = _run(outputs, grads, retain_graph, create_graph, inputs, accumulate=False)
-    for i, g in enumerate(result):
-        if g is None:
-            if materialize_grads:
-                result[i] = _wrap(np.zeros(inputs[i]._data.shape, inputs[i].dtype.np))
-            elif not allow_unused:
-                raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
-                )
-    return tuple(result)
+        targets.append(edge_of(t))
+    del grads
+    if accumulate and create_graph:
+        _warn_create_graph_once()
+    captured = execute(roots, targets, keep_graph, create_graph, accumulate)
+    if accumulate:
+        return None
+    for i, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
+    return tuple(captured)
+
+
+_warned_create_graph = False
+
+
+def _warn_create_graph_once() -> None:
+    global _warned_create_graph
+    if not _warned_create_graph:
+        _warned_create_graph = True
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
+# the engine
 
 
-def _graph(roots, targets):
-    """Return (dependency counts, set of nodes whose backward must run)."""
-    deps: dict = {}
-    children: dict = {}
-    seen = set()
-    stack = [n for n in roots if n is not None]
-    order = []
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        kids = [n for n, _ in node.next_functions if n is not None]
-        children[node] = kids
-        stack.extend(k for k in kids if k not in seen)
-    if targets is None:
-        needed = seen
-    else:
-        # a node is needed if a target is reachable from it: fixpoint in reverse discovery order
-        needed = set(targets)
-        changed = True
-        while changed:
-            changed = False
-            for node in reversed(order):
-                if node not in needed and any(k in needed for k in children[node]):
-                    needed.add(node)
-                    changed = True
-    for node in needed:
-        for k in children[node]:
-            if k in needed:
-                deps[k] = deps.get(k, 0) + 1
-    return deps, needed, children
+def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bool) -> list:
+    """Run the graph backward from ``roots`` (``(node, output_nr, grad)`` triples).
 
-
-def _run(outputs, grads, retain_graph, create_graph, inputs, accumulate):
-    roots = []
+    ``targets`` are ``(node, output_nr)`` edges. With ``accumulate`` (``backward``), only nodes
+    leading to a target (and the targets) run; without it (``grad``), the gradient reaching each
+    target is captured and returned in order, and nodes run only if they lead to a target.
+    No targets with ``accumulate``: every node runs.
+    """
+    root_nodes = []
     buffers: dict = {}
-    for out, g in zip(outputs, grads):
-        node, nr = edge_of(out)
-        if node is None:
-            continue
-        if node not in buffers:
-            buffers[node] = [None] * _n_outputs(node)
-            roots.append(node)
-        _add(buffers[node], nr, g)
-    # what to capture: targets are (node, output_nr) slots
-    capture = None
-    targets = None
-    if inputs is not None:
-        capture = {}
-        targets = set()
-        for i, t in enumerate(inputs):
-            node, nr = edge_of(t)
-            if node is None:
-                continue
-            capture.setdefault(node, []).append((nr, i, t))
-            targets.add(node)
-    deps, needed, children = _graph(roots, targets)
-    results = [None] * (len(inputs) if inputs is not None else 0)
+    for node, nr, g in roots:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_outputs
+            root_nodes.append(node)
+        _add(buf, nr, g)
+    del roots
 
+    deps, parents = _dependencies(root_nodes, bool(targets))
+    captures = None
+    needed = None
+    if targets:
+        captures = {}
+        if accumulate:
+            marked = {node for node, _ in targets if node is not None}
+            needed = _ancestors(marked, parents) | marked
+        else:
+            for i, (node, nr) in enumerate(targets):
+                if node is not None:
+                    captures.setdefault(node, []).append((nr, i))
+            needed = _ancestors(set(captures), parents)
+    del parents
+    captured = [None] * len(targets)
+
+    # the nodes gradients are delivered to (None: all of them)
+    wanted = None if needed is None else needed | set(captures)
+    ready: list = []
+    tie = 0
+    for node in root_nodes:
+        if deps.get(node, 0) == 0 and (wanted is None or node in wanted):
+            heapq.heappush(ready, (-node._seq, tie, node))
+            tie += 1
+    del root_nodes
+
+    push, pop = heapq.heappush, heapq.heappop
+    anomaly = _ANOMALY.enabled
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     try:
-        with np.errstate(all="ignore"):
-            ready = []
-            counter = 0
-            for node in roots:
-                if deps.get(node, 0) == 0 and node in needed:
-                    heapq.heappush(ready, (-node._seq, counter, node))
-                    counter += 1
-            while ready:
-                _, _, node = heapq.heappop(ready)
-                grads_in = buffers.pop(node, None) or [None] * _n_outputs(node)
-                grads_in = _call_pre_hooks(node, grads_in)
-                if capture is not None and node in capture:
-                    for nr, i, t in capture[node]:
-                        g = grads_in[nr]
-                        if accumulate:
-                            if not isinstance(node, AccumulateGrad) and g is not None:
-                                _accumulate_into(t, g, create_graph)
-                        else:
-                            results[i] = g
-                    if not any(k in needed for k in children[node]) and not (
-                        accumulate and isinstance(node, AccumulateGrad)
-                    ):
-                        continue
-                if isinstance(node, AccumulateGrad):
-                    if accumulate and grads_in[0] is not None:
-                        _accumulate_into(node.variable, grads_in[0], create_graph)
+        while ready:
+            node = pop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * node._n_outputs
+            if captures is not None and node in captures:
+                if node not in needed:
+                    # only captured: its tensor hooks run, the node itself does not
+                    grads = _tensor_pre_hooks(node, grads)
+                    for nr, i in captures[node]:
+                        captured[i] = grads[nr]
                     continue
-                if all(g is None for g in grads_in):
-                    grads_out = (None,) * len(node.next_functions)
-                else:
-                    grads_out = node.apply(grads_in)
-                    if node._post_hooks:
-                        for hook in tuple(node._post_hooks.values()):
-                            r = hook(grads_out, tuple(grads_in))
-                            if r is not None:
-                                grads_out = tuple(r)
-                if not retain_graph:
-                    node.release()
-                _propagate(node, grads_out, buffers, deps, needed, ready)
+                for nr, i in captures[node]:  # captured before the node's hooks, as torch
+                    captured[i] = grads[nr]
+            if anomaly:
+                outputs = _call_function_anomaly(node, grads)
+            elif (
+                node._tensor_hooks is None
+                and node._retain_hooks is None
+                and node._pre_hooks is None
+                and node._post_hooks is None
+                and type(node) is not AccumulateGrad
+                and _any_defined(grads)
+            ):
+                outputs = node.apply(grads)  # the common case: no hooks
+            else:
+                outputs = _call_function(node, grads)
+            del grads
+            if not keep_graph:
+                node.release()
+            edges = node.next_functions
+            if len(outputs) != len(edges):
+                raise RuntimeError(
+                    f"function {node.name()} returned an incorrect number of gradients "
+                    f"(expected {len(edges)}, got {len(outputs)})"
+                )
+            meta = node._input_meta
+            i = -1
+            for nxt, nr in edges:
+                i += 1
+                if nxt is None:
+                    continue
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if wanted is not None and nxt not in wanted:
+                    continue
+                g = outputs[i]
+                if g is not None:
+                    m = meta[i]
+                    if type(g) is not Tensor or (
+                        m is not None and (g._data.shape != m[0] or g.dtype is not m[1])
+                    ):
+                        g = _validate(node, i, g, m)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._n_outputs
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                    del g, old
+                if left == 0:
+                    push(ready, (-nxt._seq, tie, nxt))
+                    tie += 1
+            del outputs
     finally:
         STATE.grad_enabled = prev
-    return results
+    return captured
 
 
-def _n_outputs(node) -> int:
-    return node._n_outputs
+def _dependencies(root_nodes, want_parents: bool):
+    """Return ({node: number of edges into it}, {node: its parents} or None), iteratively."""
+    deps: dict = {}
+    parents: dict | None = {} if want_parents else None
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if parents is not None:
+                parents.setdefault(nxt, []).append(node)
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps, parents
+
+
+def _ancestors(marked: set, parents: dict) -> set:
+    """Return every node with a path to a node of ``marked`` (torch's ``exec_info.needed_``)."""
+    found: set = set()
+    stack = list(marked)
+    while stack:
+        for p in parents.get(stack.pop(), ()):
+            if p not in found:
+                found.add(p)
+                stack.append(p)
+    return found
 
 
 def _add(buf, nr, g):
-    while len(buf) <= nr:
-        buf.append(None)
-    buf[nr] = g if buf[nr] is None else buf[nr] + g
+    if g is None:
+        return
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
 
 
-def _call_pre_hooks(node, grads_in):
+def _call_function(node, grads: list) -> tuple:
+    """torch's ``call_function``: tensor hooks, retain_grad hooks, pre-hooks, the backward,
+    post-hooks. Returns the gradients for the node's inputs (one per ``next_functions``)."""
+    if node._tensor_hooks or node._retain_hooks or type(node) is AccumulateGrad:
+        grads = _tensor_pre_hooks(node, grads)
+    if node._pre_hooks:
+        grads = _node_pre_hooks(node, grads)
+    grads_in = tuple(grads) if node._post_hooks else None
+    if _any_defined(grads):
+        outputs = node.apply(grads)
+    else:  # nothing flowed in: torch's nodes return undefined gradients
+        outputs = (None,) * len(node.next_functions)
+    if grads_in is not None:
+        outputs = _node_post_hooks(node, outputs, grads_in)
+    return outputs
+
+
+def _call_function_anomaly(node, grads: list) -> tuple:
+    """``_call_function`` under anomaly detection: NaN results raise, errors name the node."""
+    try:
+        outputs = _call_function(node, grads)
+        if _ANOMALY.check_nan:
+            for i, g in enumerate(outputs):
+                if g is not None and bool(np.isnan(g._data).any()):
+                    raise RuntimeError(
+                        f"Function '{node.name()}' returned nan values in its {i}th output."
+                    )
+        return outputs
+    except Exception:
+        trace = node.metadata_.get("traceback_") if node.metadata_ else None
+        warnings.warn(
+            f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+            + ("".join(trace) if trace else "  (not recorded)\n"),
+            UserWarning,
+            stacklevel=2,
+        )
+        raise
+
+
+def _any_defined(grads) -> bool:
+    # a function, so that no local of the caller keeps a gradient alive (AccumulateGrad steals
+    # a gradient only when nobody else references it)
+    for g in grads:
+        if g is not None:
+            return True
+    return False
+
+
+def _tensor_pre_hooks(node, grads: list) -> list:
     hooks = node._tensor_hooks
     if hooks:
-        for nr, table in hooks.items():
-            for hook in tuple(table.values()):
-                if nr < len(grads_in) and grads_in[nr] is not None:
-                    r = hook(grads_in[nr])
-                    if r is not None:
-                        grads_in[nr] = r
-    if isinstance(node, AccumulateGrad):
-        leaf_hooks = node.variable._hooks
-        if leaf_hooks and grads_in[0] is not None:
-            for hook in tuple(leaf_hooks.values()):
-                r = hook(grads_in[0])
-                if r is not None:
-                    grads_in[0] = r
-    if node._pre_hooks:
-        for hook in tuple(node._pre_hooks.values()):
-            r = hook(tuple(grads_in))
-            if r is not None:
-                grads_in = list(r)
-    retain = node._retain_hooks
-    if retain:
-        for nr, table in retain.items():
-            for hook in tuple(table.values()):
-                if nr < len(grads_in) and grads_in[nr] is not None:
-                    hook(grads_in[nr])
-    return grads_in
+        for nr, hook in tuple(hooks.values()):
+            grads[nr] = _run_tensor_hook(hook, grads[nr])
+    if type(node) is AccumulateGrad:
+        hooks = node.variable._hooks
+        if hooks:
+            for hook in tuple(hooks.values()):
+                grads[0] = _run_tensor_hook(hook, grads[0])
+    hooks = node._retain_hooks
+    if hooks:
+        for nr, hook in tuple(hooks.values()):
+            if grads[nr] is not None:
+                hook(grads[nr])
+    return grads
 
 
-def _propagate(node, grads_out, buffers, deps, needed, ready):
-    edges = node.next_functions
-    if len(grads_out) != len(edges):
+def _hook_name(hook) -> str:
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _run_tensor_hook(hook, g):
+    r = hook(g)
+    if r is None:
+        return g
+    if g is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    if r.dtype is not g.dtype:
         raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients (expected "
-            f"{len(edges)}, got {len(grads_out)})"
+            f"hook '{_hook_name(hook)}' has changed the type of value (was {g.type()} got "
+            f"{r.type()})"
         )
-    meta = node._input_meta
-    for i, (nxt, nr) in enumerate(edges):
-        if nxt is None or nxt not in needed:
-            continue
-        g = grads_out[i]
-        if g is not None:
-            if meta and meta[i] is not None:
-                g = _validate(node, i, g, meta[i])
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * _n_outputs(nxt)
-            _add(buf, nr, g)
-        deps[nxt] -= 1
-        if deps[nxt] == 0:
-            heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    if r._data.shape != g._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return r
+
+
+def _check_hook_result(hook, result, n: int) -> list:
+    result = list(result)
+    if len(result) != n:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(result)}, but expected {n})"
+        )
+    return result
+
+
+def _node_pre_hooks(node, grads: list) -> list:
+    for hook in tuple(node._pre_hooks.values()):
+        r = hook(tuple(grads))
+        if r is not None:
+            grads = _check_hook_result(hook, r, len(grads))
+    return grads
+
+
+def _node_post_hooks(node, outputs, grads_in: tuple) -> tuple:
+    outputs = tuple(outputs)
+    for hook in tuple(node._post_hooks.values()):
+        r = hook(outputs, grads_in)
+        if r is not None:
+            outputs = tuple(_check_hook_result(hook, r, len(outputs)))
+    return outputs
 
 
 def _validate(node, i, g, meta):
     """Fix gradient ``g`` to the shape and dtype of input ``i`` (torch's validate_outputs)."""
-    shape, dtype = meta
-    if not isinstance(g, Tensor):
+    if type(g) is not Tensor and not isinstance(g, Tensor):
         raise TypeError(
             f"function {node.name()} returned a gradient of type "
             f"{type(g).__name__} at index {i}, expected a Tensor"
         )
+    if meta is None:
+        return g
+    shape, dtype = meta
     if g._data.shape != shape:
         g = sum_to(g, shape, node, i)
     if g.dtype is not dtype:
@@ -333,6 +514,7 @@ def _validate(node, i, g, meta):
 def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     """Return ``g`` summed over the dimensions along which ``shape`` was broadcast to it."""
     gshape = g._data.shape
+    shape = tuple(shape)
     lead = len(gshape) - len(shape)
     if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
         where = (
@@ -346,29 +528,6 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     )
     if dims:
         g = g.sum(dims, keepdim=True)
-    if lead:
-        g = g.reshape(shape) if g._data.shape != tuple(shape) else g
-    elif g._data.shape != tuple(shape):
+    if g._data.shape != shape:
         g = g.reshape(shape)
     return g
-
-
-def _accumulate_into(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    """Add ``g`` into ``t.grad`` (in place when no graph is being built, as torch)."""
-    if g.dtype is not t.dtype:
-        g = g.to(t.dtype)
-    if g._data.shape != t._data.shape:
-        g = sum_to(g, t._data.shape)
-    old = t._grad
-    if old is None:
-        if not create_graph:
-            g = g.detach()
-            a = g._data
-            if a.base is not None or not a.flags.writeable or not a.flags.c_contiguous:
-                g = _wrap(np.array(a, copy=True, order="C"))
-        t._grad = g
-    elif create_graph or old._requires_grad:
-        t._grad = old + g
-    else:
-        np.add(old._data, g._data, out=old._data, casting="unsafe")
-        old._vc[0] += 1

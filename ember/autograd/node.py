@@ -9,7 +9,14 @@ remember the version counter value at save time; a later in-place write is caugh
 from __future__ import annotations
 
 import itertools
+import re
+import sys
 import weakref
+
+import numpy as np
+
+from ember._core.grad_mode import STATE
+from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 
 _seq = itertools.count()
 
@@ -59,6 +66,17 @@ def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
     return handle
 
 
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def _op_name(node) -> str:
+    # torch names the forward op in its version error: "output 0 of Exp", not "ExpBackward0"
+    name = type(node).__name__
+    if name in ("CopySlices", "AccumulateGrad"):
+        return "torch::autograd::" + name
+    return _BACKWARD_SUFFIX.sub("", name)
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -66,30 +84,50 @@ class SavedTensor:
     re-linked to the node on unpack, as torch does.
     """
 
-    __slots__ = ("tensor", "version", "is_output")
+    __slots__ = ("tensor", "version", "is_output", "output_nr")
 
-    def __init__(self, tensor, is_output: bool = False):
+    def __init__(self, tensor, is_output: bool = False, output_nr: int = 0):
         self.tensor = tensor.detach() if is_output else tensor
-        self.version = tensor._version
+        self.version = tensor._vc[0]
         self.is_output = is_output
+        self.output_nr = output_nr
 
     def unpack(self, node):
         t = self.tensor
-        if t._version != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.type()} {list(t.shape)}], which is output 0 of "
-                f"{node.name()}, is at version {t._version}; expected version {self.version} "
-                "instead. Hint: the backtrace further above can point to the operation that "
-                "failed to compute its gradient. The variable in question was changed in there "
-                "or anywhere later. Good luck!"
-            )
+        if t._vc[0] != self.version:
+            raise RuntimeError(self._version_message(node))
         if self.is_output:
             out = t.detach()
             out._requires_grad = True
             out.grad_fn = node
+            if self.output_nr:
+                out._output_nr = self.output_nr
             return out
         return t
+
+    def _version_message(self, node) -> str:
+        t = self.tensor
+        if self.is_output:
+            fn, nr = node, self.output_nr
+        else:
+            fn, nr = t.grad_fn, t._output_nr
+        which = f", which is output {nr} of {_op_name(fn)}," if fn is not None else ""
+        if _ANOMALY.enabled:
+            hint = (
+                "Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!"
+            )
+        else:
+            hint = (
+                "Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t.type()} {list(t.shape)}]{which} is at version "
+            f"{t._vc[0]}; expected version {self.version} instead. {hint}"
+        )
 
 
 class Node:
@@ -136,31 +174,37 @@ class Node:
         return self._seq
 
     def register_hook(self, fn) -> RemovableHandle:
-        """Register ``fn(grad_inputs, grad_outputs)`` to run after this node's backward."""
+        """Register ``fn(grad_inputs, grad_outputs) -> grad_inputs | None``, run after this
+        node's backward; return a handle with ``remove()``."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
-        """Register ``fn(grad_outputs)`` to run before this node's backward."""
+        """Register ``fn(grad_outputs) -> grad_outputs | None``, run before this node's
+        backward; return a handle with ``remove()``."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
         return add_hook(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, output_nr: int, fn, retain: bool = False) -> RemovableHandle:
-        # hooks registered with Tensor.register_hook on this node's output ``output_nr``;
-        # retain_grad hooks always run after the others, as in torch
-        attr = "_retain_hooks" if retain else "_tensor_hooks"
-        table = getattr(self, attr)
-        if table is None:
-            table = {}
-            setattr(self, attr, table)
-        hooks = table.get(output_nr)
-        if hooks is None:
-            hooks = table[output_nr] = _HookDict()
+        """Register a ``Tensor.register_hook`` hook (or, ``retain=True``, the ``retain_grad``
+        hook) for this node's output ``output_nr``.
+
+        Tensor hooks run in registration order; retain_grad hooks always run after them (one
+        per output), as in torch.
+        """
         if retain:
-            hooks.clear()
-        return add_hook(hooks, fn)
+            if self._retain_hooks is None:
+                self._retain_hooks = _HookDict()
+            table = self._retain_hooks
+            for key in [k for k, (nr, _) in table.items() if nr == output_nr]:
+                del table[key]
+        else:
+            if self._tensor_hooks is None:
+                self._tensor_hooks = _HookDict()
+            table = self._tensor_hooks
+        return add_hook(table, (output_nr, fn))
 
     def apply(self, grads: list) -> tuple:
         raise NotImplementedError
@@ -181,7 +225,122 @@ class AccumulateGrad(Node):
         super().__init__()
         self._seq = float("inf")  # run as soon as ready, as torch's UINT64_MAX
         self.variable = variable
-        self._input_meta = ((variable.shape, variable.dtype),)
+        self._input_meta = ((variable._data.shape, variable.dtype),)
+
+    def apply(self, grads: list) -> tuple:
+        # take the gradient out of the list so that, when nobody else holds it, it can be
+        # stolen rather than copied (torch's AccumulateGrad does the same with use counts)
+        g = grads[0]
+        grads[0] = None
+        var = self.variable
+        if g is not None and var._requires_grad:
+            _accumulate(var, g)
+        return ()
+
+
+def _refs_seen_by_callee(obj) -> int:
+    return sys.getrefcount(obj)
+
+
+def _one_holder() -> int:
+    obj = object()  # held by this frame only
+    return _refs_seen_by_callee(obj)
+
+
+# what ``sys.getrefcount`` reports, inside a called function, for an object with one holder
+# (the count includes the call's own references, which differ between Python versions)
+_ONE_HOLDER = _one_holder()
+
+
+def _accumulate(var, g) -> None:
+    """Add gradient ``g`` into ``var.grad`` as torch's ``AccumulateGrad::accumulateGrad``."""
+    old = var._grad
+    if old is None:
+        if STATE.grad_enabled:  # create_graph: the new .grad is differentiable
+            var._grad = _clone_obey_contract(g, var, differentiable=True)
+        elif sys.getrefcount(g) <= _ONE_HOLDER and _stealable(g._data, var._data):
+            var._grad = g.detach() if g._requires_grad else g
+        else:
+            var._grad = _clone_obey_contract(g, var, differentiable=False)
+    elif STATE.grad_enabled:
+        var._grad = old + g
+    elif old._data.flags.writeable:
+        np.add(old._data, g._data, out=old._data, casting="unsafe")
+        old._vc[0] += 1
+    else:
+        var._grad = (old + g).detach()
+
+
+def _held_once(obj) -> bool:
+    return sys.getrefcount(obj) <= _ONE_HOLDER
+
+
+def _stealable(a: np.ndarray, like: np.ndarray) -> bool:
+    """True if the array of a gradient can become ``.grad`` as is: nothing else refers to it
+    (a NumPy view of it would), or, for a view, to the array it views; and its layout is the
+    one ``.grad`` must have."""
+    if not a.flags.writeable or sys.getrefcount(a) > _ONE_HOLDER:
+        return False
+    if a.base is not None and not (type(a.base) is np.ndarray and _held_once(a.base)):
+        return False
+    return a.flags.c_contiguous if like.flags.c_contiguous else _same_layout(a, like)
+
+
+def _non_overlapping_and_dense(a: np.ndarray) -> bool:
+    dims = sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _same_layout(a: np.ndarray, like: np.ndarray) -> bool:
+    if _non_overlapping_and_dense(like):
+        return all(n == 1 or s == t for s, t, n in zip(a.strides, like.strides, like.shape))
+    return a.flags.c_contiguous
+
+
+def _empty_like_layout(like: np.ndarray, dtype) -> np.ndarray:
+    """An uninitialised array shaped as ``like``, with its strides when it is dense (torch's
+    gradient layout contract), else C-contiguous."""
+    if like.flags.c_contiguous or not _non_overlapping_and_dense(like):
+        return np.empty(like.shape, dtype=dtype)
+    # allocate in the order of ``like``'s strides, then view it back in ``like``'s dim order
+    order = sorted(range(like.ndim), key=lambda d: -like.strides[d])
+    buf = np.empty(tuple(like.shape[d] for d in order), dtype=dtype)
+    return buf.transpose(np.argsort(order))
+
+
+def _clone_obey_contract(g, var, differentiable: bool):
+    from ember._core.tensor import _wrap
+
+    like = var._data
+    if differentiable and g._requires_grad:
+        # torch: new_empty_strided(...).copy_(grad), whose grad_fn is CopyBackwards
+        if like.flags.c_contiguous or _non_overlapping_and_dense(like):
+            return _wrap(_empty_like_layout(like, g._data.dtype)).copy_(g)
+        return g.clone()
+    out = _empty_like_layout(like, g._data.dtype)
+    np.copyto(out, g._data)
+    return _wrap(out)
+
+
+def move_retain_hook(t, old_fn, old_nr: int) -> None:
+    """Move ``t``'s ``retain_grad`` hook from output ``old_nr`` of ``old_fn`` to its current
+    history (``t.grad_fn``, ``t.output_nr``).
+
+    Called when an in-place op rebases ``t``'s history: ``t.grad`` is then the gradient of the
+    new value, as in torch (hooks from ``register_hook`` stay with the old value).
+    """
+    table = old_fn._retain_hooks if old_fn is not None else None
+    if not table or t.grad_fn is None or t.grad_fn is old_fn:
+        return
+    for key, (nr, fn) in list(table.items()):
+        if nr == old_nr:
+            del table[key]
+            t.grad_fn._add_tensor_hook(t._output_nr, fn, retain=True)
 
 
 def accumulate_node(t) -> AccumulateGrad:
