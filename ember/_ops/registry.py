@@ -25,7 +25,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of
+from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of, move_retain_hook
 
 # promotion policies
 SAME = "same"  # promote every input to the common dtype (torch's binary ops)
@@ -394,11 +394,13 @@ def _snapshot(t: Tensor) -> Tensor:
 
 def _rebase_history(self: Tensor, node: Node) -> None:
     """Make ``node`` the history of ``self``; for a view, rewrite its base's history too."""
+    old = (self.grad_fn, self._output_nr)
     base = self._base
     if base is None:
         self.grad_fn = node
         self._output_nr = 0
         self._requires_grad = True
+        move_retain_hook(self, *old)
         return
     from ember.autograd.copy_slices import CopySlices
 
@@ -409,6 +411,7 @@ def _rebase_history(self: Tensor, node: Node) -> None:
             "views. Such functions do not allow the output views to be modified inplace. You "
             "should replace the inplace operation by an out-of-place one."
         )
+    old_base = (base.grad_fn, base._output_nr)
     cs = CopySlices(base, self._view_fn, node)
     base.grad_fn = cs
     base._output_nr = 0
@@ -423,6 +426,8 @@ def _rebase_history(self: Tensor, node: Node) -> None:
     self.grad_fn = regenerated.grad_fn
     self._output_nr = regenerated._output_nr
     self._requires_grad = True
+    move_retain_hook(self, *old)
+    move_retain_hook(base, *old_base)
 
 
 def replay_view(base: Tensor, view_fn) -> Tensor:

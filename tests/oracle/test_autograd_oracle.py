@@ -1396,9 +1396,6 @@ def _retain_grad_then_inplace_view(lib):
     return h.grad, x.grad
 
 
-@pytest.mark.xfail(
-    strict=True, reason="registry.py: _rebase_history does not move the retain_grad hook"
-)
 @pytest.mark.parametrize("fn", [_retain_grad_then_inplace, _retain_grad_then_inplace_view])
 def test_retain_grad_follows_inplace(fn):
     same(fn)
