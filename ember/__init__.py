@@ -32,7 +32,15 @@ from ember._core.grad_mode import (
     set_grad_enabled,
 )
 from ember._core.storage import UntypedStorage
-from ember._core.tensor import Size, Tensor
+from ember._core.tensor import (
+    Size,
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ember._core.tensor_str import set_printoptions
 from ember._ops import API as _API
 from ember import autograd, cuda, random
@@ -93,8 +101,17 @@ def is_complex(input: Tensor) -> bool:
 
 def result_type(tensor1, tensor2) -> dtype:
     """Return the dtype torch's promotion gives for an op on the two operands."""
+    import numbers
+
+    from numpy import bool_
+
     from ember._ops.registry import result_dtype
 
+    for name, x in (("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(x, (Tensor, numbers.Number, bool_)):
+            raise TypeError(
+                f"result_type(): argument '{name}' must be Tensor or Number, not {type(x).__name__}"
+            )
     return result_dtype((tensor1, tensor2))
 
 

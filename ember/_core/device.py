@@ -49,9 +49,17 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
+        # as torch: a device never equals a string (``t.device == "cpu"`` is False); compare
+        # ``t.device.type == "cpu"`` or with ``device("cpu")``
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __enter__(self) -> device:
+        # ``with device("cpu"):`` makes cpu the default device: it already is
+        as_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))

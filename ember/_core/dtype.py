@@ -121,6 +121,8 @@ ALL_DTYPES = (
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 # NumPy dtype -> ember dtype; the one way ops learn the dtype of the array they produced.
 FROM_NP: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+# Python's own number types stand for torch dtypes where a dtype is expected
+_PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool, complex: complex128}
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 _REAL_TO_COMPLEX = {
     float16: complex64,
@@ -159,13 +161,28 @@ def _dtype_by_name(name: str) -> dtype:
 def from_numpy_dtype(np_dtype) -> dtype:
     """Return the ember dtype of a NumPy dtype, or raise TypeError like torch.from_numpy."""
     try:
-        return FROM_NP[np.dtype(np_dtype)]
+        return FROM_NP[np_dtype]
+    except (KeyError, TypeError):
+        pass
+    try:
+        return FROM_NP[np.dtype(np_dtype).newbyteorder("=")]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
-            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
-            "int8, uint8, and bool."
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            "only supported types are: float64, float32, float16, bfloat16, complex64, "
+            "complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
+
+
+def as_dtype(d, fn: str = "tensor"):
+    """Return ``d`` as an ember dtype (None stays None; Python float -> float64, int -> int64,
+    bool -> bool, complex -> complex128, as torch), or raise torch's TypeError."""
+    if d is None or type(d) is dtype:
+        return d
+    r = _PY_TYPES.get(d) if isinstance(d, type) else None
+    if r is None:
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(d).__name__}")
+    return r
 
 
 _default_float = [float32]
@@ -212,9 +229,7 @@ _PROMOTE = {(a, b): _promote(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
 def _check_dtypes(fn: str, *args) -> None:
     for a in args:
         if not isinstance(a, dtype):
-            raise TypeError(
-                f"{fn}(): argument must be torch.dtype, not {type(a).__name__}"
-            )
+            raise TypeError(f"{fn}(): argument must be torch.dtype, not {type(a).__name__}")
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:

@@ -26,6 +26,19 @@ class Size(tuple):
 
     __slots__ = ()
 
+    def __new__(cls, sizes=()):
+        out = []
+        for i, s in enumerate(sizes):
+            if type(s) is not int:
+                if isinstance(s, (float, complex, np.floating)) or not hasattr(s, "__index__"):
+                    raise TypeError(
+                        f"torch.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(s).__name__}')"
+                    )
+                s = s.__index__()
+            out.append(s)
+        return tuple.__new__(cls, out)
+
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
@@ -40,13 +53,61 @@ class Size(tuple):
 
     def __getitem__(self, key):
         r = tuple.__getitem__(self, key)
-        return Size(r) if isinstance(key, slice) else r
+        return _size(r) if isinstance(key, slice) else r
 
     def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
+        if not isinstance(other, tuple):
+            raise TypeError(
+                f"can only concatenate tuple (not {type(other).__name__}) to torch.Size"
+            )
+        return _size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return _size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+def _size(shape) -> Size:
+    # the fast constructor for shapes known to be ints (tensor.shape is a hot path)
+    return tuple.__new__(Size, shape)
+
+
+class memory_format:
+    """A memory layout request, as ``torch.contiguous_format`` / ``torch.channels_last``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (getattr, (_memory_formats, self.name))
+
+
+class _MemoryFormats:
+    contiguous_format = memory_format("contiguous_format")
+    preserve_format = memory_format("preserve_format")
+    channels_last = memory_format("channels_last")
+    channels_last_3d = memory_format("channels_last_3d")
+
+
+_memory_formats = _MemoryFormats
+contiguous_format = _MemoryFormats.contiguous_format
+preserve_format = _MemoryFormats.preserve_format
+channels_last = _MemoryFormats.channels_last
+channels_last_3d = _MemoryFormats.channels_last_3d
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
@@ -93,34 +154,22 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __new__(cls, *args, **kwargs):
-        # torch.Tensor(...): the legacy constructor, a float tensor of data or of a size
-        device = kwargs.pop("device", None)
-        as_device(device)
-        if kwargs:
-            raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
-        if len(args) == 1 and not isinstance(args[0], int):
-            data = args[0]
-            arr = data._data if isinstance(data, Tensor) else np.asarray(data)
-            arr = np.array(arr, dtype=D.get_default_dtype().np)
-        else:
-            arr = np.empty(tuple(args), dtype=D.get_default_dtype().np)
-        t = _new(cls)
-        t._data = arr
-        t.dtype = D.FROM_NP[arr.dtype]
-        t._requires_grad = False
-        t.grad_fn = None
-        t._vc = [0]
-        return t
+        """``torch.Tensor(...)``, the legacy constructor: ``Tensor(2, 3)`` or ``Tensor(Size)``
+        is an uninitialized tensor of that size, ``Tensor(data)`` a default-dtype tensor of the
+        data (a NumPy array of the default dtype is shared), ``Tensor(tensor)`` an alias."""
+        from ember._ops.creation import legacy_new
+
+        return legacy_new(cls, args, kwargs)
 
     # -------------------------------------------------------------------------- metadata
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)
 
     def size(self, dim: int | None = None):
         """Return the size (``Size``) of the tensor, or the size of dimension ``dim``."""
         if dim is None:
-            return Size(self._data.shape)
+            return tuple.__new__(Size, self._data.shape)
         return self._data.shape[self._wrap_dim(dim)]
 
     def dim(self) -> int:
@@ -175,6 +224,8 @@ class Tensor:
     def is_quantized(self) -> bool:
         return False
 
+    is_mkldnn = is_nested = is_mps = is_xpu = is_vulkan = is_quantized
+
     @property
     def layout(self):
         return "torch.strided"
@@ -201,10 +252,14 @@ class Tensor:
     # -------------------------------------------------------------------------- strides, storage
     def stride(self, dim: int | None = None):
         """Return the strides in elements, or the stride of dimension ``dim``."""
-        item = self._data.itemsize
+        a = self._data
+        item = a.itemsize
+        strides = a.strides
+        if not a.size and 0 in strides:
+            strides = _contiguous_byte_strides(a.shape, item)  # NumPy zeroes fresh empties
         if dim is None:
-            return tuple(s // item for s in self._data.strides)
-        return self._data.strides[self._wrap_dim(dim)] // item
+            return tuple(s // item for s in strides)
+        return strides[self._wrap_dim(dim)] // item
 
     def storage_offset(self) -> int:
         """Return the offset, in elements, of the first element in the storage."""
@@ -220,8 +275,25 @@ class Tensor:
         return UntypedStorage._of(owner_of(self._data))
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """Return True if the tensor is contiguous in row-major order."""
-        return self._data.flags.c_contiguous
+        """Return True if the tensor is contiguous in row-major order (or in the order
+        ``memory_format`` names: ``channels_last`` is NHWC, ``channels_last_3d`` NDHWC)."""
+        if memory_format is None or memory_format is contiguous_format:
+            return self._data.flags.c_contiguous
+        if memory_format is preserve_format:
+            raise RuntimeError("is_contiguous: memory_format preserve_format is not supported")
+        a = self._data
+        rank = 4 if memory_format is channels_last else 5
+        if a.ndim != rank:
+            return False
+        # torch's is_channels_last_strides: dims C, W, H (, D), N from the innermost out
+        order = [1] + list(range(rank - 1, 1, -1)) + [0]
+        strides = self.stride()
+        expected = 1
+        for d in order:
+            if a.shape[d] != 1 and strides[d] != expected:
+                return False
+            expected *= a.shape[d]
+        return True
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -408,6 +480,11 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
         a = self._data
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
@@ -429,7 +506,13 @@ class Tensor:
                 what = "more than one value" if self._data.size else "no values"
                 raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._data.reshape(()).item()
+        v = self._data.reshape(()).item()
+        if (kind == "float" or kind == "int") and type(v) is complex:
+            if v.imag != 0:
+                name = "double" if kind == "float" else "int64_t"
+                raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+            v = v.real
+        return v
 
     def __bool__(self) -> bool:
         return builtins.bool(self._one("bool"))
@@ -439,6 +522,14 @@ class Tensor:
 
     def __int__(self) -> int:
         return int(self._one("int"))
+
+    def __contains__(self, element) -> bool:
+        if not isinstance(element, (Tensor, int, float, complex, np.generic)):
+            raise RuntimeError(
+                "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                f"{type(element)}."
+            )
+        return builtins.bool((self == element)._data.any())
 
     def __complex__(self) -> complex:
         return complex(self._one("complex"))
@@ -451,11 +542,25 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def _user_dict(self) -> dict:
+        # attributes a user (or a subclass such as Parameter) set, not autograd bookkeeping
+        return {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_ATTRS}
+
     def __reduce_ex__(self, protocol):
-        # plain pickling (multiprocessing, deepcopy); torch's file format lives in serialization
-        return (_rebuild, (self._data.copy(), self._requires_grad, type(self)))
+        # plain pickling and copy.copy: the whole storage with this tensor's offset and strides,
+        # as torch; no graph (a non-leaf pickles as a leaf without requires_grad history)
+        a = self._data
+        owner = owner_of(a)
+        offset = _ptr(a) - _ptr(owner)
+        args = (owner, offset, a.shape, a.strides, a.dtype, self._requires_grad, type(self))
+        return (_rebuild_strided, args, self._user_dict() or None)
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
 
     def __deepcopy__(self, memo):
+        """Return a copy with its own storage (shared among tensors copied together, as views
+        of one storage), its ``requires_grad``, a copy of its ``.grad`` and attributes."""
         if not self.is_leaf:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
@@ -465,16 +570,26 @@ class Tensor:
             )
         if id(self) in memo:
             return memo[id(self)]
-        t = _rebuild(self._data.copy(), self._requires_grad, type(self))
+        import copy
+
+        a = self._data
+        owner = owner_of(a)
+        new_owner = memo.get(id(owner))
+        if new_owner is None:
+            new_owner = owner.copy(order="K")
+            memo[id(owner)] = new_owner
+            copy._keep_alive(owner, memo)
+        if new_owner.flags.c_contiguous or new_owner.flags.f_contiguous:
+            offset = _ptr(a) - _ptr(owner)
+            data = np.ndarray(a.shape, a.dtype, new_owner, offset, a.strides)
+        else:  # an owner NumPy cannot hand out as one buffer: copy this tensor alone
+            data = a.copy(order="K")
+        t = _rebuild(data, self._requires_grad, type(self))
+        memo[id(self)] = t
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
-        if self.__dict__:
-            import copy
-
-            for k, v in self.__dict__.items():
-                if k not in ("_accum",):
-                    setattr(t, k, copy.deepcopy(v, memo))
-        memo[id(self)] = t
+        for k, v in self._user_dict().items():
+            setattr(t, k, copy.deepcopy(v, memo))
         return t
 
     def type(self, dtype=None, non_blocking: bool = False):
@@ -482,6 +597,8 @@ class Tensor:
         if dtype is None:
             return _TYPE_NAMES[self.dtype.name]
         if isinstance(dtype, str):
+            if dtype.startswith("torch.cuda."):
+                as_device("cuda")
             if dtype not in _DTYPE_OF_TYPE_NAME:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = D._dtype_by_name(_DTYPE_OF_TYPE_NAME[dtype])
@@ -510,8 +627,31 @@ class Tensor:
         return object.__format__(self, spec)
 
 
+def _contiguous_byte_strides(shape: tuple, item: int) -> tuple:
+    # torch's default strides: empty dims count as 1, so no stride is 0
+    strides = []
+    for n in reversed(shape):
+        strides.append(item)
+        item *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
+
+
+_AUTOGRAD_ATTRS = frozenset(
+    ("_grad", "_output_nr", "_base", "_accum", "_hooks", "_retains_grad", "_view_fn")
+)
+
+
+def _rebuild_strided(owner, offset, shape, strides, dtype, requires_grad, cls=Tensor):
+    """Unpickle a tensor: a view of ``owner`` (its storage) at a byte offset with strides."""
+    if owner.flags.c_contiguous or owner.flags.f_contiguous:
+        arr = np.ndarray(shape, dtype, owner, offset, strides)
+    else:
+        arr = np.lib.stride_tricks.as_strided(owner.reshape(-1)[:0], shape, strides)
+    return _rebuild(arr, requires_grad, cls)
 
 
 def _rebuild(arr, requires_grad, cls=Tensor):

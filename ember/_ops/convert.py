@@ -2,45 +2,63 @@
 
 from __future__ import annotations
 
+import math
+from collections import abc as _abc
+
+import numpy as np
+
 from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.device import device as _device
-from ember._core.tensor import Tensor
-from ember._ops.pointwise import _cast
+from ember._core.tensor import Tensor, contiguous_format
+from ember._ops.pointwise import _cast, _to_copy
+from ember._ops.registry import dispatch
 
 
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
+    dtype = D.as_dtype(kwargs.pop("dtype", None), "to")
     dev = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    bools = 0
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, dev = a.dtype, a.device
+        elif isinstance(a, bool):
+            bools += 1  # non_blocking, then copy, given positionally
+            if bools == 2:
+                copy = a
         elif isinstance(a, (str, _device, int)):
             dev = a
-        elif isinstance(a, bool):
-            pass  # non_blocking / copy given positionally
+        elif isinstance(a, type) and a in (float, int, bool, complex):
+            dtype = D.as_dtype(a, "to")
         else:
             raise TypeError(
                 f"to() received an invalid combination of arguments - got ({type(a).__name__})"
             )
-    return dtype, dev, copy
+    return dtype, dev, copy, fmt
 
 
 def to(self, *args, **kwargs) -> Tensor:
-    """Return ``self`` converted to a dtype and/or device (``self`` if nothing changes)."""
-    dtype, dev, copy = _parse_to(args, dict(kwargs))
+    """Return ``self`` converted to a dtype and/or device: ``to(dtype)``, ``to(device)``,
+    ``to(device, dtype)``, ``to(other)``; ``self`` itself when nothing changes, unless
+    ``copy=True``. A copy keeps ``self``'s strides (``memory_format=contiguous_format``:
+    row-major)."""
+    dtype, dev, copy, fmt = _parse_to(args, dict(kwargs))
     if dev is not None:
         as_device(dev)
-    out = self if dtype is None else _cast(self, dtype)
-    if copy and out is self:
-        out = self.clone()
+    if dtype is None:
+        dtype = self.dtype
+    if dtype is self.dtype and not copy:
+        return self
+    out = dispatch(_to_copy, (self,), {"dtype": dtype})
+    if fmt is contiguous_format and not out._data.flags.c_contiguous:
+        out._data = np.ascontiguousarray(out._data)  # a fresh copy: nothing else views it
     return out
 
 
@@ -84,3 +102,287 @@ for _name, _dt in (
     ("cdouble", D.complex128),
 ):
     _shorthand(_name, _dt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python data -> array, as torch.tensor reads it (torch/csrc/utils/tensor_new.cpp)
+
+_PY_NUMBERS = frozenset((float, int, bool, complex))
+_MAX_DIMS = 64
+
+
+def _is_sequence(obj) -> bool:
+    # PySequence_Check, minus Tensors: torch reads a Tensor inside a list as one number
+    if isinstance(obj, (list, tuple, np.ndarray, str, bytes, bytearray, range, memoryview)):
+        return not (isinstance(obj, np.ndarray) and obj.ndim == 0)
+    return isinstance(obj, _abc.Sequence)
+
+
+def _scalar_type_of(obj) -> D.dtype:
+    # torch's infer_scalar_type for one item that is not a list or tuple
+    if isinstance(obj, Tensor):
+        return obj.dtype
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return D.from_numpy_dtype(obj.dtype)
+    if isinstance(obj, bool):
+        return D.bool
+    if isinstance(obj, int):
+        return D.int64
+    if isinstance(obj, float):
+        return D.get_default_dtype()
+    if isinstance(obj, complex):
+        return _default_complex()
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if _is_sequence(obj):
+        return infer_dtype(list(obj))
+    raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+def _default_complex() -> D.dtype:
+    d = D.get_default_dtype()
+    if d is D.bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return d.to_complex()
+
+
+def _python_numbers_dtype(types) -> D.dtype:
+    if complex in types:
+        return _default_complex()
+    if float in types:
+        return D.get_default_dtype()
+    if int in types:
+        return D.int64
+    return D.bool
+
+
+def infer_dtype(data) -> D.dtype:
+    """Return the dtype ``torch.tensor(data)`` gives: Python floats take the default dtype,
+    ints int64, bools bool, complex the default complex; NumPy values and Tensors their own;
+    items of a sequence combine by ``promote_types``."""
+    t = type(data)
+    if t is not list and t is not tuple:
+        return _scalar_type_of(data)
+    if not data:
+        return D.get_default_dtype()
+    types = set(map(type, data))
+    if types <= _PY_NUMBERS:  # the common case: a flat list of Python numbers
+        return _python_numbers_dtype(types)
+    result = None
+    for item in data:
+        if item is data:
+            raise TypeError("new(): self-referential lists are incompatible")
+        d = infer_dtype(item)
+        result = d if result is None else D.promote_types(result, d)
+        if result is D.complex128:
+            break
+    return result
+
+
+def _needs_normalizing(data) -> bool:
+    # True if nested data holds Tensors or sequences NumPy would read differently from torch
+    types = set(map(type, data))
+    if types <= _PY_NUMBERS:
+        return False
+    for item in data:
+        t = type(item)
+        if t is list or t is tuple:
+            if _needs_normalizing(item):
+                return True
+        elif t in _PY_NUMBERS or isinstance(item, (np.ndarray, np.generic)):
+            continue
+        else:
+            return True
+    return False
+
+
+def _normalize(obj):
+    # Tensors inside data are numbers to torch (one element each); other sequences are lists
+    if isinstance(obj, Tensor):
+        if obj._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return obj.item()
+    if type(obj) in _PY_NUMBERS or isinstance(obj, (np.ndarray, np.generic)):
+        return obj
+    if isinstance(obj, (str, bytes)):
+        return obj
+    if _is_sequence(obj):
+        return [_normalize(x) for x in obj]
+    return obj
+
+
+def torch_sizes(data) -> list:
+    """Return the shape torch reads off nested data: its compute_sizes follows the first item
+    down while it is a sequence (a string nests forever: "too many dimensions")."""
+    sizes = []
+    seq = data
+    while _is_sequence(seq):
+        n = len(seq)
+        sizes.append(n)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if n == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _check_nesting(obj, sizes, dim, dt) -> None:
+    # torch's recursive_store, minus the store: raise its error for ragged data
+    if dim == len(sizes):
+        if _is_sequence(obj):
+            name = type(obj).__name__
+            if dt.is_floating_point or dt.is_complex or dt is D.bool:
+                raise TypeError(f"must be real number, not {name}")
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
+        return
+    if not _is_sequence(obj):
+        raise TypeError("not a sequence")
+    n = sizes[dim]
+    if len(obj) != n:
+        raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(obj)})")
+    for item in obj:
+        _check_nesting(item, sizes, dim + 1, dt)
+
+
+def _overflow(dt: D.dtype) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+
+
+def _checked_cast(src: np.ndarray, dt: D.dtype) -> np.ndarray:
+    """Cast numbers read from Python data to ``dt`` with torch's checks: integer dtypes reject
+    out-of-range values (uint8 wraps negatives down to -255, as torch), floats reject
+    complex values; floating dtypes overflow to inf silently."""
+    kind = src.dtype.kind
+    if kind in "OUS":
+        if kind != "O":
+            raise ValueError("too many dimensions 'str'")
+        if not (dt.is_floating_point or dt.is_complex):
+            raise ValueError("Overflow when unpacking long long")
+    elif kind == "u" and src.dtype.itemsize == 8:
+        # NumPy reads Python ints in [2**63, 2**64) as uint64; torch unpacks them as int64
+        if not (dt.is_floating_point or dt.is_complex):
+            raise ValueError("Overflow when unpacking long long")
+    if dt.is_complex or dt is D.bool:
+        return src.astype(dt.np) if dt.is_complex else src != 0
+    if kind == "c":
+        if dt.is_floating_point:
+            raise TypeError("must be real number, not complex")
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if dt.is_floating_point:
+        return src.astype(dt.np)
+    # integer targets
+    if src.size and not (kind == "b" or (kind == "i" and dt is D.int64)):
+        info = np.iinfo(dt.np)
+        lo = -int(info.max) if dt is D.uint8 and kind != "f" else int(info.min)
+        bad = not (src.min() >= lo and src.max() <= int(info.max))
+        if bad:
+            raise _overflow(dt)
+    return src.astype(dt.np)  # floats truncate toward zero; uint8 wraps negative ints
+
+
+def array_from_data(data, dt: D.dtype) -> np.ndarray:
+    """Return a new array of ``dt`` holding Python data (numbers, nested sequences, NumPy
+    scalars, one-element Tensors inside lists), raising torch's errors for bad data."""
+    if type(data) in _PY_NUMBERS or isinstance(data, np.generic):
+        return _checked_cast(np.asarray(data), dt)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not _is_sequence(data):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if type(data) not in (list, tuple) or _needs_normalizing(data):
+        data = _normalize(data)
+    try:
+        src = np.array(data)  # NumPy >= 1.24 raises ValueError for ragged data
+    except (ValueError, TypeError):
+        src = None
+    if src is None or (src.dtype.kind == "O" and not _all_numbers(src)):
+        sizes = torch_sizes(data)
+        if 0 in sizes:  # torch stores nothing into an empty tensor: any nesting is accepted
+            return np.empty(sizes, dtype=dt.np)
+        _check_nesting(data, sizes, 0, dt)
+        src = np.array(data, dtype=object)
+    return _checked_cast(src, dt)
+
+
+def _all_numbers(src: np.ndarray) -> bool:
+    # an object array that is not ragged: only Python ints too large for int64 put it there
+    return all(type(x) in _PY_NUMBERS for x in src.flat)
+
+
+# ---------------------------------------------------------------------------------------------
+# one Python number -> one value of a dtype, with torch's overflow checks (c10::checked_convert)
+
+_C_NAMES = {
+    "bool": "bool",
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+_F16_MAX = 65504.0
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def scalar_overflow(dt: D.dtype) -> RuntimeError:
+    """Return torch's error for a number that does not fit ``dt``."""
+    return RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without overflow")
+
+
+def _real_fits(v: float, dt: D.dtype) -> bool:
+    if dt.is_floating_point or dt.is_complex:
+        if v != v or v in (math.inf, -math.inf):
+            return True
+        if dt is D.float16:
+            return -_F16_MAX <= v <= _F16_MAX
+        if dt is D.float64 or dt is D.complex128:
+            return True
+        return -_F32_MAX <= v <= _F32_MAX  # float32, complex64, bfloat16 (via float)
+    info = np.iinfo(dt.np)
+    return int(info.min) <= v <= int(info.max)  # False for nan and inf
+
+
+def scalar_value(value, dt: D.dtype):
+    """Return the Python number ``value`` converted to ``dt`` as a NumPy scalar, raising
+    torch's errors when it does not fit (ints wrap into uint8 down to -255, as torch)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dt is D.bool:
+        return np.bool_(value != 0)
+    if isinstance(value, bool):
+        return dt.np.type(value)
+    if isinstance(value, int):
+        if value >= 1 << 64:
+            raise OverflowError("int too big to convert")
+        if value < -(1 << 63):
+            raise OverflowError("can't convert negative int to unsigned")
+        if dt.is_floating_point or dt.is_complex:
+            return dt.np.type(float(value))
+        if dt is D.uint8:
+            if not -255 <= value <= 255:
+                raise scalar_overflow(dt)
+            return np.uint8(value & 0xFF)
+        if not _real_fits(value, dt):
+            raise scalar_overflow(dt)
+        return dt.np.type(value)
+    if isinstance(value, complex):
+        if dt.is_complex:
+            if not (_real_fits(value.real, dt) and _real_fits(value.imag, dt)):
+                raise scalar_overflow(dt)
+            return dt.np.type(value)
+        if value.imag != 0:
+            raise scalar_overflow(dt)
+        value = value.real
+    value = float(value)
+    if not _real_fits(value, dt):
+        raise scalar_overflow(dt)
+    if dt.is_floating_point or dt.is_complex:
+        return dt.np.type(value)
+    return dt.np.type(int(value))  # truncation toward zero

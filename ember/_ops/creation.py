@@ -1,207 +1,394 @@
-"""Tensor creation: from data, filled, ranges, random; ``*_like``, ``new_*``, in-place fillers."""
+"""Tensor creation: from data (``tensor``, ``as_tensor``, ``asarray``, ``from_numpy``, the legacy
+``Tensor(...)``), filled (``zeros``, ``ones``, ``empty``, ``full``, ``eye``), ``*_like`` with
+torch's layout rules, and ``new_*``. Ranges live in ``ranges.py``, random sampling in
+``sampling.py``; both share this file's argument helpers (sizes, dtypes, ``out=``).
+"""
 
 from __future__ import annotations
 
-import math
+import operator
+import warnings
 
 import numpy as np
 
-from ember import random as _random
 from ember._core import dtype as D
 from ember._core.device import as_device
-from ember._core.grad_mode import STATE
-from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import expose
-from ember._ops.shape import _sizes
+from ember._core.dtype import scalar_type_name
+from ember._core.tensor import (
+    Size,
+    Tensor,
+    _wrap,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    preserve_format,
+)
+from ember._ops.convert import (
+    array_from_data,
+    infer_dtype,
+    scalar_value,
+    torch_sizes,
+)
+from ember._ops.registry import dispatch, expose, op
+
+# ------------------------------------------------------------------------------ arguments
 
 
-def _finish(arr: np.ndarray, requires_grad: bool = False, device=None) -> Tensor:
-    if device is not None:
-        as_device(device)
+def _empty_strides(arr: np.ndarray) -> np.ndarray:
+    # NumPy gives new empty arrays all-zero strides; torch gives them contiguous strides
+    # (empty dims counting as 1), which stride() and is_contiguous() report
+    strides, step = [], arr.itemsize
+    for n in reversed(arr.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(
+        np.empty(0, dtype=arr.dtype), arr.shape, tuple(reversed(strides))
+    )
+
+
+def _finish(arr: np.ndarray, requires_grad: bool = False) -> Tensor:
+    if not arr.size and 0 in arr.strides:
+        arr = _empty_strides(arr)
     t = _wrap(arr)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def _infer_dtype(data) -> D.dtype:
-    """Return the dtype torch infers for nested Python data (floats -> default dtype)."""
-    if isinstance(data, Tensor):
-        return data.dtype
-    if isinstance(data, np.ndarray):
-        return D.from_numpy_dtype(data.dtype)
-    if isinstance(data, (bool, np.bool_)):
-        return D.bool
-    if isinstance(data, (int, np.integer)):
-        return D.int64 if not isinstance(data, np.integer) else D.FROM_NP[np.dtype(type(data))]
-    if isinstance(data, complex):
-        if isinstance(data, np.complexfloating):
-            return D.FROM_NP[np.dtype(type(data))]
-        if D.get_default_dtype() is D.bfloat16:
-            raise RuntimeError("invalid default scalar type for complex")
-        return D.get_default_dtype().to_complex()
-    if isinstance(data, float):
-        return (
-            D.get_default_dtype()
-            if not isinstance(data, np.floating)
-            else D.FROM_NP[np.dtype(type(data))]
-        )
-    if isinstance(data, (list, tuple)):
-        result = None
-        for item in data:
-            d = _infer_dtype(item)
-            result = d if result is None else D.promote_types(result, d)
-        return result or D.get_default_dtype()
-    if hasattr(data, "__array__"):
-        return D.from_numpy_dtype(np.asarray(data).dtype)
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+def _type_name(x) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
-def _to_array(data, dtype: D.dtype) -> np.ndarray:
-    if isinstance(data, Tensor):
-        return data._data.astype(dtype.np)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _untensor(data)
-    try:
-        return np.array(data, dtype=dtype.np)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"could not convert data to a tensor: {e}") from None
-
-
-def _flat(data):
-    for x in data:
-        if isinstance(x, (list, tuple)):
-            yield from _flat(x)
+def _size(fn: str, args: tuple, size=None, single_int: bool = True) -> tuple:
+    """Return the shape given as ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` or
+    ``size=``, with torch's errors for missing, non-integer and negative sizes."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        args = (size,)
+    if not args:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    if len(args) == 1:
+        a = args[0]
+        if type(a) is tuple or isinstance(a, (tuple, list)):
+            seq = a
+        elif (
+            single_int
+            and hasattr(a, "__index__")
+            and not isinstance(a, (bool, np.bool_, float, np.floating))
+        ):
+            seq = (operator.index(a),)
         else:
-            yield x
+            raise TypeError(
+                f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {_type_name(a)}"
+            )
+    else:
+        seq = args
+    shape = []
+    for i, s in enumerate(seq):
+        if type(s) is not int:
+            if isinstance(s, (bool, np.bool_, float, np.floating)) or not hasattr(s, "__index__"):
+                raise TypeError(
+                    f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found "
+                    f"element of type {_type_name(s)} at pos {i}"
+                )
+            s = operator.index(s)
+        shape.append(s)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")
+    return tuple(shape)
 
 
-def _untensor(data):
+def _dt(dtype, fn: str = "tensor") -> D.dtype:
+    if dtype is None:
+        return D.get_default_dtype()
+    if type(dtype) is D.dtype:
+        return dtype
+    return D.as_dtype(dtype, fn)
+
+
+def _check_alloc(shape: tuple, dt: D.dtype) -> None:
+    n = dt.itemsize
+    for s in shape:
+        n *= s
+    if n >= 1 << 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
+def _into_out(out: Tensor, arr: np.ndarray) -> Tensor:
+    """Write a result into ``out=`` (resizing it if needed, as torch) and return ``out``."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {_type_name(out)}")
+    if arr.dtype != out._data.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {D.FROM_NP[arr.dtype]}, but got {out.dtype} instead"
+        )
+    if out._data.shape == arr.shape:
+        np.copyto(out._data, arr)
+    else:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = arr
+    out._vc[0] += 1
+    return out
+
+
+def _result(arr: np.ndarray, requires_grad: bool, out) -> Tensor:
+    if not arr.size and 0 in arr.strides:
+        arr = _empty_strides(arr)
+    if out is not None:
+        return _into_out(out, arr)
+    return _finish(arr, requires_grad)
+
+
+def _out_dtype(dtype, out, fn: str) -> D.dtype:
+    # with out=, the dtype defaults to out's; an explicit different dtype is an error
+    dt = None if dtype is None else _dt(dtype, fn)
+    if out is not None and isinstance(out, Tensor):
+        if dt is not None and dt is not out.dtype:
+            raise RuntimeError(f"dtype {dt} does not match dtype of out parameter ({out.dtype})")
+        return out.dtype
+    return D.get_default_dtype() if dt is None else dt
+
+
+# ------------------------------------------------------------------------------ from data
+
+
+def _warn_copy_construct() -> None:
+    warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+        "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+        "torch.tensor(sourceTensor).",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _array_of(data, dt: D.dtype | None) -> np.ndarray:
+    """Return a new array holding ``data`` as torch.tensor reads it (``dt`` None: inferred)."""
     if isinstance(data, Tensor):
-        if data._data.ndim:
-            return data._data
-        return data._data.item()
-    if isinstance(data, (list, tuple)):
-        return [_untensor(x) for x in data]
-    return data
+        a = data._data
+        return np.array(a, dtype=None if dt is None else dt.np, copy=True)
+    if isinstance(data, np.ndarray):
+        _check_numpy(data)
+        return np.array(data, dtype=None if dt is None else dt.np, copy=True)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if dt is None:
+        torch_sizes(data)  # torch sizes the data before inferring: its errors come first
+        dt = infer_dtype(data)
+    return array_from_data(data, dt)
 
 
 def tensor(
     data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False
 ) -> Tensor:
     """Return a new tensor holding a copy of ``data`` (nested lists, numbers, arrays)."""
+    dt = D.as_dtype(dtype, "tensor")
+    as_device(device)
     if isinstance(data, Tensor):
-        import warnings
-
-        warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
-            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-            "torch.tensor(sourceTensor).",
-            UserWarning,
-            stacklevel=2,
-        )
-    dt = dtype if dtype is not None else _infer_dtype(data)
-    return _finish(np.array(_to_array(data, dt), copy=True), requires_grad, device)
+        _warn_copy_construct()
+    return _finish(_array_of(data, dt), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Return ``data`` as a tensor, sharing memory with a tensor or array when possible."""
+    dt = D.as_dtype(dtype, "as_tensor")
+    as_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+        return data if dt is None or dt is data.dtype else data.to(dt)
     if isinstance(data, np.ndarray):
         t = from_numpy(data)
-        return t if dtype is None or dtype is t.dtype else t.to(dtype)
-    return tensor(data, dtype=dtype, device=device)
+        return t if dt is None or dt is t.dtype else t.to(dt)
+    return _finish(_array_of(data, dt))
+
+
+def _alias_error(src: D.dtype, dst: D.dtype) -> ValueError:
+    return ValueError(
+        f"can't alias tensor with dtype '{scalar_type_name(src)}' into dtype "
+        f"'{scalar_type_name(dst)}'."
+    )
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
-    """Return ``obj`` as a tensor, sharing memory unless ``copy=True`` or a cast is needed."""
+    """Return ``obj`` as a tensor, sharing memory with a tensor, array or buffer unless
+    ``copy=True`` or a cast is needed (``copy=False`` then raises)."""
+    dt = D.as_dtype(dtype, "asarray")
+    as_device(device)
     if isinstance(obj, Tensor):
-        t = obj if dtype is None or dtype is obj.dtype else obj.to(dtype)
-        if copy:
-            t = t.clone()
-    elif isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
-        arr = np.asarray(obj)
-        t = from_numpy(arr.copy() if copy else arr)
-        if dtype is not None and dtype is not t.dtype:
+        t = obj
+        if dt is not None and dt is not t.dtype:
             if copy is False:
-                raise ValueError("asarray: copy=False but a cast is needed")
-            t = t.to(dtype)
+                raise _alias_error(t.dtype, dt)
+            t = t.to(dt)
+        elif copy:
+            t = t.clone()
+    elif isinstance(obj, np.ndarray) or (
+        not isinstance(obj, np.generic)
+        and (hasattr(obj, "__array_interface__") or hasattr(obj, "__dlpack__"))
+    ):
+        # NumPy arrays, array-interface objects and DLPack producers (a torch CPU tensor)
+        arr = np.asarray(obj) if not hasattr(obj, "__dlpack__") else np.from_dlpack(obj)
+        t = from_numpy(arr)
+        if dt is not None and dt is not t.dtype:
+            if copy is False:
+                raise _alias_error(t.dtype, dt)
+            t = _wrap(t._data.astype(dt.np))
+        elif copy:
+            t = _wrap(t._data.copy())
+    elif isinstance(obj, (bytes, bytearray, memoryview)):
+        # the buffer protocol: reinterpret the bytes as ``dtype`` (default float), sharing them
+        t = _wrap(np.frombuffer(obj, dtype=(dt or D.get_default_dtype()).np))
+        if copy:
+            t = _wrap(t._data.copy())
     else:
-        t = tensor(obj, dtype=dtype)
-    if requires_grad:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        if isinstance(obj, np.generic):
+            t = _wrap(np.array(obj, dtype=None if dt is None else dt.np))
+        else:
+            t = _wrap(_array_of(obj, dt))
+    if requires_grad and not t._requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def from_numpy(ndarray: np.ndarray) -> Tensor:
-    """Return a tensor sharing memory with ``ndarray`` (writes show on both sides)."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
+def _check_numpy(a: np.ndarray) -> D.dtype:
+    if not a.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. "
+            "Conversion between byte orders is currently not supported."
+        )
+    dt = D.from_numpy_dtype(a.dtype)
+    if any(s < 0 for s in a.strides):
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with negative "
             "strides are not currently supported. (You can probably work around this by making a "
             "copy of your array  with array.copy().) "
         )
-    if not ndarray.dtype.isnative:
-        raise ValueError(
-            "given numpy array has byte order different from the native byte order. "
-            "Conversion between byte orders is currently not supported."
+    return dt
+
+
+_warned_not_writable = [False]
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """Return a tensor sharing memory with ``ndarray`` (writes show on both sides)."""
+    if not isinstance(ndarray, np.ndarray):
+        t = type(ndarray)
+        name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
+    _check_numpy(ndarray)
+    if not ndarray.flags.writeable and not _warned_not_writable[0]:
+        _warned_not_writable[0] = True
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You "
+            "may want to copy the array to protect its data or make it writable before "
+            "converting it to a tensor. This type of warning will be suppressed for the rest of "
+            "this program.",
+            UserWarning,
+            stacklevel=2,
         )
     return _wrap(ndarray)
 
 
-def _dt(dtype) -> D.dtype:
-    return D.get_default_dtype() if dtype is None else dtype
+@op("alias", grad_fn="AliasBackward0", view=True)
+def _alias(x):
+    return x.view()
 
 
-def _filled(fill, size, dtype, device, requires_grad, out=None):
-    shape = _sizes(size)
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {list(shape)}"
-            )
-    arr = fill(shape, _dt(dtype).np)
-    if out is not None:
-        out._data = arr
-        out.dtype = D.FROM_NP[arr.dtype]
-        return out
-    return _finish(arr, requires_grad, device)
+_alias.backward(lambda ctx, grad: grad)
+
+
+def legacy_new(cls, args: tuple, kwargs: dict) -> Tensor:
+    """``torch.Tensor(...)``: ``Tensor(2, 3)`` / ``Tensor(Size)`` / ``Tensor()`` give an
+    uninitialized default-dtype tensor of that size; ``Tensor(data)`` default-dtype data
+    (sharing a NumPy array that already has the default dtype); ``Tensor(t)`` an alias of
+    ``t``."""
+    bad = [k for k in kwargs if k != "device"]
+    if bad:
+        raise TypeError(
+            f"new() received an invalid combination of arguments - got unexpected keyword "
+            f"argument '{bad[0]}'; expected (*, device), (Tensor other), (tuple of ints size, "
+            "*, device) or (object data, *, device)"
+        )
+    as_device(kwargs.get("device"))
+    dt = D.get_default_dtype()
+    if len(args) == 1 and not isinstance(args[0], Size):
+        data = args[0]
+        if isinstance(data, Tensor):
+            t = dispatch(_alias, (data,))
+        elif hasattr(data, "__index__") and not isinstance(data, (bool, np.bool_, np.ndarray)):
+            t = _wrap(np.empty(_size("new", (data,)), dtype=dt.np))
+        elif isinstance(data, (float, complex, bool, np.generic)):
+            raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
+        elif isinstance(data, np.ndarray) and data.dtype == dt.np:
+            t = from_numpy(data)
+        else:
+            t = _finish(_array_of(data, dt))
+    else:
+        shape = _size("new", args) if args else (0,)
+        _check_alloc(shape, dt)
+        t = _finish(np.empty(shape, dtype=dt.np))
+    if cls is not Tensor:
+        t.__class__ = cls
+    return t
+
+
+# ------------------------------------------------------------------------------ filled
+
+
+def _filled(fn, fill, args, size, out, dtype, device, requires_grad) -> Tensor:
+    dt = _out_dtype(dtype, out, fn)
+    as_device(device)
+    shape = _size(fn, args, size)
+    _check_alloc(shape, dt)
+    return _result(fill(shape, dt.np), requires_grad, out)
 
 
 def zeros(
-    *size,
+    *args,
+    size=None,
     out=None,
     dtype=None,
     layout=None,
     device=None,
     requires_grad=False,
     pin_memory=False,
-    memory_format=None,
 ) -> Tensor:
-    """Return a tensor of zeros of the given size."""
-    return _filled(np.zeros, size, dtype, device, requires_grad, out)
+    """Return a tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))``)."""
+    return _filled("zeros", np.zeros, args, size, out, dtype, device, requires_grad)
 
 
 def ones(
-    *size,
+    *args,
+    size=None,
     out=None,
     dtype=None,
     layout=None,
     device=None,
     requires_grad=False,
     pin_memory=False,
-    memory_format=None,
 ) -> Tensor:
-    """Return a tensor of ones of the given size."""
-    return _filled(np.ones, size, dtype, device, requires_grad, out)
+    """Return a tensor of ones of the given size (``ones(2, 3)``, ``ones((2, 3))``)."""
+    return _filled("ones", np.ones, args, size, out, dtype, device, requires_grad)
 
 
 def empty(
-    *size,
+    *args,
+    size=None,
     out=None,
     dtype=None,
     layout=None,
@@ -210,8 +397,25 @@ def empty(
     pin_memory=False,
     memory_format=None,
 ) -> Tensor:
-    """Return an uninitialized tensor of the given size."""
-    return _filled(np.empty, size, dtype, device, requires_grad, out)
+    """Return an uninitialized tensor of the given size (``empty(2, 3)``, ``empty((2, 3))``),
+    row-major or in the layout ``memory_format`` names."""
+
+    def alloc(shape, npdt):
+        return _alloc(shape, npdt, memory_format)
+
+    return _filled("empty", alloc, args, size, out, dtype, device, requires_grad)
+
+
+def _number(fn: str, value, name: str = "fill_value", pos: int = 2):
+    """Return ``value`` as a Python number (a 0-dim tensor's item), else torch's TypeError."""
+    if isinstance(value, Tensor):
+        if value._data.ndim == 0:
+            return value.item()
+    elif isinstance(value, (int, float, complex, np.number, np.bool_)):
+        return value
+    raise TypeError(
+        f"{fn}(): argument '{name}' (position {pos}) must be Number, not {_type_name(value)}"
+    )
 
 
 def full(
@@ -225,30 +429,119 @@ def full(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    """Return a tensor of the given size filled with ``fill_value``."""
-    if dtype is None:
-        dtype = D.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    value = fill_value._data if isinstance(fill_value, Tensor) else fill_value
-    return _filled(
-        lambda s, d: np.full(s, value, dtype=d), (tuple(size),), dtype, device, requires_grad, out
-    )
+    """Return a tensor of the given size filled with ``fill_value`` (dtype inferred from it:
+    bool, int64, the default float or complex dtype)."""
+    value = _number("full", fill_value)
+    if dtype is None and out is None:
+        dt = D.scalar_dtype(value)
+    else:
+        dt = _out_dtype(dtype, out, "full")
+    as_device(device)
+    shape = _size("full", (size,), single_int=False)
+    _check_alloc(shape, dt)
+    arr = np.full(shape, scalar_value(value, dt), dtype=dt.np)
+    return _result(arr, requires_grad, out)
 
 
-def _like(fill):
-    def like(
-        input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-    ):
-        return _filled(fill, input._data.shape, dtype or input.dtype, device, requires_grad)
-
-    return like
+# ------------------------------------------------------------------------------ *_like
 
 
-zeros_like = _like(np.zeros)
-ones_like = _like(np.ones)
-empty_like = _like(np.empty)
-zeros_like.__doc__ = "Return a tensor of zeros with the shape (and dtype) of ``input``."
-ones_like.__doc__ = "Return a tensor of ones with the shape (and dtype) of ``input``."
-empty_like.__doc__ = "Return an uninitialized tensor with the shape (and dtype) of ``input``."
+def _dense_order(shape: tuple, strides: tuple) -> list:
+    """Return the dims ordered innermost first, as torch's ``infer_dense_strides`` sorts them:
+    by stride, the smaller size first on ties, dims of stride 0 left in place."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            a, b = perm[d0], perm[d1]
+            sa, sb = strides[a], strides[b]
+            if sa == 0 or sb == 0:
+                cmp = 0
+            elif sa != sb:
+                cmp = -1 if sa < sb else 1
+            else:
+                cmp = 1 if shape[a] > shape[b] else 0
+            if cmp > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif cmp < 0:
+                break
+    return perm
+
+
+def _alloc(shape: tuple, npdt, memory_format=None) -> np.ndarray:
+    """Return an uninitialized array, row-major or in the layout ``memory_format`` names
+    (``channels_last``: NHWC in memory, ``channels_last_3d``: NDHWC)."""
+    if memory_format is None or memory_format is contiguous_format:
+        return np.empty(shape, dtype=npdt)
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        rank = 4 if memory_format is channels_last else 5
+        if len(shape) != rank:
+            kind = "channels_last" if rank == 4 else "channels_last_3d"
+            raise RuntimeError(f"required rank {rank} tensor to use {kind} format")
+        return _alloc_ordered(shape, npdt, [1] + list(range(rank - 1, 1, -1)) + [0])
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    raise TypeError(f"memory_format must be a torch.memory_format, not {memory_format!r}")
+
+
+def _alloc_ordered(shape: tuple, npdt, inner_first: list) -> np.ndarray:
+    outer_first = inner_first[::-1]
+    phys = np.empty([shape[d] for d in outer_first], dtype=npdt)
+    return phys.transpose(np.argsort(outer_first))
+
+
+def _empty_like(a: np.ndarray, npdt, memory_format=None) -> np.ndarray:
+    """Return an uninitialized array shaped as ``a`` in the layout torch's ``empty_like``
+    gives: ``a``'s own layout (densely packed) by default, or the one asked for."""
+    if memory_format is None or memory_format is preserve_format:
+        if a.flags.c_contiguous or a.ndim < 2:
+            return np.empty(a.shape, dtype=npdt)
+        item = a.itemsize
+        return _alloc_ordered(
+            a.shape, npdt, _dense_order(a.shape, tuple(s // item for s in a.strides))
+        )
+    return _alloc(a.shape, npdt, memory_format)
+
+
+def _check_input(fn: str, input) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}"
+        )
+
+
+def _like(fn: str, input, dtype, device, requires_grad, memory_format, fill=None):
+    _check_input(fn, input)
+    dt = input.dtype if dtype is None else _dt(dtype, fn)
+    as_device(device)
+    arr = _empty_like(input._data, dt.np, memory_format)
+    if fill is not None:
+        arr[...] = fill
+    return _finish(arr, requires_grad)
+
+
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """Return a tensor of zeros with the shape, dtype and layout of ``input``."""
+    return _like("zeros_like", input, dtype, device, requires_grad, memory_format, 0)
+
+
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """Return a tensor of ones with the shape, dtype and layout of ``input``."""
+    return _like("ones_like", input, dtype, device, requires_grad, memory_format, 1)
+
+
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
+    """Return an uninitialized tensor with the shape, dtype and layout of ``input``."""
+    return _like("empty_like", input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(
@@ -261,24 +554,43 @@ def full_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
-    """Return a tensor with the shape (and dtype) of ``input`` filled with ``fill_value``."""
-    return full(
-        input._data.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad
+    """Return a tensor with the shape, dtype and layout of ``input`` filled with
+    ``fill_value``."""
+    _check_input("full_like", input)
+    value = _number("full_like", fill_value)
+    dt = input.dtype if dtype is None else _dt(dtype, "full_like")
+    return _like(
+        "full_like", input, dt, device, requires_grad, memory_format, scalar_value(value, dt)
     )
 
 
-def _new(fill):
-    def new(
-        self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
-    ):
-        return _filled(fill, size, dtype or self.dtype, device, requires_grad)
+# ------------------------------------------------------------------------------ new_*
 
+
+def _new_filled(fn: str, fill):
+    def new(
+        self,
+        *args,
+        size=None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ):
+        dt = self.dtype if dtype is None else _dt(dtype, fn)
+        return _filled(fn, fill, args, size, None, dt, device, requires_grad)
+
+    new.__name__ = fn
     return new
 
 
-Tensor.new_zeros = _new(np.zeros)
-Tensor.new_ones = _new(np.ones)
-Tensor.new_empty = _new(np.empty)
+Tensor.new_zeros = _new_filled("new_zeros", np.zeros)
+Tensor.new_ones = _new_filled("new_ones", np.ones)
+Tensor.new_empty = _new_filled("new_empty", np.empty)
+Tensor.new_zeros.__doc__ = "Return a tensor of zeros of ``size`` with ``self``'s dtype."
+Tensor.new_ones.__doc__ = "Return a tensor of ones of ``size`` with ``self``'s dtype."
+Tensor.new_empty.__doc__ = "Return an uninitialized tensor of ``size`` with ``self``'s dtype."
 
 
 def _new_full(
@@ -292,24 +604,31 @@ def _new_full(
     layout=None,
     pin_memory=False,
 ):
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    """Return a tensor of ``size`` filled with ``fill_value``, with ``self``'s dtype."""
+    dt = self.dtype if dtype is None else _dt(dtype, "new_full")
+    return full(size, fill_value, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def _new_tensor(
     self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
 ):
+    """Return a new tensor holding a copy of ``data``, with ``self``'s dtype by default."""
+    dt = self.dtype if dtype is None else _dt(dtype, "new_tensor")
+    as_device(device)
     if isinstance(data, Tensor):
-        data = data.detach()._data
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        _warn_copy_construct()
+    return _finish(_array_of(data, dt), requires_grad)
 
 
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
 
+_NO_M = object()
+
 
 def eye(
     n: int,
-    m: int | None = None,
+    m: int = _NO_M,
     *,
     out=None,
     dtype=None,
@@ -318,325 +637,22 @@ def eye(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    """Return a 2-D tensor with ones on the diagonal."""
+    """Return a 2-D ``n x m`` tensor (``m`` defaults to ``n``) with ones on the diagonal."""
+    for name, v in (("n", n), ("m", m)):
+        if v is not _NO_M and (
+            isinstance(v, (bool, float, np.floating)) or not hasattr(v, "__index__")
+        ):
+            raise TypeError(f"eye(): argument '{name}' must be int, not {_type_name(v)}")
+    n = operator.index(n)
+    m = n if m is _NO_M else operator.index(m)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    if m is not None and m < 0:
+    if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(np.eye(n, m, dtype=_dt(dtype).np), requires_grad, device)
+    dt = _out_dtype(dtype, out, "eye")
+    as_device(device)
+    return _result(np.eye(n, m, dtype=dt.np), requires_grad, out)
 
-
-def _num(x):
-    return x.item() if isinstance(x, Tensor) else x
-
-
-def arange(
-    start=0,
-    end=None,
-    step=1,
-    *,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return the 1-D tensor ``[start, start+step, ...)`` up to ``end`` (exclusive)."""
-    start, end, step = _num(start), _num(end), _num(step)
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if dtype is None:
-        dtype = (
-            D.int64
-            if all(
-                isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                for v in (start, end, step)
-            )
-            else D.get_default_dtype()
-        )
-    n = math.ceil((end - start) / step)
-    if dtype.is_floating_point:
-        # torch computes in double then casts
-        arr = (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
-    else:
-        arr = np.arange(start, start + n * step, step, dtype=np.int64)[:n].astype(dtype.np)
-    return _finish(arr, requires_grad, device)
-
-
-def linspace(
-    start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
-) -> Tensor:
-    """Return ``steps`` points evenly spaced from ``start`` to ``end`` inclusive."""
-    start, end = _num(start), _num(end)
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    dt = _dt(dtype)
-    if dt.is_floating_point or dt.is_complex:
-        # torch fills the first half forward from start and the second half backward from end
-        step = (end - start) / (steps - 1) if steps > 1 else 0.0
-        i = np.arange(steps, dtype=np.float64)
-        half = steps // 2
-        arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-        arr = arr.astype(dt.np)
-    else:
-        arr = np.linspace(start, end, steps).astype(dt.np)
-    return _finish(arr, requires_grad, device)
-
-
-def logspace(
-    start,
-    end,
-    steps: int,
-    base: float = 10.0,
-    *,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-) -> Tensor:
-    """Return ``steps`` points ``base ** linspace(start, end, steps)``."""
-    exps = linspace(start, end, steps, dtype=D.float64)._data
-    return _finish(np.power(base, exps).astype(_dt(dtype).np), requires_grad, device)
-
-
-# ------------------------------------------------------------------------------ random
-
-
-def _gen(generator):
-    return _random.default_generator if generator is None else generator
-
-
-def rand(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return a tensor of samples from the uniform distribution on [0, 1)."""
-    shape = _sizes(size)
-    return _finish(_gen(generator)._uniform(shape, 0.0, 1.0, _dt(dtype).np), requires_grad, device)
-
-
-def randn(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return a tensor of samples from the standard normal distribution."""
-    shape = _sizes(size)
-    return _finish(_gen(generator)._normal(shape, 0.0, 1.0, _dt(dtype).np), requires_grad, device)
-
-
-def randint(
-    low=0,
-    high=None,
-    size=None,
-    *,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return a tensor of random integers in [low, high) (int64 unless ``dtype``)."""
-    if size is None:
-        if high is None or isinstance(high, (tuple, list)):
-            low, high, size = 0, low, high
-        else:
-            raise TypeError("randint() missing 1 required positional argument: 'size'")
-    if high is None:
-        low, high = 0, low
-    dt = D.int64 if dtype is None else dtype
-    arr = _gen(generator)._randint(int(low), int(high), tuple(size), dt.np)
-    return _finish(arr, requires_grad, device)
-
-
-def randperm(
-    n: int,
-    *,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return a random permutation of ``0..n-1``."""
-    dt = D.int64 if dtype is None else dtype
-    return _finish(_gen(generator)._randperm(int(n), dt.np), requires_grad, device)
-
-
-def rand_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-) -> Tensor:
-    """Return uniform [0, 1) samples with the shape (and dtype) of ``input``."""
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randn_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
-) -> Tensor:
-    """Return standard normal samples with the shape (and dtype) of ``input``."""
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randint_like(
-    input,
-    low=0,
-    high=None,
-    *,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    memory_format=None,
-) -> Tensor:
-    """Return random integers in [low, high) with the shape (and dtype) of ``input``."""
-    if high is None:
-        low, high = 0, low
-    return randint(
-        low, high, input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad
-    )
-
-
-def normal(
-    mean=0.0,
-    std=1.0,
-    size=None,
-    *,
-    generator=None,
-    out=None,
-    dtype=None,
-    layout=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-) -> Tensor:
-    """Return samples from normal distributions with the given mean(s) and std(s)."""
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    if size is not None:
-        shape = tuple(size)
-        dt = _dt(dtype)
-    else:
-        if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
-            raise TypeError(
-                "normal() received an invalid combination of arguments: size is "
-                "required when mean and std are numbers"
-            )
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        dts = [t.dtype for t in (mean, std) if isinstance(t, Tensor)]
-        dt = dts[0] if len(dts) == 1 else D.promote_types(*dts)
-    return _finish(_gen(generator)._normal(shape, m, s, dt.np), requires_grad, device)
-
-
-def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
-    """Return 0/1 samples, each 1 with probability ``input`` (or the scalar ``p``)."""
-    prob = input._data if p is None else p
-    return _wrap(_gen(generator)._bernoulli(prob, input._data.shape, input.dtype.np))
-
-
-def multinomial(
-    input, num_samples: int, replacement: bool = False, *, generator=None, out=None
-) -> Tensor:
-    """Return indices sampled from the (unnormalised) rows of ``input``."""
-    probs = input._data
-    arr = _gen(generator)._multinomial(
-        probs.reshape(-1, probs.shape[-1]) if probs.ndim else probs, num_samples, replacement
-    )
-    if probs.ndim == 1:
-        arr = arr.reshape(-1)
-    return _wrap(np.asarray(arr, dtype=np.int64))
-
-
-def _fill_inplace(self: Tensor, arr: np.ndarray) -> Tensor:
-    # random fillers are leaf writes: allowed under no_grad, an error on a leaf needing grad
-    if STATE.grad_enabled and self._requires_grad and self.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    np.copyto(self._data, arr, casting="unsafe")
-    self._vc[0] += 1
-    return self
-
-
-def _uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
-    return _fill_inplace(self, _gen(generator)._uniform(self._data.shape, a, b, self.dtype.np))
-
-
-def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
-    return _fill_inplace(self, _gen(generator)._normal(self._data.shape, mean, std, self.dtype.np))
-
-
-def _random_(self, from_=0, to=None, *, generator=None):
-    if to is None:
-        if from_ != 0:
-            from_, to = 0, from_
-        elif self.dtype.is_floating_point:
-            to = 2 ** (np.finfo(np.float32).nmant + 1) if self.dtype is not D.float64 else 2**53
-            to = to + 1
-        elif self.dtype is D.bool:
-            to = 2
-        else:
-            to = int(np.iinfo(self.dtype.np).max) + 1
-    return _fill_inplace(
-        self, _gen(generator)._randint(int(from_), int(to), self._data.shape, self.dtype.np)
-    )
-
-
-def _bernoulli_(self, p=0.5, *, generator=None):
-    prob = p._data if isinstance(p, Tensor) else p
-    return _fill_inplace(self, _gen(generator)._bernoulli(prob, self._data.shape, self.dtype.np))
-
-
-def _exponential_(self, lambd: float = 1.0, *, generator=None):
-    return _fill_inplace(self, _gen(generator)._exponential(self._data.shape, lambd, self.dtype.np))
-
-
-def _geometric_(self, p: float, *, generator=None):
-    return _fill_inplace(self, _gen(generator)._geometric(self._data.shape, p, self.dtype.np))
-
-
-def _cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None):
-    return _fill_inplace(
-        self, _gen(generator)._cauchy(self._data.shape, median, sigma, self.dtype.np)
-    )
-
-
-def _log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None):
-    return _fill_inplace(
-        self, _gen(generator)._log_normal(self._data.shape, mean, std, self.dtype.np)
-    )
-
-
-Tensor.uniform_ = _uniform_
-Tensor.normal_ = _normal_
-Tensor.random_ = _random_
-Tensor.bernoulli_ = _bernoulli_
-Tensor.exponential_ = _exponential_
-Tensor.geometric_ = _geometric_
-Tensor.cauchy_ = _cauchy_
-Tensor.log_normal_ = _log_normal_
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
-Tensor.multinomial = multinomial
 
 for _f in (
     tensor,
@@ -652,18 +668,8 @@ for _f in (
     empty_like,
     full_like,
     eye,
-    arange,
-    linspace,
-    logspace,
-    rand,
-    randn,
-    randint,
-    randperm,
-    rand_like,
-    randn_like,
-    randint_like,
-    normal,
-    bernoulli,
-    multinomial,
 ):
     expose(_f, method=False)
+
+# the other creation families: ranges (arange, linspace, logspace) and random sampling
+from ember._ops import ranges, sampling  # noqa: E402, F401

@@ -1,6 +1,17 @@
-"""``ember.cuda``: present for torch compatibility; no CUDA backend is available."""
+"""``ember.cuda``: present for torch compatibility; no CUDA backend is available.
+
+Queries answer as torch does on a machine without CUDA (``is_available()`` is False,
+``device_count()`` 0, memory counters 0, seeding and ``empty_cache`` do nothing); calls that
+need a GPU raise a RuntimeError that says so (torch raises AssertionError there).
+"""
 
 from __future__ import annotations
+
+from ember._core.device import as_device
+
+
+def _no_cuda():
+    as_device("cuda")  # raises the one "no CUDA backend" RuntimeError
 
 
 def is_available() -> bool:
@@ -13,6 +24,16 @@ def device_count() -> int:
     return 0
 
 
+def is_initialized() -> bool:
+    """Return False: CUDA is never initialized."""
+    return False
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Return False: there is no CUDA device."""
+    return False
+
+
 def manual_seed(seed: int) -> None:
     """Do nothing (no CUDA generators), as torch does without CUDA."""
 
@@ -21,5 +42,58 @@ def manual_seed_all(seed: int) -> None:
     """Do nothing (no CUDA generators), as torch does without CUDA."""
 
 
+def seed() -> None:
+    """Do nothing (no CUDA generators), as torch does without CUDA."""
+
+
+def seed_all() -> None:
+    """Do nothing (no CUDA generators), as torch does without CUDA."""
+
+
+def empty_cache() -> None:
+    """Do nothing: there is no CUDA memory cache."""
+
+
+def memory_allocated(device=None) -> int:
+    """Return 0: no CUDA memory is in use."""
+    return 0
+
+
+def max_memory_allocated(device=None) -> int:
+    """Return 0: no CUDA memory is in use."""
+    return 0
+
+
+def memory_reserved(device=None) -> int:
+    """Return 0: no CUDA memory is reserved."""
+    return 0
+
+
 def synchronize(device=None) -> None:
-    """Do nothing: there is no asynchronous device to wait for."""
+    """Raise: there is no CUDA device to wait for."""
+    _no_cuda()
+
+
+def current_device() -> int:
+    """Raise: there is no CUDA device."""
+    _no_cuda()
+
+
+def set_device(device) -> None:
+    """Raise: there is no CUDA device."""
+    _no_cuda()
+
+
+def get_device_name(device=None) -> str:
+    """Raise: there is no CUDA device."""
+    _no_cuda()
+
+
+def get_rng_state(device="cuda"):
+    """Raise: there is no CUDA generator."""
+    _no_cuda()
+
+
+def init() -> None:
+    """Raise: CUDA cannot be initialized."""
+    _no_cuda()

@@ -1,4 +1,4 @@
-"""Oracle tests: dtypes, aliases, default dtype, finfo/iinfo, promote_types, result_type, can_cast."""
+"""Oracle tests: dtypes, aliases, default dtype, finfo/iinfo, promotion, result_type, can_cast."""
 
 import copy
 import itertools
@@ -278,8 +278,15 @@ def test_result_type_all_pairs(default, default_dtype):
 
 def test_result_type_numpy_scalars():
     # torch reads NumPy scalars as Python numbers: np.bool_ counts as a *float* scalar
-    scalars = [np.float64(2.0), np.float32(2.0), np.int64(3), np.int8(1), np.bool_(True),
-               np.complex128(1j), np.float16(1.0)]
+    scalars = [
+        np.float64(2.0),
+        np.float32(2.0),
+        np.int64(3),
+        np.int8(1),
+        np.bool_(True),
+        np.complex128(1j),
+        np.float16(1.0),
+    ]
     for n in NAMES:
         for s in scalars:
             want = _result_type(torch, torch.ones(2, dtype=getattr(torch, n)), s)
@@ -296,9 +303,14 @@ _kind = st.sampled_from(["dim", "zero", "empty", "scalar"])
 def _operand(draw):
     kind = draw(_kind)
     if kind == "scalar":
-        return kind, draw(st.one_of(st.booleans(), st.integers(-5, 5),
-                                    st.floats(-4, 4, allow_nan=False),
-                                    st.complex_numbers(max_magnitude=4, allow_nan=False)))
+        return kind, draw(
+            st.one_of(
+                st.booleans(),
+                st.integers(-5, 5),
+                st.floats(-4, 4, allow_nan=False),
+                st.complex_numbers(max_magnitude=4, allow_nan=False),
+            )
+        )
     return kind, draw(st.sampled_from(NAMES))
 
 
@@ -341,6 +353,14 @@ def test_is_floating_point_is_complex(name):
     assert e.element_size() == t.element_size()
     assert e.itemsize == t.itemsize
     assert e.nbytes == t.nbytes
+
+
+def test_result_type_rejects_non_numbers():
+    for args in [("a", 1), (None, 1.0), ([1], 2)]:
+        with pytest.raises(TypeError):
+            torch.result_type(*args)
+        with pytest.raises(TypeError):
+            ember.result_type(*args)
 
 
 def test_predicates_reject_non_tensors():
