@@ -67,54 +67,20 @@ _STATE_TAIL = struct.Struct("<II")  # has_uint32, uinteger
 # dtype helpers
 # ---------------------------------------------------------------------------
 
-# torch ScalarType names (used in "... got: Long" style messages).
-_SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "uint16": "UInt16",
-    "uint32": "UInt32",
-    "uint64": "UInt64",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-# c10 TypeMeta names (used in "... out of bounds for float" style messages).
-_TYPE_META_NAMES = {
-    "bool": "bool",
-    "uint8": "unsigned char",
-    "int8": "signed char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "uint16": "short unsigned int",
-    "uint32": "unsigned int",
-    "uint64": "long unsigned int",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
 # Mantissa digits (std::numeric_limits<T>::digits) of the floating dtypes.
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def _scalar_type_name(dt: np.dtype) -> str:
-    return _SCALAR_TYPE_NAMES.get(dt.name, dt.name)
+    from ember._core.dtype import _SCALAR_NAMES
+
+    return _SCALAR_NAMES.get(dt.name, dt.name)
 
 
 def _type_meta_name(dt: np.dtype) -> str:
-    return _TYPE_META_NAMES.get(dt.name, dt.name)
+    from ember._core.dtype import _CPP_NAMES
+
+    return _CPP_NAMES.get(dt.name, dt.name)
 
 
 def _is_bf16(dt: np.dtype) -> bool:

@@ -149,9 +149,31 @@ _SCALAR_NAMES = {
 }
 
 
+# c10's C++ type names, used in other messages ("... with dtype 'long int'")
+_CPP_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
 def scalar_type_name(d: dtype) -> str:
     """Return torch's ScalarType name of ``d`` (``Long`` for int64), as its messages print it."""
     return _SCALAR_NAMES[d.name]
+
+
+def cpp_type_name(d: dtype) -> str:
+    """Return the C++ type name torch prints for ``d`` (``long int`` for int64)."""
+    return _CPP_NAMES[d.name]
 
 
 def _dtype_by_name(name: str) -> dtype:

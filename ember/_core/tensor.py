@@ -10,6 +10,7 @@ state.
 from __future__ import annotations
 
 import builtins
+import warnings
 import weakref
 
 import numpy as np
@@ -136,6 +137,15 @@ _TYPE_NAMES = {
     "complex128": "torch.ComplexDoubleTensor",
 }
 _DTYPE_OF_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
 
 
 class Tensor:
@@ -315,10 +325,14 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records operations on this (leaf) tensor; return self."""
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
+
+    def _set_requires_grad(self, requires_grad: bool, who: str) -> Tensor:
+        # torch words the dtype error differently for the method, the attribute and factories
         if self.grad_fn is not None:
             if requires_grad:
                 return self
@@ -328,9 +342,7 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError(f"{who} can require gradients")
         self._requires_grad = builtins.bool(requires_grad)
         return self
 
@@ -340,6 +352,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -351,7 +365,15 @@ class Tensor:
                     f"type {type(value).__name__}"
                 )
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{D.cpp_type_name(value.dtype)}'"
+                    f" to a tensor with grad_dtype '{D.scalar_type_name(self.dtype)}'. The "
+                    "gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    "dtype). You can set the tensor's grad_dtype attribute with a specific dtype, "
+                    "or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "
+                    "of a tensor and its gradient may break downstream systems that assume they "
+                    "match."
+                )
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
@@ -415,12 +437,8 @@ class Tensor:
         def retain(grad):
             t = ref()
             if t is not None:
-                if t._grad is None:
-                    t._grad = grad.detach() if not grad.requires_grad else grad
-                    if t._grad._data.base is not None or not t._grad._data.flags.writeable:
-                        t._grad = _wrap(t._grad._data.copy())
-                else:
-                    t._grad = t._grad + grad
+                # torch always clones: the retained grad never aliases the flowing one
+                t._grad = grad.clone() if t._grad is None else t._grad + grad
             return grad
 
         self.grad_fn._add_tensor_hook(self._output_nr, retain, retain=True)

@@ -51,7 +51,7 @@ def _finish(arr: np.ndarray, requires_grad: bool = False) -> Tensor:
         arr = _empty_strides(arr)
     t = _wrap(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
 
 

@@ -161,7 +161,7 @@ def _promoted_arrays(inputs, policy):
             b = inputs[1]
             tb = type(b)
             if tb is float or tb is int:
-                if dt.is_floating_point:
+                if dt.is_floating_point and dt is not D.bfloat16:
                     return dt, [a._data, b]
             elif (tb is Tensor or isinstance(b, Tensor)) and b.dtype is dt:
                 if dt.is_floating_point or policy is not FLOAT:
@@ -178,7 +178,8 @@ def _promoted_arrays(inputs, policy):
         elif type(x) is bool and dt is not D.bool:
             arrays.append(int(x))
         elif type(x) in _SCALARS:
-            arrays.append(x)
+            # NumPy treats Python scalars as weak, but ml_dtypes' bfloat16 does not
+            arrays.append(npdt.type(x) if dt is D.bfloat16 else x)
         else:
             arrays.append(_plain_scalar(x))
     return dt, arrays
@@ -364,21 +365,7 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
 
 
 def _type_name(dt: D.dtype) -> str:
-    names = {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "bfloat16": "BFloat16",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-    }
-    return names[dt.name]
+    return D.scalar_type_name(dt)
 
 
 def _snapshot(t: Tensor) -> Tensor:

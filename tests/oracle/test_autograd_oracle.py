@@ -150,7 +150,6 @@ def test_leaf_state(fn):
     same(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor.py: requires_grad_ message differs from torch's")
 def test_int_requires_grad_message():
     same(_int_requires_grad_)
 
@@ -159,7 +158,6 @@ def test_int_requires_grad_class():
     same(_int_requires_grad_, message=False)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor.py: grad setter dtype message is torch 1.x's")
 def test_grad_wrong_dtype_message():
     same(_grad_wrong_dtype)
 
@@ -168,7 +166,6 @@ def test_grad_wrong_dtype_class():
     same(_grad_wrong_dtype, message=False)
 
 
-@pytest.mark.xfail(strict=True, reason="creation.py: factory requires_grad message differs")
 def test_factory_int_requires_grad_message():
     same(lambda lib: lib.ones(3, dtype=lib.int64, requires_grad=True))
 
@@ -615,7 +612,6 @@ def test_backward(fn):
     same(fn)
 
 
-@pytest.mark.xfail(strict=True, reason="tensor.py: .grad of a non-leaf does not warn")
 def test_nonleaf_grad_warns():
     x = ember.ones(3, requires_grad=True) * 2
     with pytest.warns(UserWarning, match="is not a leaf Tensor is being accessed"):
@@ -1409,7 +1405,6 @@ def _retain_grad_create_graph(lib):
     return name(h.grad.grad_fn), h.grad.requires_grad
 
 
-@pytest.mark.xfail(strict=True, reason="tensor.py: retain_grad keeps the gradient, no clone")
 def test_retain_grad_create_graph_clones():
     same(_retain_grad_create_graph)
 

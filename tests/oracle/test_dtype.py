@@ -134,11 +134,6 @@ def test_set_default_dtype(name, default_dtype):
         assert _name(case(ember)) == _name(case(torch))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry._promoted_arrays passes Python floats to NumPy as-is; ml_dtypes' bfloat16 "
-    "does not treat them as weak scalars, so bf16_array * 1.5 comes back float32",
-)
 def test_bfloat16_times_python_float(default_dtype):
     x = ember.ones(2, dtype=ember.bfloat16)
     assert (x * 1.5).dtype is ember.bfloat16
