@@ -146,6 +146,9 @@ _SCALAR_NAMES = {
     "float64": "Double",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
 }
 
 
@@ -163,6 +166,10 @@ _CPP_NAMES = {
     "float64": "double",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
+    # NumPy unsigned types ember has no dtype for, named in range errors
+    "uint16": "short unsigned int",
+    "uint32": "unsigned int",
+    "uint64": "long unsigned int",
 }
 
 
