@@ -1,24 +1,148 @@
 """Shape and view ops. A view op's forward returns a NumPy view of its input; dispatch then makes
 the result share the input's version counter and remember how to replay itself from the base.
 Also cat and stack, which split/unbind need for their backward.
+
+Strides are torch's: where NumPy picks other strides (size-1 and empty dims, empty slices) or
+has no view op (unsqueeze with torch's stride, expand, diagonal, unfold, as_strided), the array
+is built with torch's geometry by ``_strided``, over the same memory.
 """
 
 from __future__ import annotations
 
+import operator
+import warnings
+
 import numpy as np
-from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from ember._core.storage import owner_of
 from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
-from ember._ops.registry import SAME, dispatch, expose, op
+from ember._ops.registry import SAME, _type_name, dispatch, expose, op
+
+# ------------------------------------------------------------------------------ geometry
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _estrides(a: np.ndarray) -> tuple:
+    """Return the strides of ``a`` in elements."""
+    item = a.itemsize
+    return tuple(s // item for s in a.strides)
+
+
+class _Memory:
+    """Raw memory handed to ``np.asarray`` (the last resort of ``_strided``)."""
+
+    def __init__(self, interface, base):
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _strided(x: np.ndarray, shape, strides, offset: int = 0) -> np.ndarray:
+    """Return an array over ``x``'s memory with ``shape`` and ``strides`` (in elements), starting
+    ``offset`` elements after ``x``'s first element.
+
+    Its ``.base`` chain ends at ``x``'s owner, so ``storage_offset`` and ``untyped_storage`` stay
+    right (NumPy's ``as_strided`` would hide the owner behind a dummy object).
+    """
+    item = x.itemsize
+    bstrides = tuple(s * item for s in strides)
+    if offset >= 0 and x.flags.c_contiguous:
+        try:  # the cheap case: x itself is the buffer
+            return np.ndarray(shape, x.dtype, buffer=x, offset=offset * item, strides=bstrides)
+        except (TypeError, ValueError):
+            pass  # the view reaches outside x: use the whole storage
+    owner = owner_of(x)
+    start = _ptr(x) - _ptr(owner) + offset * item
+    if owner.flags.c_contiguous or owner.flags.f_contiguous:
+        if start > owner.nbytes and 0 in shape:
+            start = owner.nbytes  # torch lets an empty view start past the end; NumPy cannot
+        return np.ndarray(shape, x.dtype, buffer=owner, offset=start, strides=bstrides)
+    # the owner is no plain buffer (it was itself made by as_strided): raw memory
+    iface = dict(x.__array_interface__)
+    iface.update(
+        shape=tuple(shape),
+        strides=bstrides,
+        data=(_ptr(x) + offset * item, not x.flags.writeable),
+    )
+    iface.pop("descr", None)
+    out = np.asarray(_Memory(iface, x))
+    return out if out.dtype == x.dtype else out.view(x.dtype)
+
+
+def _contiguous_strides(shape) -> tuple:
+    # torch's default strides (empty dims count as 1, so no stride is 0)
+    strides = []
+    s = 1
+    for n in reversed(shape):
+        strides.append(s)
+        s *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _compute_stride(oldshape, oldstride, newshape):
+    """Return torch's strides for viewing (oldshape, oldstride) as ``newshape``, or None.
+
+    ATen's ``computeStride``: dims are grouped into contiguous chunks; each chunk must map onto
+    whole dims of the new shape.
+    """
+    if not oldshape:
+        return (1,) * len(newshape)
+    numel = 1
+    for n in oldshape:
+        numel *= n
+    if numel == 0:
+        if tuple(oldshape) == tuple(newshape):
+            return tuple(oldstride)
+        return _contiguous_strides(newshape)
+    new = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[d]
+        if d == 0 or (oldshape[d - 1] != 1 and oldstride[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                new[view_d] = view_numel * chunk_base
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base = oldstride[d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new)
+
+
+def _slice_array(x: np.ndarray, dim: int, start: int, end: int, step: int) -> np.ndarray:
+    """``x[start:end:step]`` along ``dim`` (bounds already clamped) with torch's geometry."""
+    out = x[(slice(None),) * dim + (slice(start, end, step),)]
+    if out.size == 0 and x.ndim:
+        # NumPy leaves an empty slice at x's first element with an unscaled stride
+        st = list(_estrides(x))
+        offset = start * st[dim]
+        st[dim] *= step
+        return _strided(x, out.shape, st, offset)
+    return out
+
+
+def _select_array(x: np.ndarray, dim: int, index: int) -> np.ndarray:
+    return x[(slice(None),) * dim + (index, Ellipsis)]
 
 
 def _sizes(args) -> tuple:
     """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)``."""
+    if not args:
+        raise TypeError("missing 1 required positional argument: a sequence of ints")
     if len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
         args = args[0]
     try:
-        return tuple(int(s) for s in args)
+        return tuple(operator.index(s) for s in args)
     except TypeError:
         raise TypeError(f"expected a sequence of ints, got {args!r}") from None
 
@@ -33,16 +157,19 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
                 raise RuntimeError("only one dimension can be inferred")
             infer = i
         elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
         else:
             known *= s
-    if infer is not None:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = shape[:infer] + (numel // known,) + shape[infer + 1 :]
-    elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is not None:
+            if known == 0:
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                    "unspecified dimension size -1 can be any value and is ambiguous"
+                )
+            shape = shape[:infer] + (numel // known,) + shape[infer + 1 :]
+        return shape
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
 # ------------------------------------------------------------------------------ view / reshape
@@ -53,28 +180,45 @@ _VIEW_ERR = (
 )
 
 
-@op("view", grad_fn="ViewBackward0", view=True)
-def _view(x, shape):
+def _reshape_array(x: np.ndarray, shape: tuple) -> np.ndarray:
     try:
-        return np.reshape(x, shape, copy=False)
+        out = np.reshape(x, shape, copy=False)
     except ValueError:
         raise RuntimeError(_VIEW_ERR) from None
+    if 1 in shape or out.size == 0:
+        # only size-1 dims and empty tensors can get other strides from NumPy than from torch
+        want = _compute_stride(x.shape, _estrides(x), shape)
+        if want is not None and want != _estrides(out):
+            return _strided(x, shape, want)
+    return out
 
 
-_view.backward(lambda ctx, g, shape: g.reshape(ctx._input_meta[0][0]))
+def _reshape_backward(ctx, g, shape):
+    return g.reshape(ctx._input_meta[0][0])
+
+
+@op("view", grad_fn="ViewBackward0", view=True)
+def _view(x, shape):
+    return _reshape_array(x, shape)
+
+
+@op("_reshape_alias", grad_fn="ReshapeAliasBackward0", view=True)
+def _reshape_alias(x, shape):
+    return _reshape_array(x, shape)
 
 
 @op("_unsafe_view", grad_fn="UnsafeViewBackward0")
 def _unsafe_view(x, shape):
-    return np.reshape(x, shape)
+    return _reshape_array(x, shape)
 
 
-_unsafe_view.backward(lambda ctx, g, shape: g.reshape(ctx._input_meta[0][0]))
+for _o in (_view, _reshape_alias, _unsafe_view):
+    _o.backward(_reshape_backward)
 
 
 def view(self, *shape):
     """Return a view of ``self`` with the given shape (or reinterpreted as another dtype)."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Size)):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Size, Tensor)):
         from ember._core.dtype import dtype as _dtype
 
         if isinstance(shape[0], _dtype):
@@ -89,26 +233,51 @@ def view(self, *shape):
 
 
 def _view_dtype(self, dtype):
+    # torch: shares storage and version counter, is not a view for autograd (``_base`` is
+    # None) and is never differentiable
     a = self._data
-    if dtype.itemsize != a.itemsize and (a.ndim == 0 or a.strides[-1] != a.itemsize):
-        raise RuntimeError(
-            "self.stride(-1) must be 1 to view Byte as Float (different element sizes), but got "
-            f"{self.stride(-1) if a.ndim else 0}"
-        )
-    t = _wrap(a.view(dtype.np))
+    old, new = a.itemsize, dtype.itemsize
+    if new != old:
+        what = f"to view {_type_name(self.dtype)} as {_type_name(dtype)} (different element sizes)"
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        st = _estrides(a)
+        if st[-1] != 1 and a.size:  # NumPy gives empty arrays stride 0
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
+        if new > old:
+            ratio = new // old
+            if a.shape[-1] % ratio:
+                raise RuntimeError(
+                    f"self.size(-1) must be divisible by {ratio} {what}, but got {a.shape[-1]}"
+                )
+            off = self.storage_offset()
+            if off % ratio:
+                raise RuntimeError(
+                    f"self.storage_offset() must be divisible by {ratio} {what}, but got {off}"
+                )
+            for i, s in enumerate(st[:-1]):
+                if s % ratio:
+                    raise RuntimeError(
+                        f"self.stride({i}) must be divisible by {ratio} {what}, but got {s}"
+                    )
+    try:
+        out = a.view(dtype.np)
+    except ValueError as e:  # NumPy's own check; torch's checks above come first
+        raise RuntimeError(f"view(dtype): {e}") from None
+    t = _wrap(out)
     t._vc = self._vc
-    t._base = self if self._base is None else self._base
     return t
 
 
 def reshape(input, *shape):
     """Return ``input`` with the given shape: a view when strides allow it, else a copy."""
-    shape = infer_shape(_sizes(shape), input._data.size)
-    try:
-        np.reshape(input._data, shape, copy=False)
-    except ValueError:
-        return dispatch(_unsafe_view, (dispatch(_clone_op(), (input,)),), {"shape": shape})
-    return dispatch(_view, (input,), {"shape": shape})
+    a = input._data
+    shape = infer_shape(_sizes(shape), a.size)
+    if a.flags.c_contiguous:
+        return dispatch(_view, (input,), {"shape": shape})
+    if _compute_stride(a.shape, _estrides(a), shape) is not None:
+        return dispatch(_reshape_alias, (input,), {"shape": shape})
+    return dispatch(_unsafe_view, (dispatch(_clone_op(), (input,)),), {"shape": shape})
 
 
 def _clone_op():
@@ -146,15 +315,23 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 def unflatten(input, dim: int, sizes):
     """Return ``input`` with dimension ``dim`` expanded into ``sizes``."""
-    d = wrap_dim(dim, input._data.ndim)
+    nd = input._data.ndim
+    d = wrap_dim(dim, nd)
+    sizes = _sizes((sizes,))
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
     shp = input._data.shape
-    sizes = tuple(sizes)
-    if -1 not in sizes and int(np.prod(sizes)) != shp[d]:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
-            f"({shp[d]}) in the input tensor"
-        )
-    sizes = infer_shape(sizes, shp[d])
+    try:
+        if nd == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        sizes = infer_shape(sizes, shp[d])
+    except (RuntimeError, IndexError) as e:
+        if str(e).startswith("shape '"):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                f"{d} ({shp[d]}) in the input tensor"
+            ) from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
     return view(input, shp[:d] + sizes + shp[d + 1 :])
 
 
@@ -187,7 +364,7 @@ def permute(input, *dims):
 
 @op("transpose", grad_fn="TransposeBackward0", view=True)
 def _transpose(x, dim0, dim1):
-    return np.swapaxes(x, dim0, dim1)
+    return np.swapaxes(x, dim0, dim1) if x.ndim else x.view()
 
 
 _transpose.backward(lambda ctx, g, dim0, dim1: g.transpose(dim0, dim1))
@@ -219,18 +396,24 @@ def t(input):
 def movedim(input, source, destination):
     """Return a view of ``input`` with dims ``source`` moved to ``destination``."""
     nd = input._data.ndim
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):
         raise RuntimeError(
             "movedim: Invalid source or destination dims: source "
             f"({list(src)} dims) should contain the same number of dims as destination "
             f"({list(dst)} dims)"
         )
-    src = [wrap_dim(d, nd) for d in src]
-    dst = [wrap_dim(d, nd) for d in dst]
-    order = [d for d in range(nd) if d not in src]
-    for d, s in sorted(zip(dst, src)):
+    wsrc = [wrap_dim(d, nd) for d in src]
+    wdst = [wrap_dim(d, nd) for d in dst]
+    if len(set(wsrc)) != len(wsrc):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(wdst)) != len(wdst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    if nd == 0:
+        return dispatch(_alias, (input,))
+    order = [d for d in range(nd) if d not in wsrc]
+    for d, s in sorted(zip(wdst, wsrc)):
         order.insert(d, s)
     return dispatch(_permute, (input,), {"dims": tuple(order)})
 
@@ -240,6 +423,17 @@ moveaxis = movedim
 
 def _T(self):
     nd = self._data.ndim
+    if nd != 2:
+        warnings.warn(
+            "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+            if nd == 0
+            else "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
+            "reverse the dimensions of a tensor.",
+            UserWarning,
+            stacklevel=2,
+        )
     return dispatch(_permute, (self,), {"dims": tuple(range(nd - 1, -1, -1))})
 
 
@@ -257,7 +451,19 @@ def _mT(self):
 
 @op("expand", grad_fn="ExpandBackward0", view=True)
 def _expand(x, shape):
-    return np.broadcast_to(x, shape)
+    # torch's inferExpandGeometry: new leading dims continue the strides, broadcast dims get 0
+    nd, xnd = len(shape), x.ndim
+    if xnd == 0:
+        return _strided(x, shape, (0,) * nd)
+    xs, xst = x.shape, _estrides(x)
+    strides = [0] * nd
+    for i in range(nd - 1, -1, -1):
+        d = i - (nd - xnd)
+        if d >= 0:
+            strides[i] = xst[d] if xs[d] == shape[i] else 0
+        elif shape[i] == 1:
+            strides[i] = shape[i + 1] * strides[i + 1]
+    return _strided(x, shape, strides)
 
 
 @_expand.backward
@@ -274,9 +480,9 @@ def expand(self, *sizes):
     lead = len(sizes) - len(shp)
     if lead < 0:
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(shp)}}}, size={list(sizes)}): the number of sizes "
-            "provided (%d) must be greater or equal to the number of dimensions in the tensor "
-            "(%d)" % (len(sizes), len(shp))
+            f"expand({self.type()}{{{list(shp)}}}, size={list(sizes)}): the number of sizes "
+            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({len(shp)})"
         )
     out = []
     for i, s in enumerate(sizes):
@@ -284,7 +490,7 @@ def expand(self, *sizes):
             if s < 0:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
-                    "non-existing dimension 0"
+                    f"non-existing dimension {i}"
                 )
             out.append(s)
             continue
@@ -298,8 +504,7 @@ def expand(self, *sizes):
                 f"{list(shp)}"
             )
         out.append(s)
-    out = tuple(out)
-    return dispatch(_expand, (self,), {"shape": out})
+    return dispatch(_expand, (self,), {"shape": tuple(out)})
 
 
 def expand_as(self, other):
@@ -318,12 +523,12 @@ def _squeeze_all(x):
 
 @op("squeeze", grad_fn="SqueezeBackward1", view=True)
 def _squeeze_dim(x, dim):
-    return np.squeeze(x, dim) if x.shape[dim] == 1 else x.view()
+    return np.squeeze(x, dim) if x.ndim and x.shape[dim] == 1 else x.view()
 
 
 @op("squeeze", grad_fn="SqueezeBackward2", view=True)
 def _squeeze_dims(x, dims):
-    return np.squeeze(x, tuple(d for d in dims if x.shape[d] == 1))
+    return np.squeeze(x, tuple(d for d in dims if x.shape[d] == 1)) if x.ndim else x.view()
 
 
 for _o in (_squeeze_all, _squeeze_dim, _squeeze_dims):
@@ -336,14 +541,20 @@ def squeeze(input, dim=None):
     if dim is None:
         return dispatch(_squeeze_all, (input,))
     if isinstance(dim, (int, np.integer)):
-        return dispatch(_squeeze_dim, (input,), {"dim": wrap_dim(int(dim), nd) if nd else 0})
-    dims = tuple(wrap_dim(d, nd) for d in dim) if nd else ()
+        return dispatch(_squeeze_dim, (input,), {"dim": wrap_dim(int(dim), nd)})
+    dims = tuple(wrap_dim(d, nd) for d in dim)
+    if len(set(dims)) != len(dims):
+        dup = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return dispatch(_squeeze_dims, (input,), {"dims": dims})
 
 
 @op("unsqueeze", grad_fn="UnsqueezeBackward0", view=True)
 def _unsqueeze(x, dim):
-    return np.expand_dims(x, dim)
+    # torch's stride for the new dim: that of the dim it lands before, times its size
+    shp, st = x.shape, _estrides(x)
+    new = shp[dim] * st[dim] if dim < x.ndim else 1
+    return _strided(x, shp[:dim] + (1,) + shp[dim:], st[:dim] + (new,) + st[dim:])
 
 
 _unsqueeze.backward(lambda ctx, g, dim: g.squeeze(dim))
@@ -366,7 +577,7 @@ _alias.backward(lambda ctx, g: g)
 
 @op("select", grad_fn="SelectBackward0", view=True)
 def _select(x, dim, index):
-    return x[(slice(None),) * dim + (index, Ellipsis)]
+    return _select_array(x, dim, index)
 
 
 @_select.backward
@@ -393,7 +604,7 @@ def select(input, dim: int, index: int):
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, nd)
     n = input._data.shape[d]
-    index = int(index)
+    index = operator.index(index)
     if not -n <= index < n:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
@@ -404,7 +615,7 @@ def select(input, dim: int, index: int):
 
 @op("slice", grad_fn="SliceBackward0", view=True)
 def _slice(x, dim, start, end, step):
-    return x[(slice(None),) * dim + (slice(start, end, step),)]
+    return _slice_array(x, dim, start, end, step)
 
 
 @_slice.backward
@@ -442,16 +653,19 @@ def narrow(input, dim: int, start, length: int):
     nd = input._data.ndim
     if nd == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    length = operator.index(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = wrap_dim(dim, nd)
     n = input._data.shape[d]
-    start = int(start)
+    start = operator.index(start)
     if not -n <= start <= n:
         raise IndexError(
             f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
         )
     if start < 0:
         start += n
-    if length < 0 or start + length > n:
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return dispatch(_slice, (input,), {"dim": d, "start": start, "end": start + length, "step": 1})
 
@@ -459,36 +673,26 @@ def narrow(input, dim: int, start, length: int):
 # ------------------------------------------------------------------------------ diagonal, unfold
 
 
-@op("diagonal", grad_fn="DiagonalBackward0", view=True)
-def _diagonal(x, offset, dim1, dim2):
-    shp, st = x.shape, x.strides
-    n1, n2 = shp[dim1], shp[dim2]
+def _diagonal_geometry(shape, strides, offset, dim1, dim2):
+    n1, n2 = shape[dim1], shape[dim2]
     if offset >= 0:
         length = max(min(n1, n2 - offset), 0)
-        start = offset * st[dim2] if length else 0
+        start = offset * strides[dim2]
     else:
         length = max(min(n1 + offset, n2), 0)
-        start = -offset * st[dim1] if length else 0
-    rest = [d for d in range(x.ndim) if d not in (dim1, dim2)]
-    shape = tuple(shp[d] for d in rest) + (length,)
-    strides = tuple(st[d] for d in rest) + (st[dim1] + st[dim2],)
-    if x.size == 0:
-        return np.zeros(shape, dtype=x.dtype)
-    return _np_as_strided(_offset_view(x, start), shape=shape, strides=strides)
+        start = -offset * strides[dim1]
+    if length == 0:
+        start = 0  # torch leaves the offset of an empty diagonal alone
+    rest = [d for d in range(len(shape)) if d not in (dim1, dim2)]
+    out_shape = tuple(shape[d] for d in rest) + (length,)
+    out_strides = tuple(strides[d] for d in rest) + (strides[dim1] + strides[dim2],)
+    return out_shape, out_strides, start
 
 
-def _offset_view(x: np.ndarray, byte_offset: int) -> np.ndarray:
-    # an ndarray starting ``byte_offset`` bytes into x's memory, same dtype (for as_strided)
-    if byte_offset == 0:
-        return x
-    owner = owner_of(x)
-    flat = _np_as_strided(owner, shape=(owner.nbytes // owner.itemsize,), strides=(owner.itemsize,))
-    start = (_ptr(x) - _ptr(owner) + byte_offset) // x.itemsize
-    return flat[start:]
-
-
-def _ptr(a):
-    return a.__array_interface__["data"][0]
+@op("diagonal", grad_fn="DiagonalBackward0", view=True)
+def _diagonal(x, offset, dim1, dim2):
+    shape, strides, start = _diagonal_geometry(x.shape, _estrides(x), offset, dim1, dim2)
+    return _strided(x, shape, strides, start)
 
 
 @_diagonal.backward
@@ -524,9 +728,12 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
 @op("unfold", grad_fn="UnfoldBackward0", view=True)
 def _unfold(x, dim, size, step):
     if x.ndim == 0:
-        return _np_as_strided(x, shape=(size,), strides=(0,)) if size == 1 else None
-    w = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim, writeable=True)
-    return w[(slice(None),) * dim + (slice(None, None, step),)]
+        return _strided(x, (size,), (1,))
+    shape, strides = list(x.shape), list(_estrides(x))
+    shape[dim] = (shape[dim] - size) // step + 1
+    stride = strides[dim]
+    strides[dim] = stride * step
+    return _strided(x, tuple(shape) + (size,), tuple(strides) + (stride,))
 
 
 @_unfold.backward
@@ -557,10 +764,12 @@ _unfold_backward.backward(lambda ctx, gg, shape, dim, size, step: gg.unfold(dim,
 def unfold(self, dimension: int, size: int, step: int):
     """Return a view with all slices of length ``size`` (stride ``step``) along ``dimension``."""
     nd = self._data.ndim
-    d = wrap_dim(dimension, nd) if nd else 0
+    d = wrap_dim(dimension, nd)
     n = self._data.shape[d] if nd else 1
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     return dispatch(_unfold, (self,), {"dim": d, "size": size, "step": step})
@@ -577,25 +786,28 @@ def _positions(shape, strides, offset):
 
 
 @op("as_strided", grad_fn="AsStridedBackward0", view=True)
-def _as_strided(x, size, stride, storage_offset):
+def _as_strided(x, size, stride, storage_offset, input_geometry):
     owner = owner_of(x)
     item = x.itemsize
-    flat = _np_as_strided(owner, shape=(owner.nbytes // item,), strides=(item,))
+    storage = owner.nbytes // item
     need = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
-    if all(size) and need > flat.size:
+    if all(size) and need > storage:
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
             f"{storage_offset}, and itemsize {item} requiring a storage size of {need * item} "
-            f"are out of bounds for storage of size {flat.size * item}"
+            f"are out of bounds for storage of size {storage * item}"
         )
-    return _np_as_strided(
-        flat[storage_offset:], shape=size, strides=tuple(s * item for s in stride)
-    )
+    here = (_ptr(x) - _ptr(owner)) // item
+    return _strided(x, size, stride, storage_offset - here)
 
 
 @_as_strided.backward
-def _(ctx, g, size, stride, storage_offset, _geometry):
-    return dispatch(_as_strided_backward, (g,), {"geometry": _geometry})
+def _(ctx, g, size, stride, storage_offset, input_geometry):
+    # scatter-add the gradient into a flat storage, then read the input's elements back out
+    in_pos = _positions(*input_geometry)
+    out_pos = _positions(size, stride, storage_offset)
+    storage = int(max(in_pos.max(initial=0), out_pos.max(initial=0))) + 1
+    return dispatch(_as_strided_backward, (g,), {"geometry": (in_pos, out_pos, storage)})
 
 
 @op("as_strided_backward", grad_fn="AsStridedBackwardBackward0")
@@ -615,34 +827,51 @@ _as_strided_backward.backward(
 
 def as_strided(input, size, stride, storage_offset=None):
     """Return a view of ``input``'s storage with the given size, strides and offset."""
-    size, stride = tuple(size), tuple(stride)
-    off = input.storage_offset() if storage_offset is None else int(storage_offset)
-    out = dispatch(_as_strided, (input,), {"size": size, "stride": stride, "storage_offset": off})
-    if out.grad_fn is not None:
-        in_pos = _positions(input.shape, input.stride(), input.storage_offset())
-        out_pos = _positions(size, stride, off)
-        storage = int(max(in_pos.max(initial=0), out_pos.max(initial=0))) + 1
-        out.grad_fn.params = dict(out.grad_fn.params, _geometry=(in_pos, out_pos, storage))
-    return out
+    size, stride = _sizes((size,)), _sizes((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}"
+        )
+    here = input.storage_offset()
+    off = here if storage_offset is None else operator.index(storage_offset)
+    if off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {off}")
+    params = {
+        "size": size,
+        "stride": stride,
+        "storage_offset": off,
+        # where the input's elements sit in the storage, for the backward (and its replays)
+        "input_geometry": (input._data.shape, input.stride(), here),
+    }
+    return dispatch(_as_strided, (input,), params)
 
 
 # ------------------------------------------------------------------------------ cat, stack, split
 
 
+def _legacy_empty(a) -> bool:
+    # torch.cat skips 1-D tensors of shape (0,) whatever the other inputs' shapes
+    return a.ndim == 1 and a.shape[0] == 0
+
+
 @op("cat", grad_fn="CatBackward0", promote=SAME)
-def _cat(*arrays, dim):
-    return np.concatenate(arrays, axis=dim)
+def _cat(*arrays, dim, sizes):
+    kept = [a for a in arrays if not _legacy_empty(a)] or arrays[:1]
+    return np.concatenate(kept, axis=dim)
 
 
 @_cat.backward
-def _(ctx, g, dim):
+def _(ctx, g, dim, sizes):
+    # ``sizes``: each input's extent along ``dim`` (None for a skipped legacy empty tensor)
     out = []
     start = 0
-    for need, meta in zip(ctx.needs_input_grad, ctx._input_meta):
-        if meta is None:
-            out.append(None)
+    for need, n in zip(ctx.needs_input_grad, sizes):
+        if n is None:
+            out.append(g.new_zeros((0,)) if need else None)
             continue
-        n = meta[0][dim] if len(meta[0]) else 0
         out.append(g.narrow(dim, start, n) if need else None)
         start += n
     return tuple(out)
@@ -652,29 +881,29 @@ def cat(tensors, dim: int = 0, *, out=None):
     """Return the concatenation of ``tensors`` along ``dim``."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    # torch skips legacy empty 1-D tensors of shape (0,)
-    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    kept = [(i, t) for i, t in enumerate(tensors) if not _legacy_empty(t._data)]
     if not kept:
-        return tensors[0].clone()
-    ref = kept[0]
-    if ref._data.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = wrap_dim(dim, ref._data.ndim)
-    for t in kept:
-        if t._data.ndim != ref._data.ndim:
+        return dispatch(_cat, tuple(tensors), {"dim": 0, "sizes": (0,) * len(tensors)})
+    ref = kept[0][1]._data
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    d = wrap_dim(dim, ref.ndim)
+    for i, t in kept:
+        a = t._data
+        if a.ndim != ref.ndim:
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {ref._data.ndim} and "
-                f"{t._data.ndim}"
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}"
             )
-        for k in range(ref._data.ndim):
-            if k != d and t._data.shape[k] != ref._data.shape[k]:
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number "
-                    f"{tensors.index(t)} in the list."
+                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list."
                 )
-    return dispatch(_cat, tuple(kept), {"dim": d})
+    sizes = tuple(None if _legacy_empty(t._data) else t._data.shape[d] for t in tensors)
+    return dispatch(_cat, tuple(tensors), {"dim": d, "sizes": sizes})
 
 
 concat = concatenate = cat
@@ -697,19 +926,19 @@ def stack(tensors, dim: int = 0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shp = tensors[0]._data.shape
+    d = wrap_dim(dim, len(shp) + 1)
     for i, t in enumerate(tensors):
         if t._data.shape != shp:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
                 f"{list(t._data.shape)} at entry {i}"
             )
-    d = wrap_dim(dim, len(shp) + 1)
     return dispatch(_stack, tuple(tensors), {"dim": d})
 
 
 @op("unbind", grad_fn="UnbindBackward0", view="multi")
 def _unbind(x, dim):
-    return tuple(np.moveaxis(x, dim, 0))
+    return tuple(_select_array(x, dim, i) for i in range(x.shape[dim]))
 
 
 @_unbind.backward
@@ -730,8 +959,12 @@ def unbind(input, dim: int = 0):
 
 
 def _split_forward(x, dim, sizes):
-    bounds = np.cumsum(sizes)[:-1]
-    return tuple(np.split(x, bounds, axis=dim))
+    out = []
+    start = 0
+    for n in sizes:
+        out.append(_slice_array(x, dim, start, start + n, 1))
+        start += n
+    return tuple(out)
 
 
 def _split_backward(ctx, *grads, dim, sizes):
@@ -755,33 +988,60 @@ _split_sizes.backward(_split_backward)
 
 def split(tensor, split_size_or_sections, dim: int = 0):
     """Return views: chunks of ``split_size`` along ``dim``, or of the listed sizes."""
+    if not isinstance(split_size_or_sections, (int, np.integer)):
+        return split_with_sizes(tensor, split_size_or_sections, dim)
     nd = tensor._data.ndim
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, nd)
     n = tensor._data.shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        size = int(split_size_or_sections)
-        if size <= 0 and not (size == 0 and n == 0):
-            raise RuntimeError(
-                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
-            )
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
-        return dispatch(_split, (tensor,), {"dim": d, "sizes": tuple(sizes)})
-    sizes = tuple(int(s) for s in split_size_or_sections)
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+        )
+    count = max(-(-n // size), 1) if size else 1
+    sizes = (size,) * (count - 1) + (size - (size * count - n),)
+    return dispatch(_split, (tensor,), {"dim": d, "sizes": sizes})
+
+
+def split_with_sizes(input, split_sizes, dim: int = 0):
+    """Return views of ``input`` along ``dim`` with the listed sizes."""
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, nd)
+    n = input._data.shape[d]
+    sizes = _sizes((split_sizes,))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={list(sizes)}"
+        )
     if sum(sizes) != n:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
             f"dimension {d}), but got split_sizes={list(sizes)}"
         )
-    return dispatch(_split_sizes, (tensor,), {"dim": d, "sizes": sizes})
+    return dispatch(_split_sizes, (input,), {"dim": d, "sizes": sizes})
 
 
 def chunk(input, chunks: int, dim: int = 0):
     """Return up to ``chunks`` views of ``input`` split evenly along ``dim``."""
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.shape[wrap_dim(dim, input._data.ndim)]
-    size = -(-n // chunks) if n else 1
-    return split(input, size, dim)
+    d = wrap_dim(dim, nd)
+    n = input._data.shape[d]
+    size = -(-n // chunks)
+    if size == 0 and n == 0:
+        # torch keeps the number of (empty) chunks
+        return split_with_sizes(input, (0,) * chunks, d)
+    return split(input, size, d)
 
 
 def contiguous(self, memory_format=None):
@@ -809,6 +1069,7 @@ for _f in (
     as_strided,
     unbind,
     split,
+    split_with_sizes,
     chunk,
 ):
     expose(_f)
