@@ -117,7 +117,7 @@ def _wrap(arr: np.ndarray) -> Tensor:
     t._data = arr
     t.dtype = D.FROM_NP[arr.dtype]
     t._requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._vc = [0]
     return t
 
@@ -152,7 +152,7 @@ class Tensor:
     """A multi-dimensional array with autograd, as ``torch.Tensor``."""
 
     # hot attributes live in slots; rarely set ones fall back to the class defaults below
-    __slots__ = ("_data", "dtype", "_requires_grad", "grad_fn", "_vc", "__dict__", "__weakref__")
+    __slots__ = ("_data", "dtype", "_requires_grad", "_grad_fn", "_vc", "__dict__", "__weakref__")
 
     _grad = None
     _output_nr = 0
@@ -161,6 +161,8 @@ class Tensor:
     _hooks = None  # tensor hooks of a leaf
     _retains_grad = False
     _view_fn = None  # (parent view_fn, op, params): how to replay this view from its base
+    _view_no_grad = False  # made under no_grad: an in-place op on it in grad mode is an error
+    _base_fn_seen = None  # the base's grad_fn when this view's history was last made
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __new__(cls, *args, **kwargs):
@@ -321,7 +323,22 @@ class Tensor:
     # -------------------------------------------------------------------------- autograd state
     @property
     def requires_grad(self) -> bool:
+        base = self._base
+        if base is not None and base._grad_fn is not self._base_fn_seen:
+            _refresh_view(self)
         return self._requires_grad
+
+    @property
+    def grad_fn(self):
+        """The node that created this tensor (None for leaves)."""
+        base = self._base
+        if base is not None and base._grad_fn is not self._base_fn_seen:
+            _refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn) -> None:
+        self._grad_fn = fn
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -652,6 +669,14 @@ def _contiguous_byte_strides(shape: tuple, item: int) -> tuple:
         strides.append(item)
         item *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def _refresh_view(t: Tensor) -> None:
+    # the base's history changed (an in-place op on it or on another view): the view's
+    # history is now a strided view of the new base, as in torch
+    from ember._ops.registry import refresh_view
+
+    refresh_view(t)
 
 
 def _ptr(a: np.ndarray) -> int:

@@ -81,10 +81,20 @@ class Op:
         "view",
         "differentiable",
         "nondiff_outputs",
+        "save_if",
     )
 
     def __init__(
-        self, name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs
+        self,
+        name,
+        forward,
+        grad_fn,
+        save,
+        promote,
+        view,
+        differentiable,
+        nondiff_outputs,
+        save_if=None,
     ):
         self.name = name
         self.forward = forward
@@ -97,6 +107,9 @@ class Op:
         self.view = view
         self.differentiable = differentiable and grad_fn is not None
         self.nondiff_outputs = nondiff_outputs
+        # {i: (j, ...)}: save input i only if one of inputs j needs grad (torch saves `self`
+        # of a mul only when `other` requires grad; a saved input would pin its version)
+        self.save_if = save_if or {}
 
     def backward(self, fn):
         """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
@@ -111,12 +124,21 @@ class Op:
 
 
 def op(
-    name, grad_fn=None, save=(), promote=None, view=False, differentiable=True, nondiff_outputs=()
+    name,
+    grad_fn=None,
+    save=(),
+    promote=None,
+    view=False,
+    differentiable=True,
+    nondiff_outputs=(),
+    save_if=None,
 ):
     """Declare an op: decorate its forward (arrays -> array or tuple of arrays)."""
 
     def deco(forward):
-        return Op(name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs)
+        return Op(
+            name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs, save_if
+        )
 
     return deco
 
@@ -216,10 +238,16 @@ def _make_node(op, inputs, params, outputs):
     return node
 
 
-def _save(op, node, inputs, out):
+def _save(op, node, inputs, out, snapshot=None):
+    """Save what backward needs: inputs (``snapshot`` stands for input 0 of an in-place op)."""
+    cond = op.save_if
+    needs = node.needs_input_grad
     saved = []
     for i in op.save_inputs:
-        x = inputs[i]
+        if cond and i in cond and not any(needs[j] for j in cond[i]):
+            saved.append(None)  # backward will not read it
+            continue
+        x = snapshot if i == 0 and snapshot is not None else inputs[i]
         saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
     if op.save_output:
         saved.append(SavedTensor(out, is_output=True))
@@ -227,10 +255,15 @@ def _save(op, node, inputs, out):
 
 
 def _requires_grad(inputs) -> bool:
+    result = False
     for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            return True
-    return False
+        if isinstance(x, Tensor):
+            base = x._base
+            if base is not None and base._grad_fn is not x._base_fn_seen:
+                refresh_view(x)
+            if x._requires_grad:
+                result = True
+    return result
 
 
 def _as_view(out: Tensor, src: Tensor, op, params) -> None:
@@ -238,8 +271,14 @@ def _as_view(out: Tensor, src: Tensor, op, params) -> None:
     # from the root base (used when an in-place op on the view rewrites the base's history)
     out._vc = src._vc
     base = src._base
-    out._base = src if base is None else base
+    root = src if base is None else base
+    out._base = root
     out._view_fn = (src._view_fn, op, params)
+    fn = root._grad_fn
+    if fn is not None:
+        out._base_fn_seen = fn
+    if not STATE.grad_enabled:
+        out._view_no_grad = True
 
 
 def _broadcast_error(inputs) -> RuntimeError:
@@ -278,7 +317,7 @@ def dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
         _as_view(res, inputs[0], op, params)
     if record and (res.dtype.is_floating_point or res.dtype.is_complex):
         node = _make_node(op, inputs, params, 1)
-        res.grad_fn = node
+        res._grad_fn = node
         res._requires_grad = True
         if op.save_spec:
             _save(op, node, inputs, res)
@@ -297,7 +336,7 @@ def _wrap_many(op, inputs, params, outs, record):
         node._n_outputs = len(results)
         for i, r in enumerate(results):
             if i not in op.nondiff_outputs:
-                r.grad_fn = node
+                r._grad_fn = node
                 r._output_nr = i
                 r._requires_grad = True
         if op.save_spec:
@@ -305,7 +344,50 @@ def _wrap_many(op, inputs, params, outs, record):
     return tuple(results)
 
 
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block (if "
+    "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+_INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+_PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _check_overlap(op, self: Tensor, inputs: tuple) -> None:
+    """Raise torch's errors for writes that would alias: into an expanded tensor, or from an
+    input that partly overlaps the target (identical geometry, as in ``x.add_(x)``, is fine)."""
+    dst = self._data
+    strides = dst.strides
+    if 0 in strides and dst.size and op.name != "fill_":
+        for n, s in zip(dst.shape, strides):
+            if s == 0 and n > 1:
+                raise RuntimeError(_INTERNAL_OVERLAP)
+    vc = self._vc
+    for x in inputs[1:]:
+        if isinstance(x, Tensor) and x._vc is vc:
+            a = x._data
+            if a is dst or not (a.flags.c_contiguous and dst.flags.c_contiguous):
+                continue  # torch gives up ("too hard") on non-contiguous pairs, and so do we
+            same = (
+                a.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
+                and a.shape == dst.shape
+                and a.strides == strides
+            )
+            if not same and a.size and dst.size and np.may_share_memory(a, dst):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def _check_inplace(self: Tensor) -> None:
+    if STATE.grad_enabled and self._view_no_grad and self._base._requires_grad:
+        raise RuntimeError(_NO_GRAD_VIEW)
     if STATE.grad_enabled and self._requires_grad:
         if self.grad_fn is None:
             raise RuntimeError(
@@ -322,6 +404,7 @@ def _check_inplace(self: Tensor) -> None:
 def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     """Run ``op`` and write its result into ``self``; bump the version; rebase the history."""
     _check_inplace(self)
+    _check_overlap(op, self, inputs)
     if op.promote is not None:
         dt, arrays = _promoted_arrays(inputs, op.promote)
         if op.promote is not COMPARE and not D.can_cast(dt, self.dtype):
@@ -334,7 +417,11 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
     record = op.differentiable and STATE.grad_enabled and _requires_grad(inputs)
     snapshot = None
     if record and 0 in op.save_inputs:
-        snapshot = _snapshot(self)
+        cond = op.save_if.get(0)
+        if cond is None or any(
+            isinstance(inputs[j], Tensor) and inputs[j]._requires_grad for j in cond
+        ):
+            snapshot = _snapshot(self)
     out = op.forward(*arrays, **params)
     dst = self._data
     out_shape = np.shape(out)
@@ -353,13 +440,7 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
     if record:
         node = _make_node(op, inputs, params, 1)
         if op.save_spec:
-            saved = []
-            for i in op.save_inputs:
-                x = snapshot if i == 0 else inputs[i]
-                saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
-            if op.save_output:
-                saved.append(SavedTensor(self, is_output=True))
-            node._saved = tuple(saved)
+            _save(op, node, inputs, self, snapshot)
         _rebase_history(self, node)
     return self
 
@@ -391,30 +472,50 @@ def _rebase_history(self: Tensor, node: Node) -> None:
         return
     from ember.autograd.copy_slices import CopySlices
 
-    if self._view_fn[1].view == "multi":
-        raise RuntimeError(
-            f"Output {self._output_nr} of {self._view_fn[1].node_cls.__name__} is a view and is "
-            "being modified inplace. This view is the output of a function that returns multiple "
-            "views. Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one."
-        )
+    vf = self._view_fn
+    while vf is not None:
+        if vf[1].view == "multi":
+            name = old[0].name() if old[0] is not None else vf[1].node_cls.__name__
+            raise RuntimeError(
+                f"Output {old[1]} of {name.removesuffix('Backward0')} is a view and is being "
+                "modified inplace. This view is the output of a function that returns multiple "
+                "views. Such functions do not allow the output views to be modified inplace. You "
+                "should replace the inplace operation by an out-of-place one."
+            )
+        vf = vf[0]
     old_base = (base.grad_fn, base._output_nr)
     cs = CopySlices(base, self._view_fn, node)
     base.grad_fn = cs
     base._output_nr = 0
     base._requires_grad = True
-    # the view's own history is now "a view of the new base": replay the view ops
+    refresh_view(self)
+    move_retain_hook(self, *old)
+    move_retain_hook(base, *old_base)
+
+
+def refresh_view(t: Tensor) -> None:
+    """Remake the history of view ``t`` after its base's history changed: torch makes it a
+    strided view of the base (AsStridedBackward0)."""
+    base = t._base
+    t._base_fn_seen = base._grad_fn
+    vf = t._view_fn
+    while vf is not None:
+        if vf[1].view == "multi":
+            return  # torch forbids in-place use of these; their history stays as recorded
+        vf = vf[0]
+    if not base._requires_grad:
+        return
+    from ember._ops.shape import as_strided
+
     prev = STATE.grad_enabled
     STATE.grad_enabled = True
     try:
-        regenerated = replay_view(base, self._view_fn)
+        regenerated = as_strided(base, t._data.shape, t.stride(), t.storage_offset())
     finally:
         STATE.grad_enabled = prev
-    self.grad_fn = regenerated.grad_fn
-    self._output_nr = regenerated._output_nr
-    self._requires_grad = True
-    move_retain_hook(self, *old)
-    move_retain_hook(base, *old_base)
+    t._grad_fn = regenerated._grad_fn
+    t._output_nr = 0
+    t._requires_grad = True
 
 
 def replay_view(base: Tensor, view_fn) -> Tensor:

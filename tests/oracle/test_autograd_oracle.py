@@ -1170,11 +1170,6 @@ def test_saved_view_base_modified_class():
     same(_saved_view_base_modified, message=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py/registry.py: a view's grad_fn is not regenerated (AsStridedBackward0) "
-    "after its base is modified in place, so the message names Select, torch AsStrided",
-)
 def test_saved_view_base_modified_message():
     same(_saved_view_base_modified)
 

@@ -384,12 +384,6 @@ def test_index_put_api():
         assert str(e) == str(t)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry.dispatch_inplace: no partial-overlap check; torch's copy_ raises "
-    "'unsupported operation: some elements of the input tensor and the written-to tensor refer "
-    "to a single memory location' when source and destination partly share memory",
-)
 def test_setitem_overlapping_value_raises():
     check_raises(lambda lib, x: x.__setitem__(slice(1, None), x[:-1]), [rand(5)])
 
@@ -452,11 +446,6 @@ def test_setitem_through_views():
     check(no_grad, [rand(3, 4, dtype="float64")], grad=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry._rebase_history regenerates the view's grad_fn by replaying the view ops "
-    "(SliceBackward0); torch regenerates it with as_strided (AsStridedBackward0)",
-)
 def test_setitem_view_grad_fn_after_write():
     def fn(lib, x, v):
         base = x * 1

@@ -462,22 +462,12 @@ def test_multi_output_views_refuse_inplace():
         check_raises(fn, [rand(2, 3)], grad=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry._rebase_history: torch names the node without its Backward0 suffix "
-    "('Output 1 of Unbind is a view ...'); ember says 'UnbindBackward0'",
-)
 def test_multi_output_views_refuse_inplace_message():
     check_raises(
         lambda lib, x: (x * 1).unbind()[1].mul_(2), [rand(2, 3)], grad=True, match_message=True
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry._rebase_history checks only the last view op for 'multi'; torch refuses "
-    "in-place on any view derived from a multi-output view (ember crashes in replay_view)",
-)
 @pytest.mark.parametrize("op", ["split_slice", "unbind_view", "chunk_t"])
 def test_views_of_multi_output_views_refuse_inplace(op):
     fn = {
@@ -540,11 +530,6 @@ def test_inplace_on_views(name):
     check(INPLACE_VIEWS[name], [rand(4, 4, dtype="float64")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry._rebase_history regenerates the view's grad_fn by replaying the view ops "
-    "(SliceBackward0); torch regenerates it with as_strided (AsStridedBackward0)",
-)
 def test_inplace_on_view_grad_fn_and_versions():
     def fn(lib, x):
         y = x * 1
@@ -578,12 +563,6 @@ def test_inplace_on_view_of_leaf_no_grad_ok():
     check(fn, [rand(2, 2, dtype="float64")], version=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry.dispatch_inplace does not check for internal overlap (a stride-0 dim of "
-    "size > 1) and raise torch's 'unsupported operation: more than one element of the "
-    "written-to tensor refers to a single memory location' RuntimeError",
-)
 def test_inplace_on_expanded_raises():
     check_raises(lambda lib, x: x.expand(3, 2).add_(1), [rand(2)])
     check_raises(lambda lib, x: x.expand(3, 2).mul_(2), [rand(1, 2)])
