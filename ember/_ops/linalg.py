@@ -1,11 +1,31 @@
-"""Matrix products: matmul and its named cases (mm, bmm, mv, dot)."""
+"""Products: matmul and its named cases (mm, bmm, mv, dot), vdot, inner, outer, the fused
+``add*`` products (addmm, addmv, addbmm, baddbmm, addr), tensordot, multi_dot, chain_matmul,
+vecdot, cross, matrix_power.
+
+Products whose torch implementation is a composition (inner, tensordot, multi_dot, vecdot,
+outer) are compositions of ember ops here too, so they carry the same grad_fn and their
+double backward comes for free.
+"""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ember._core.tensor import Tensor
-from ember._ops.registry import SAME, Op, dispatch, expose, op
+from ember._core.tensor import Tensor, wrap_dim
+from ember._ops.linalg_util import out_ as _out
+from ember._ops.pointwise import _conj
+from ember._ops.registry import (
+    SAME,
+    Op,
+    _type_name,
+    dispatch,
+    dispatch_inplace,
+    expose,
+    op,
+    result_dtype,
+)
 
 
 def _np_matmul(a, b):
@@ -30,7 +50,7 @@ def _np_matmul(a, b):
             f"[{b.shape[0] if b.ndim > 2 else 1}, {ka}] but got: "
             f"[{b.shape[0] if b.ndim > 2 else 1}, {kb}]."
         )
-    if a.dtype.kind in "biu" and a.dtype == np.bool_:
+    if a.dtype == np.bool_:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     return np.matmul(a, b)
 
@@ -40,21 +60,21 @@ def _matmul_backward(ctx, g):
     need = ctx.needs_input_grad
     ga = gb = None
     if a.ndim == 1 and b.ndim == 1:
-        ga = g * b.conj() if need[0] else None
-        gb = g * a.conj() if need[1] else None
+        ga = g * _conj(b) if need[0] else None
+        gb = g * _conj(a) if need[1] else None
     elif b.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
         if need[0]:
-            ga = g.unsqueeze(-1) * b.conj()
+            ga = g.unsqueeze(-1) * _conj(b)
         if need[1]:
-            gb = (a.mT.conj() @ g.unsqueeze(-1)).squeeze(-1)
+            gb = (a.mH @ g.unsqueeze(-1)).squeeze(-1)
     elif a.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
         if need[0]:
-            ga = (g.unsqueeze(-2) @ b.mT.conj()).squeeze(-2)
+            ga = (g.unsqueeze(-2) @ b.mH).squeeze(-2)
         if need[1]:
-            gb = a.conj().unsqueeze(-1) * g.unsqueeze(-2)
+            gb = _conj(a).unsqueeze(-1) * g.unsqueeze(-2)
     else:
-        ga = g @ b.mT.conj() if need[0] else None
-        gb = a.mT.conj() @ g if need[1] else None
+        ga = g @ b.mH if need[0] else None
+        gb = a.mH @ g if need[1] else None
     return ga, gb
 
 
@@ -73,13 +93,26 @@ _BATCHED = _matmul_op("UnsafeViewBackward0")
 _BMM = _matmul_op("BmmBackward0")
 
 
+def _name(t: Tensor) -> str:
+    return _type_name(t.dtype)
+
+
+def _check_tensors(fn: str, *pairs) -> None:
+    for i, (arg, x) in enumerate(pairs):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{fn}(): argument '{arg}' (position {i + 1}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Return the matrix product of two tensors, with torch's rules for 1-D and batched inputs."""
-    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
-        raise TypeError(
-            f"matmul(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
-        )
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        _check_tensors("matmul", ("input", input), ("other", other))
     na, nb = input._data.ndim, other._data.ndim
+    if na and nb and input.dtype is not other.dtype:
+        raise _matmul_dtype_error(input, other)
     if na == 1 and nb == 1:
         o = _DOT
     elif na == 2 and nb == 2:
@@ -90,56 +123,639 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         o = _VM
     else:
         o = _BATCHED
-    return dispatch(o, (input, other))
+    return _out(dispatch(o, (input, other)), out)
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+_CPP = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _cpp_name(t: Tensor) -> str:
+    return _CPP[t.dtype.name]
+
+
+def _m1m2_error(a: Tensor, b: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a)} != {_cpp_name(b)}"
+    )
+
+
+def _mv_error(a: Tensor, v: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"addmv input tensors must have the same dtype, but got {_name(v)}, {_name(a)}, and "
+        f"{_name(v)}"
+    )
+
+
+def _matmul_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
+    na, nb = a.ndim, b.ndim
+    if na == 1 and nb == 1:
+        return RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {_name(a)} and {_name(b)}"
+        )
+    if na <= 2 and nb == 2:
+        return _m1m2_error(a, b)
+    if na == 2 and nb == 1:
+        return _mv_error(a, b)
+    return _scalar_type_error(a, b)
+
+
+def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """Return the product of two 2-D matrices."""
+    _check_tensors("mm", ("input", input), ("mat2", mat2))
     if input.ndim != 2 or mat2.ndim != 2:
-        bad = input if input.ndim != 2 else mat2
-        which = "self" if bad is input else "mat2"
+        which = "self" if input.ndim != 2 else "mat2"
         raise RuntimeError(f"{which} must be a matrix")
-    return dispatch(_MM, (input, mat2))
+    if input.dtype is not mat2.dtype:
+        raise _m1m2_error(input, mat2)
+    return _out(dispatch(_MM, (input, mat2)), out)
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def _scalar_type_error(a: Tensor, b: Tensor) -> RuntimeError:
+    return RuntimeError(f"expected scalar type {_name(a)} but found {_name(b)}")
+
+
+def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """Return the batched product of two 3-D tensors with equal batch sizes."""
+    _check_tensors("bmm", ("input", input), ("mat2", mat2))
     if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
+        raise RuntimeError(f"batch{1 if input.ndim != 3 else 2} must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(
             f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and "
             f"{mat2.shape[0]}"
         )
-    return dispatch(_BMM, (input, mat2))
+    if input.dtype is not mat2.dtype:
+        raise _scalar_type_error(input, mat2)
+    return _out(dispatch(_BMM, (input, mat2)), out)
 
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
+def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
     """Return the product of a matrix and a vector."""
+    _check_tensors("mv", ("input", input), ("vec", vec))
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
-    return dispatch(_MV, (input, vec))
+    if input.dtype is not vec.dtype:
+        raise _mv_error(input, vec)
+    return _out(dispatch(_MV, (input, vec)), out)
 
 
-def dot(input: Tensor, tensor: Tensor) -> Tensor:
-    """Return the dot product of two 1-D tensors."""
-    if input.ndim != 1 or tensor.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
-    if input.dtype is not tensor.dtype:
+def _check_dot(fn: str, a: Tensor, b: Tensor) -> None:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.dtype is not b.dtype:
         raise RuntimeError(
-            "dot : expected both vectors to have same dtype, but found "
-            f"{_name(input)} and {_name(tensor)}"
+            f"{fn} : expected both vectors to have same dtype, but found {_name(a)} and {_name(b)}"
         )
-    return dispatch(_DOT, (input, tensor))
 
 
-def _name(t):
-    from ember._ops.registry import _type_name
+def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
+    """Return the dot product of two 1-D tensors."""
+    _check_tensors("dot", ("input", input), ("tensor", tensor))
+    _check_dot("dot", input, tensor)
+    return _out(dispatch(_DOT, (input, tensor)), out)
 
-    return _type_name(t.dtype)
+
+@op("vdot", grad_fn="VdotBackward0", save=(0, 1))
+def _vdot(a, b):
+    if a.shape[0] != b.shape[0]:
+        return _np_matmul(a, b)  # torch's size error
+    return np.asarray(np.vdot(a, b))
 
 
-for _f in (matmul, mm, bmm, mv, dot):
+@_vdot.backward
+def _(ctx, g):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (_conj(g) * b if need[0] else None, g * a if need[1] else None)
+
+
+def vdot(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Return the dot product of two 1-D tensors, conjugating the first."""
+    _check_tensors("vdot", ("input", input), ("other", other))
+    _check_dot("dot", input, other)
+    return _out(dispatch(_vdot, (input, other)), out)
+
+
+def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    """Return the outer product of two 1-D tensors."""
+    _check_tensors("outer", ("input", input), ("vec2", vec2))
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return _out(input.reshape(input.shape[0], 1) * vec2, out)
+
+
+def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    """Alias of :func:`outer`."""
+    return outer(input, vec2, out=out)
+
+
+def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Return the sum of products over the last dimension of both tensors (a * b if one is 0-d)."""
+    _check_tensors("inner", ("input", input), ("other", other))
+    if input.ndim == 0 or other.ndim == 0:
+        return _out(input * other, out)
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    return _out(tensordot(input, other, ([-1], [-1])), out)
+
+
+# ------------------------------------------------------------------------------ fused add-products
+
+
+def _scaled_sum(inp, prod, beta, alpha):
+    if alpha != 1:
+        prod = prod * alpha
+    try:
+        bshape = np.broadcast_shapes(np.shape(inp), prod.shape)
+    except ValueError:
+        bshape = None
+    if bshape != prod.shape:
+        ishape = list(np.shape(inp))
+        raise RuntimeError(
+            f"The expanded size of the tensor ({prod.shape[-1]}) must match the existing size "
+            f"({ishape[-1] if ishape else 1}) at non-singleton dimension {prod.ndim - 1}.  "
+            f"Target sizes: {list(prod.shape)}.  Tensor sizes: {ishape}"
+        )
+    if beta == 0:  # torch ignores input then: its nan and inf do not propagate
+        return prod
+    if beta != 1:
+        inp = inp * beta
+    return np.add(inp, prod, dtype=prod.dtype)
+
+
+def _add_prod_op(name, grad_fn, prod, grads):
+    """Declare ``beta * input + alpha * prod(a, b)``; ``grads(ctx, g, a, b)`` -> (ga, gb)."""
+
+    @op(name, grad_fn=grad_fn, save=(1, 2))
+    def fwd(inp, a, b, beta=1, alpha=1):
+        return _scaled_sum(inp, prod(a, b), beta, alpha)
+
+    @fwd.backward
+    def _(ctx, g, beta=1, alpha=1):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gi = (g * _conj_scalar(beta) if beta != 1 else g) if need[0] else None
+        ga = gb = None
+        if need[1] or need[2]:
+            ga, gb = grads(ctx, g, a, b)
+            if alpha != 1:
+                ga = ga * _conj_scalar(alpha) if ga is not None else None
+                gb = gb * _conj_scalar(alpha) if gb is not None else None
+        return gi, ga, gb
+
+    return fwd
+
+
+def _conj_scalar(x):
+    return x.conjugate() if isinstance(x, complex) else x
+
+
+def _mm_grads(ctx, g, a, b):
+    need = ctx.needs_input_grad
+    return (g @ b.mH if need[1] else None, a.mH @ g if need[2] else None)
+
+
+def _mv_grads(ctx, g, a, v):
+    need = ctx.needs_input_grad
+    return (
+        g.unsqueeze(-1) * _conj(v) if need[1] else None,
+        (a.mH @ g.unsqueeze(-1)).squeeze(-1) if need[2] else None,
+    )
+
+
+def _addbmm_grads(ctx, g, a, b):
+    need = ctx.needs_input_grad
+    ge = g.unsqueeze(0).expand(a.shape[0], *g.shape)
+    return (ge @ b.mH if need[1] else None, a.mH @ ge if need[2] else None)
+
+
+def _addr_grads(ctx, g, u, v):
+    need = ctx.needs_input_grad
+    return (
+        (g @ _conj(v).unsqueeze(-1)).squeeze(-1) if need[1] else None,
+        (g.mT @ _conj(u).unsqueeze(-1)).squeeze(-1) if need[2] else None,
+    )
+
+
+_addmm = _add_prod_op("addmm", "AddmmBackward0", np.matmul, _mm_grads)
+_addmv = _add_prod_op("addmv", "AddmvBackward0", np.matmul, _mv_grads)
+_addbmm = _add_prod_op(
+    "addbmm", "AddbmmBackward0", lambda a, b: np.matmul(a, b).sum(0), _addbmm_grads
+)
+_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", np.matmul, _mm_grads)
+_addr = _add_prod_op("addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads)
+
+
+def _params(beta, alpha):
+    p = {}
+    if beta != 1:
+        p["beta"] = beta
+    if alpha != 1:
+        p["alpha"] = alpha
+    return p
+
+
+def _check_mm(m1: Tensor, m2: Tensor) -> None:
+    if m1.ndim != 2 or m2.ndim != 2:
+        raise RuntimeError(
+            f"{'mat1' if m1.ndim != 2 else 'mat2'} must be a matrix, got "
+            f"{m1.ndim if m1.ndim != 2 else m2.ndim}-D tensor"
+        )
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x{m1.shape[1]} and "
+            f"{m2.shape[0]}x{m2.shape[1]})"
+        )
+
+
+def _same_dtype3(fn, inp, a, b, msg):
+    if not (inp.dtype is a.dtype is b.dtype):
+        raise RuntimeError(msg(inp, a, b))
+
+
+def _mm_dtype_msg(inp, a, b):
+    if a.dtype is not b.dtype:
+        return f"self and mat2 must have the same dtype, but got {_name(a)} and {_name(b)}"
+    return f"self and mat2 must have the same dtype, but got {_name(inp)} and {_name(a)}"
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """Return ``beta * input + alpha * (mat1 @ mat2)``."""
+    _check_tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    _check_mm(mat1, mat2)
+    _same_dtype3("addmm", input, mat1, mat2, _mm_dtype_msg)
+    return _out(dispatch(_addmm, (input, mat1, mat2), _params(beta, alpha)), out)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """Return ``beta * input + alpha * (mat @ vec)``."""
+    _check_tensors("addmv", ("input", input), ("mat", mat), ("vec", vec))
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
+        )
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
+            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})"
+        )
+    _same_dtype3(
+        "addmv",
+        input,
+        mat,
+        vec,
+        lambda i, a, b: (
+            "addmv input tensors must have the same dtype, but got "
+            f"{_name(i)}, {_name(a)}, and {_name(b)}"
+        ),
+    )
+    return _out(dispatch(_addmv, (input, mat, vec), _params(beta, alpha)), out)
+
+
+def _check_batches(b1: Tensor, b2: Tensor) -> None:
+    if b1.ndim != 3 or b2.ndim != 3:
+        raise RuntimeError(f"batch{1 if b1.ndim != 3 else 2} must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {b1.shape[0]} and "
+            f"{b2.shape[0]}"
+        )
+    if b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+            f"{b2.shape[1]}x{b2.shape[2]})"
+        )
+
+
+def _scalar_msg(inp, a, b):
+    bad = a if a.dtype is not inp.dtype else b
+    return f"expected scalar type {_name(inp)} but found {_name(bad)}"
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """Return ``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
+    _check_tensors("addbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+    _check_batches(batch1, batch2)
+    _same_dtype3("addbmm", input, batch1, batch2, _scalar_msg)
+    return _out(dispatch(_addbmm, (input, batch1, batch2), _params(beta, alpha)), out)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """Return ``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    _check_tensors("baddbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+    _check_batches(batch1, batch2)
+    _same_dtype3("baddbmm", input, batch1, batch2, _scalar_msg)
+    return _out(dispatch(_baddbmm, (input, batch1, batch2), _params(beta, alpha)), out)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """Return ``beta * input + alpha * outer(vec1, vec2)``."""
+    _check_tensors("addr", ("input", input), ("vec1", vec1), ("vec2", vec2))
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    dt = result_dtype((input, vec1, vec2))
+    args = tuple(t if t.dtype is dt else t.to(dt) for t in (input, vec1, vec2))
+    return _out(dispatch(_addr, args, _params(beta, alpha)), out)
+
+
+def _inplace(fn_op, check):
+    def method(self, a, b, *, beta=1, alpha=1):
+        check(self, a, b)
+        return dispatch_inplace(fn_op, self, (self, a, b), _params(beta, alpha))
+
+    return method
+
+
+Tensor.addmm_ = _inplace(
+    _addmm, lambda s, a, b: (_check_mm(a, b), _same_dtype3("addmm", s, a, b, _mm_dtype_msg))
+)
+Tensor.addmv_ = _inplace(_addmv, lambda s, a, b: None)
+Tensor.addbmm_ = _inplace(_addbmm, lambda s, a, b: _check_batches(a, b))
+Tensor.baddbmm_ = _inplace(_baddbmm, lambda s, a, b: _check_batches(a, b))
+Tensor.addr_ = _inplace(_addr, lambda s, a, b: None)
+for _n in ("addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_"):
+    getattr(Tensor, _n).__name__ = _n
+    getattr(Tensor, _n).__doc__ = f"In-place version of :meth:`Tensor.{_n[:-1]}`."
+
+# ------------------------------------------------------------------------------ tensordot, chains
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """Return the contraction of ``a`` and ``b`` over ``dims`` (an int: the last dims of ``a``
+    with the first of ``b``; or two lists of dims)."""
+    _check_tensors("tensordot", ("a", a), ("b", b))
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    given = list(zip(da, db))
+    da = [wrap_dim(d, a.ndim) for d in da]
+    db = [wrap_dim(d, b.ndim) for d in db]
+    for (i, j), (gi, gj) in zip(zip(da, db), given):
+        if b.shape[j] == 1 and a.shape[i] != 1:  # a broadcast dim: sum it away first
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] == 1 and b.shape[j] != 1:
+            b = b.sum(j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
+                f"{gi} and second has size {b.shape[j]} in dim {gj}"
+            )
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    csize = int(np.prod([a.shape[d] for d in da], dtype=np.int64))
+    sa = int(np.prod([a.shape[d] for d in fa], dtype=np.int64))
+    sb = int(np.prod([b.shape[d] for d in fb], dtype=np.int64))
+    ta = a.permute(*fa, *da).reshape(sa, csize)
+    tb = b.permute(*db, *fb).reshape(csize, sb)
+    res = dispatch(_MM, (ta, tb))
+    return _out(res.reshape(tuple([a.shape[d] for d in fa] + [b.shape[d] for d in fb])), out)
+
+
+def _chain_order(shapes):
+    # the matrix chain order of least cost (torch's multi_dot): split[i][j] for the chain i..j
+    n = len(shapes)
+    p = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(ms, split, i, j):
+    if i == j:
+        return ms[i]
+    k = split[i][j]
+    return dispatch(_MM, (_chain(ms, split, i, k), _chain(ms, split, k + 1, j)))
+
+
+def multi_dot(tensors, *, out=None) -> Tensor:
+    """Return the product of two or more matrices, multiplied in the cheapest order; the first
+    may be a row vector and the last a column vector (1-D)."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    if first.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first.ndim}D")
+    if last.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.ndim}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype is not first.dtype:
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{_cpp_name(first)} and tensor {i} {_cpp_name(t)}"
+            )
+    ms = list(tensors)
+    if first.ndim == 1:
+        ms[0] = first.unsqueeze(0)
+    if last.ndim == 1:
+        ms[-1] = last.unsqueeze(-1)
+    for i in range(n - 1):
+        if ms[i].shape[1] != ms[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
+                f"{list(tensors[i + 1].shape)} cannot be multiplied"
+            )
+    res = _chain(ms, _chain_order([tuple(m.shape) for m in ms]), 0, n - 1)
+    shape = [
+        s for s, keep in ((res.shape[0], first.ndim == 2), (res.shape[1], last.ndim == 2)) if keep
+    ]
+    return _out(res.view(tuple(shape)), out)
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """Return the product of the 2-D ``matrices`` (deprecated: use ``linalg.multi_dot``)."""
+    warnings.warn(
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+        "multiple parameters.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return _out(matrices[0].clone(), out)
+    return multi_dot(matrices, out=out)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """Return the dot product of ``x`` and ``y`` along ``dim`` (``x`` conjugated), broadcasting."""
+    _check_tensors("vecdot", ("x", x), ("y", y))
+    if x.dtype is not y.dtype:
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{_name(x)} and y of type {_name(y)} instead"
+        )
+    if x.ndim == 1 and y.ndim == 1 and dim in (-1, 0):
+        return vdot(x, y, out=out)  # torch's 1-D case
+    return _out((_conj(x) * y).sum(dim), out)
+
+
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Return a view of the diagonals of (a batch of) matrices (``torch.linalg.diagonal``)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+# ------------------------------------------------------------------------------ cross
+
+
+@op("linalg_cross", grad_fn="LinalgCrossBackward0", save=(0, 1))
+def _cross(a, b, dim):
+    a, b = np.broadcast_arrays(a, b)
+    return np.ascontiguousarray(np.cross(a, b, axis=dim))
+
+
+@_cross.backward
+def _(ctx, g, dim):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (
+        dispatch(_cross, (_conj(b), g), {"dim": dim}) if need[0] else None,
+        dispatch(_cross, (g, _conj(a)), {"dim": dim}) if need[1] else None,
+    )
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """Return the cross product of 3-vectors along ``dim``, broadcasting the other dims."""
+    _check_tensors("cross", ("input", input), ("other", other))
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions. Got {input.ndim} and "
+            f"{other.ndim}"
+        )
+    if input.dtype is not other.dtype:
+        raise _scalar_type_error(input, other)
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+            f"{other.shape[d]}"
+        )
+    return _out(dispatch(_cross, (input, other), {"dim": d}), out)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None) -> Tensor:
+    """Return the cross product along ``dim`` (default: the first dimension of size 3)."""
+    if dim is None:
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+            "change to agree with that of linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim=dim, out=out)
+
+
+# ------------------------------------------------------------------------------ matrix_power
+
+
+def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+    """Return ``A`` to the integer power ``n`` (``n < 0``: powers of the inverse)."""
+    from ember._ops.linalg_util import check_square
+
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}"
+        )
+    check_square("linalg.matrix_power", A)
+    n = int(n)
+    if n == 0:
+        from ember._core.tensor import _wrap
+
+        eye = _wrap(np.eye(A.shape[-1], dtype=A._data.dtype)).expand(*A.shape)
+        return _out(A.clone().copy_(eye), out)
+    if n < 0:
+        from ember._ops.linalg_solve import inv
+
+        A, n = inv(A), -n
+        if n == 1:
+            return _out(A, out)
+    if n == 1:
+        return _out(A.clone(), out)
+    if n == 2:
+        return _out(matmul(A, A), out)
+    if n == 3:
+        return _out(matmul(matmul(A, A), A), out)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = A if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return _out(result, out)
+
+
+for _f in (
+    matmul,
+    mm,
+    bmm,
+    mv,
+    dot,
+    vdot,
+    outer,
+    ger,
+    inner,
+    addmm,
+    addmv,
+    addbmm,
+    baddbmm,
+    addr,
+    cross,
+):
     expose(_f)
+expose(tensordot, method=False)
+expose(chain_matmul, method=False)
+expose(matrix_power)
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)

@@ -185,3 +185,60 @@ def check_raises(fn, inputs, *, grad=False, match_message=False):
     if match_message:
         assert str(eexc.value) == str(texc.value)
     return eexc.value, texc.value
+
+
+def check_double_backward(fn, inputs, *, atol=None, rtol=None, seed=2):
+    """Compare second derivatives of ``fn(lib, *inputs)`` between ember and torch.
+
+    Float inputs require grad. First-order gradients are taken with ``create_graph=True`` under
+    a random upstream gradient; then the gradient of ``sum(grad_i * w_i)`` (random ``w_i``) with
+    respect to every input is compared (a Hessian-vector product). A first-order gradient that
+    only one library records as differentiable (torch's relu, ember's floor...) must have zero
+    second derivatives there.
+    """
+    results = {}
+    for lib in (torch, ember):
+        rng = np.random.default_rng(seed)
+        ins = [_to_lib(lib, a, True) for a in inputs]
+        wrt = [t for t in ins if isinstance(t, (torch.Tensor, ember.Tensor)) and t.requires_grad]
+        outs = [o for o in _flat(fn(lib, *ins)) if o.requires_grad]
+        vs = [lib.from_numpy(rng.standard_normal(tuple(o.shape))).to(o.dtype) for o in outs]
+        g1 = lib.autograd.grad(outs, wrt, vs, create_graph=True, allow_unused=True)
+        ws = [lib.from_numpy(rng.standard_normal(tuple(t.shape))).to(t.dtype) for t in wrt]
+        results[lib] = (g1, ws, wrt)
+    tg1, tws, twrt = results[torch]
+    eg1, ews, ewrt = results[ember]
+    tg1 = [_dense(b) for b in tg1]
+    for i, (a, b) in enumerate(zip(eg1, tg1)):
+        if b is None:
+            assert a is None or not np.any(_np(a)), f"first-order grad {i}: torch None"
+            continue
+        assert a is not None, f"first-order grad {i}: ember None, torch not"
+        assert_same(a, b, atol=atol, rtol=rtol, what=f"first-order grad {i}", strides=False)
+    # a gradient one library keeps differentiable and the other does not contributes zero
+    tkeep = [i for i, b in enumerate(tg1) if b is not None and b.requires_grad]
+    ekeep = [i for i, a in enumerate(eg1) if a is not None and a.requires_grad]
+    if not tkeep and not ekeep:
+        return
+    ts = sum((tg1[i] * tws[i]).sum() for i in tkeep) if tkeep else None
+    es = sum((eg1[i] * ews[i]).sum() for i in ekeep) if ekeep else None
+    if ts is None or es is None:
+        s, lib, wrt = (ts, torch, twrt) if es is None else (es, ember, ewrt)
+        for g in lib.autograd.grad(s, wrt, allow_unused=True):
+            assert g is None or not np.any(_np(_dense(g))), "second-order grad not zero"
+        return
+    tg2 = [_dense(b) for b in torch.autograd.grad(ts, twrt, allow_unused=True)]
+    eg2 = ember.autograd.grad(es, ewrt, allow_unused=True)
+    for i, (a, b) in enumerate(zip(eg2, tg2)):
+        if b is None or a is None:
+            zero = lambda r: r is None or not np.any(_np(r))  # noqa: E731
+            assert zero(a) and zero(b), f"second-order grad {i}: {a} vs {b}"
+            continue
+        assert_same(a, b, atol=atol, rtol=rtol, what=f"second-order grad {i}", strides=False)
+
+
+def _dense(t):
+    # torch returns some constant gradients as ZeroTensors, which cannot be read as arrays
+    if isinstance(t, torch.Tensor) and t._is_zerotensor():
+        return torch.zeros(t.shape, dtype=t.dtype, requires_grad=t.requires_grad)
+    return t
