@@ -56,6 +56,10 @@ from ember.random import (
 
 globals().update(_API)
 
+from ember import serialization, utils
+from ember.serialization import load, save
+from ember.utils.dlpack import from_dlpack
+
 # torch's dtype aliases
 float = float32  # noqa: A001
 double = float64

@@ -639,6 +639,19 @@ class Tensor:
             dtype = D._dtype_by_name(_DTYPE_OF_TYPE_NAME[dtype])
         return self.to(dtype)
 
+    # -------------------------------------------------------------------------- DLPack
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Return a DLPack capsule sharing this tensor's memory (see ``ember.utils.dlpack``)."""
+        from ember.utils.dlpack import tensor_dlpack
+
+        return tensor_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """Return the DLPack device of this tensor: ``(DLDeviceType.kDLCPU, 0)``."""
+        from ember.utils.dlpack import tensor_dlpack_device
+
+        return tensor_dlpack_device(self)
+
     # -------------------------------------------------------------------------- printing
     def __repr__(self, *, tensor_contents=None) -> str:
         from ember._core.tensor_str import dtype_shown, format_tensor
@@ -684,7 +697,17 @@ def _ptr(a: np.ndarray) -> int:
 
 
 _AUTOGRAD_ATTRS = frozenset(
-    ("_grad", "_output_nr", "_base", "_accum", "_hooks", "_retains_grad", "_view_fn")
+    (
+        "_grad",
+        "_output_nr",
+        "_base",
+        "_accum",
+        "_hooks",
+        "_retains_grad",
+        "_view_fn",
+        "_view_no_grad",
+        "_base_fn_seen",
+    )
 )
 
 

@@ -15,6 +15,7 @@ import math
 import operator
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
@@ -523,7 +524,7 @@ def _limits(dt):
     lim = _LIMITS.get(dt.name)
     if lim is None:
         if dt.is_floating_point or dt.is_complex:
-            big = float(np.finfo(dt.np).max)
+            big = float(ml_dtypes.finfo(dt.np).max)
             lim = (-big, big, dt.name in ("float16", "bfloat16"))
         elif dt.name == "bool":
             lim = (-math.inf, math.inf, True)

@@ -136,8 +136,7 @@ def check(fn, inputs, *, grad=True, atol=None, rtol=None, grad_atol=None, grad_r
         assert e._is_view() == t._is_view(), "view-ness differs"
         if t._is_view():
             assert e.storage_offset() == t.storage_offset(), "storage_offset differs"
-            src_e, src_t = ein[0], tin[0]
-            assert e.untyped_storage().data_ptr() == src_e.untyped_storage().data_ptr()
+            assert e.untyped_storage().data_ptr() == ein[0].untyped_storage().data_ptr()
     if grad:
         _check_grads(eflat, tflat, ein, tin, grad_atol, grad_rtol, seed)
     return eout, tout

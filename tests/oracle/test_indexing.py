@@ -773,3 +773,7 @@ def test_assert_same_is_strict_for_index_layout():
     e = ember.from_numpy(x.copy()).permute(2, 0, 1)[:, [0, 1]]
     assert e.stride() == t.stride()
     assert_same(e, t)
+
+
+def test_setitem_scalar_into_bfloat16():
+    check(lambda lib, x: x.__setitem__(1, 5.0) or x, [rand(3, dtype="bfloat16")], grad=False)

@@ -1,0 +1,3 @@
+"""``ember.utils``: helpers around the core library."""
+
+from ember.utils import dlpack  # noqa: F401
