@@ -18,7 +18,8 @@ base = torch.zeros(2, 3)
 row = base[1]
 row[:] = 7.0
 print(base)
-print("row is a view:", row._base is base, "| stride", base.t().stride(), "| version", base._version)
+print("row is a view:", row._base is base)
+print("strides of base.t():", base.t().stride(), "| version of base:", base._version)
 
 print("\n== autograd ==")
 w = torch.randn(3, 2, requires_grad=True)

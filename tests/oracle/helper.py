@@ -105,8 +105,21 @@ def assert_same(e, t, *, atol=None, rtol=None, what="output", strides=True):
         np.testing.assert_allclose(ev, tv, rtol=rt, atol=at, equal_nan=True, err_msg=what)
 
 
-def check(fn, inputs, *, grad=True, atol=None, rtol=None, grad_atol=None, grad_rtol=None,
-          strides=True, view=False, grad_fn=True, version=True, seed=1):
+def check(
+    fn,
+    inputs,
+    *,
+    grad=True,
+    atol=None,
+    rtol=None,
+    grad_atol=None,
+    grad_rtol=None,
+    strides=True,
+    view=False,
+    grad_fn=True,
+    version=True,
+    seed=1,
+):
     """Run ``fn(lib, *inputs)`` with ember and torch and compare outputs and gradients.
 
     ``view=True``: output 0 should be a view of input 0: check view-ness, storage offset and
@@ -157,10 +170,12 @@ def _check_grads(eflat, tflat, ein, tin, atol, rtol, seed):
         tgrads.append(torch.from_numpy(g).to(t.dtype))
         egrads.append(ember.from_numpy(g).to(e.dtype))
     want = [i for i, t in enumerate(tin) if isinstance(t, torch.Tensor) and t.requires_grad]
-    tg = torch.autograd.grad([t for _, t in pairs], [tin[i] for i in want], tgrads,
-                             allow_unused=True)
-    eg = ember.autograd.grad([e for e, _ in pairs], [ein[i] for i in want], egrads,
-                             allow_unused=True)
+    tg = torch.autograd.grad(
+        [t for _, t in pairs], [tin[i] for i in want], tgrads, allow_unused=True
+    )
+    eg = ember.autograd.grad(
+        [e for e, _ in pairs], [ein[i] for i in want], egrads, allow_unused=True
+    )
     for i, a, b in zip(want, eg, tg):
         if b is None:
             assert a is None or not np.any(_np(a)), f"grad of input {i}: torch None"

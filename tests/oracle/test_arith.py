@@ -18,8 +18,15 @@ BINARY = {
     "pow": lambda lib, x, y: x.abs() ** y,
     "where": lambda lib, x, y: lib.where(x > y, x, y),
 }
-SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((4, 1, 3), (2, 1)), ((0, 3), (3,)),
-          ((2, 3), ()), ((1,), (5, 1))]
+SHAPES = [
+    ((), ()),
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((4, 1, 3), (2, 1)),
+    ((0, 3), (3,)),
+    ((2, 3), ()),
+    ((1,), (5, 1)),
+]
 
 
 @pytest.mark.parametrize("name", list(BINARY))
@@ -112,9 +119,13 @@ PROMO = [
 def test_promotion(da, db, op, zero_dim):
     a = rand(*(() if zero_dim == "a" else (3,)), dtype=da, low=1, high=4)
     b = rand(*(() if zero_dim == "b" else (3,)), dtype=db, low=1, high=4)
-    f = {"add": lambda lib, x, y: x + y, "mul": lambda lib, x, y: x * y,
-         "div": lambda lib, x, y: x / y, "eq": lambda lib, x, y: x == y,
-         "lt": lambda lib, x, y: x < y}[op]
+    f = {
+        "add": lambda lib, x, y: x + y,
+        "mul": lambda lib, x, y: x * y,
+        "div": lambda lib, x, y: x / y,
+        "eq": lambda lib, x, y: x == y,
+        "lt": lambda lib, x, y: x < y,
+    }[op]
     if op == "lt" and "complex" in da + db:
         check_raises(f, [a, b])
         return
@@ -135,8 +146,11 @@ def test_scalar_promotion(dtype, scalar):
 
 
 def test_int_div_is_float():
-    check(lambda lib, x, y: x / y, [rand(4, dtype="int64", low=1, high=5),
-                                    rand(4, dtype="int64", low=1, high=5)], grad=False)
+    check(
+        lambda lib, x, y: x / y,
+        [rand(4, dtype="int64", low=1, high=5), rand(4, dtype="int64", low=1, high=5)],
+        grad=False,
+    )
     check(lambda lib, x: x / 2, [rand(4, dtype="int32", low=1, high=5)], grad=False)
 
 
@@ -179,8 +193,9 @@ def test_inplace_no_grad(name):
 @pytest.mark.parametrize("name", list(INPLACE))
 def test_inplace_on_nonleaf_grad(name):
     f = INPLACE[name]
-    check(lambda lib, x, y: f(lib, x * 1, y), [rand(2, 3, dtype="float64"),
-                                               rand(3, dtype="float64")])
+    check(
+        lambda lib, x, y: f(lib, x * 1, y), [rand(2, 3, dtype="float64"), rand(3, dtype="float64")]
+    )
 
 
 def test_inplace_on_leaf_raises():
@@ -252,10 +267,16 @@ MATMUL_SHAPES = [
 
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
 def test_matmul(sa, sb):
-    check(lambda lib, a, b: a @ b, [rand(*sa, dtype="float64"), rand(*sb, dtype="float64")],
-          grad_fn=len(sa) <= 2 and len(sb) <= 2)
-    check(lambda lib, a, b: lib.matmul(a, b), [rand(*sa), rand(*sb)],
-          grad_fn=len(sa) <= 2 and len(sb) <= 2)
+    check(
+        lambda lib, a, b: a @ b,
+        [rand(*sa, dtype="float64"), rand(*sb, dtype="float64")],
+        grad_fn=len(sa) <= 2 and len(sb) <= 2,
+    )
+    check(
+        lambda lib, a, b: lib.matmul(a, b),
+        [rand(*sa), rand(*sb)],
+        grad_fn=len(sa) <= 2 and len(sb) <= 2,
+    )
 
 
 def test_named_products():
@@ -287,8 +308,13 @@ def test_broadcasting_hypothesis(shapes, op):
 @settings(max_examples=30, deadline=None)
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4), data=st.data())
 def test_reduction_hypothesis(shape, data):
-    dims = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), unique_by=lambda d:
-                              d % len(shape), max_size=len(shape)))
+    dims = data.draw(
+        st.lists(
+            st.integers(-len(shape), len(shape) - 1),
+            unique_by=lambda d: d % len(shape),
+            max_size=len(shape),
+        )
+    )
     keep = data.draw(st.booleans())
     x = rand(*shape, dtype="float64")
     check(lambda lib, x: x.sum(tuple(dims), keepdim=keep), [x])
@@ -303,14 +329,30 @@ def test_reduction_hypothesis(shape, data):
 @pytest.mark.parametrize("dst", ["float32", "float64", "int32", "bool", "bfloat16", "uint8"])
 def test_to_dtype(src, dst):
     x = rand(2, 3, dtype=src, low=0, high=5)
-    check(lambda lib, x: x.to(getattr(lib, dst)) * 1, [x], grad=src.startswith("float")
-          and dst.startswith(("float", "bfloat")))
+    check(
+        lambda lib, x: x.to(getattr(lib, dst)) * 1,
+        [x],
+        grad=src.startswith("float") and dst.startswith(("float", "bfloat")),
+    )
 
 
 def test_cast_methods():
-    for m in ["float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte",
-              "bool"]:
-        check(lambda lib, x, m=m: getattr(x, m)(), [rand(3, dtype="float64", low=0, high=4)],
-              grad=False)
+    for m in [
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "long",
+        "int",
+        "short",
+        "char",
+        "byte",
+        "bool",
+    ]:
+        check(
+            lambda lib, x, m=m: getattr(x, m)(),
+            [rand(3, dtype="float64", low=0, high=4)],
+            grad=False,
+        )
     check(lambda lib, x: x.to(lib.float64), [rand(3)])
     check(lambda lib, x: x.double().sum(), [rand(3)])
