@@ -1,23 +1,34 @@
-"""Pointwise ops: arithmetic, unary math, where, clone, casts.
+"""Pointwise arithmetic: add, sub, mul, div (rounding modes), fmod, remainder, floor_divide, pow,
+float_power, square, reciprocal, and their in-place forms; the helpers shared by the pointwise
+families (``out=`` handling, argument checks, in-place variants computing into the tensor).
 
 Forward: NumPy on arrays already promoted by dispatch. Backward: ember ops on Tensors, so it
 is itself differentiable. Gradients of broadcast inputs are summed back by the engine.
+The family's other files: ``operators.py`` (``+ - * /``... and temporaries), ``unary.py``,
+``special.py`` (kernels in ``special_math.py``), ``binary.py``, ``ternary.py`` (clamp, lerp,
+addcmul, addcdiv), ``compare.py``; ``copying.py`` holds where, clone, copy_ and the casts.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.tensor import Tensor
+from ember._core.grad_mode import STATE
+from ember._core.tensor import Tensor, _wrap
+from ember._ops.copying import _cast, _clone, _to_copy, where  # noqa: F401 - re-exported
 from ember._ops.registry import (
-    COMPARE,
+    _EMPTY,
     FLOAT,
     SAME,
+    _requires_grad,
+    _type_name,
     dispatch,
     dispatch_inplace,
     expose,
-    inplace_method,
     op,
 )
 
@@ -26,12 +37,156 @@ def _conj(t):
     return t.conj() if isinstance(t, Tensor) and t.dtype.is_complex else t
 
 
-# ------------------------------------------------------------------------------ arithmetic
+# ------------------------------------------------------------------------------ shared helpers
+
+
+def dkind(a) -> str:
+    """Return the NumPy kind letter of an array's dtype, ``f`` for bfloat16 (NumPy says ``V``)."""
+    k = a.dtype.kind
+    return "f" if k == "V" else k
+
+
+def keep_layout(r: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Return ``r`` (computed from ``x``) laid out in memory as NumPy's ufuncs (and torch) lay
+    out the result of a unary op on ``x``: a transposed input gives a transposed result."""
+    if x.flags.c_contiguous or r.ndim < 2:
+        return r
+    out = np.empty_like(x, dtype=r.dtype)
+    np.copyto(out, r)
+    return out
+
+
+def type_name(a: np.ndarray) -> str:
+    """Return torch's ScalarType name (``Float``, ``Long``...) of a NumPy array's dtype."""
+    return D.scalar_type_name(D.FROM_NP[a.dtype])
+
+
+def not_implemented(kernel: str, a: np.ndarray) -> NotImplementedError:
+    """Return torch's error for a kernel that has no implementation for ``a``'s dtype."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(a)}'")
+
+
+def need_tensor(fn: str, x, arg: str = "input", pos: int = 1) -> None:
+    """Raise torch's TypeError unless ``x`` is a Tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
+
+
+def with_out(
+    name: str, op_, inputs: tuple, params: dict, out, exact: bool = False, autograd: bool = True
+) -> Tensor:
+    """Run ``op_`` and write its result into ``out=`` with torch's checks and resize rules.
+
+    ``exact``: ``out`` must have the result's dtype (ops that do no type promotion).
+    ``autograd=False``: no error when an input requires grad (torch's floor_divide).
+    """
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if autograd and STATE.grad_enabled and (out._requires_grad or _requires_grad(inputs)):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    res = dispatch(op_, inputs, params)
+    if exact and res.dtype is not out.dtype:
+        raise RuntimeError(
+            f"Found dtype {_type_name(out.dtype)} but expected {_type_name(res.dtype)}"
+        )
+    return copy_out(res, out)
+
+
+def copy_out(res: Tensor, out: Tensor) -> Tensor:
+    """Write ``res`` into ``out``: castable dtype, resized (with torch's warning) if needed."""
+    if not D.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {_type_name(res.dtype)} can't be cast to the desired output type "
+            f"{_type_name(out.dtype)}"
+        )
+    arr = res._data
+    if out._data.shape != arr.shape:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = np.empty(arr.shape, dtype=out.dtype.np)
+    np.copyto(out._data, arr, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
+def into_variant(base, np_fn):
+    """Return an op computing as ``base`` but writing into the array passed as ``out``.
+
+    In-place methods use it to compute straight into the tensor's memory (``dispatch_inplace``'s
+    copy of a result onto itself is free), and operators to reuse a temporary's buffer. A
+    result that does not fit ``out`` (broadcasting) is returned as a new array, and
+    ``dispatch_inplace`` raises torch's error for it.
+    """
+
+    def forward(*arrays, out, **params):
+        try:
+            return np_fn(*arrays, out=out, **params)
+        except (ValueError, TypeError):
+            return base.forward(*arrays, **params)
+
+    grad_fn = base.node_cls.__name__ if base.node_cls is not None else None
+    new = op(
+        base.name,
+        grad_fn=grad_fn,
+        save=base.save_spec,
+        promote=base.promote,
+        differentiable=base.differentiable,
+    )(forward)
+    new.backward(lambda ctx, *grads, out=None, **params: base.backward_fn(ctx, *grads, **params))
+    return new
+
+
+def _out(res, out):
+    # kept for the other op families, which write ``out=`` after computing
+    if out is None:
+        return res
+    if out._data.shape != res._data.shape:
+        out._data = np.empty(res._data.shape, dtype=out.dtype.np)
+    out.copy_(res.detach())
+    return out
+
+
+def zeros_like(t: Tensor) -> Tensor:
+    """Return a new tensor of zeros shaped as ``t`` (a gradient that is a constant)."""
+    return _wrap(np.zeros(t._data.shape, t._data.dtype))
+
+
+def like(x: np.ndarray, v):
+    """Return the Python number ``v`` as a scalar of ``x``'s float dtype (ml_dtypes' bfloat16
+    does not treat Python floats as weak scalars, as NumPy's own dtypes do)."""
+    return x.dtype.type(v) if dkind(x) == "f" and type(v) is not complex else v
+
+
+def _is_int(a) -> bool:
+    return dkind(np.asarray(a)) in "iub"
+
+
+def _check_int_zero(y) -> None:
+    # integer division by zero is an error in torch (NumPy returns 0 with a warning)
+    if _is_int(y) and np.any(np.asarray(y) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+# ------------------------------------------------------------------------------ add, sub, mul
 
 
 @op("add", grad_fn="AddBackward0", promote=SAME)
 def _add(x, y, alpha=1):
-    return np.add(x, y) if alpha == 1 else np.add(x, np.multiply(y, alpha))
+    return np.add(x, y) if alpha == 1 else np.add(x, np.multiply(y, like(x, alpha)))
 
 
 @_add.backward
@@ -41,12 +196,7 @@ def _(ctx, g, alpha=1):
 
 @op("sub", grad_fn="SubBackward0", promote=SAME)
 def _sub(x, y, alpha=1):
-    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-            "or `logical_xor()` operator instead."
-        )
-    return np.subtract(x, y) if alpha == 1 else np.subtract(x, np.multiply(y, alpha))
+    return np.subtract(x, y) if alpha == 1 else np.subtract(x, np.multiply(y, like(x, alpha)))
 
 
 @_sub.backward
@@ -56,12 +206,41 @@ def _(ctx, g, alpha=1):
 
 @op("rsub", grad_fn="RsubBackward1", promote=SAME)
 def _rsub(x, y, alpha=1):
-    return np.subtract(y, x) if alpha == 1 else np.subtract(y, np.multiply(x, alpha))
+    return np.subtract(y, x) if alpha == 1 else np.subtract(y, np.multiply(x, like(x, alpha)))
+
+
+def _check_sub(a, b) -> None:
+    # torch rejects bool operands of a subtraction (before any promotion)
+    ab = a.dtype is D.bool if isinstance(a, Tensor) else type(a) is bool
+    bb = b.dtype is D.bool if isinstance(b, Tensor) else type(b) is bool
+    if ab and bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if ab or bb:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+_BOOL = D.bool
 
 
 @_rsub.backward
 def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), None
+
+
+@op("rsub", grad_fn="RsubBackward0", promote=SAME)
+def _rsub_tensor(x, y, alpha=1):
+    return _rsub.forward(x, y, alpha)
+
+
+@_rsub_tensor.backward
+def _(ctx, g, alpha=1):
+    return (-g if alpha == 1 else g * -alpha), g
 
 
 @op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME)
@@ -74,6 +253,55 @@ def _(ctx, g):
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
     return (g * _conj(y) if need[0] else None, g * _conj(x) if need[1] else None)
+
+
+def _alpha(alpha, inputs=()):
+    if type(alpha) is int and alpha == 1:
+        return _EMPTY
+    from ember._ops.registry import result_dtype
+
+    dt = result_dtype(inputs)
+    if type(alpha) is bool and dt is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    return {"alpha": alpha}
+
+
+def add(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+    """Return ``input + alpha * other``."""
+    params = _alpha(alpha, (input, other))
+    if out is None:
+        return dispatch(_add, (input, other), params)
+    return with_out("add", _add, (input, other), params, out)
+
+
+def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+    """Return ``input - alpha * other``."""
+    _check_sub(input, other)
+    params = _alpha(alpha, (input, other))
+    if out is None:
+        return dispatch(_sub, (input, other), params)
+    return with_out("sub", _sub, (input, other), params, out)
+
+
+def mul(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """Return ``input * other`` elementwise."""
+    if out is None:
+        return dispatch(_mul, (input, other))
+    return with_out("mul", _mul, (input, other), _EMPTY, out)
+
+
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """Return ``other - alpha * input``."""
+    _check_sub(other, input)
+    rop = _rsub_tensor if isinstance(other, Tensor) else _rsub
+    return dispatch(rop, (input, other), _alpha(alpha, (input, other)))
+
+
+# ------------------------------------------------------------------------------ division
 
 
 @op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT)
@@ -101,22 +329,194 @@ def _(ctx, g):
     return -g * _conj(r * r)
 
 
+def _div_floor(x, y):
+    _check_int_zero(y)
+    # NumPy's floor_divide is Python's (and torch's) floor division: 1 // 0.1 == 9
+    return np.floor_divide(x, y)
+
+
+def _div_trunc(x, y):
+    if _is_int(x) and _is_int(y):
+        _check_int_zero(y)
+        q = np.floor_divide(x, y)
+        return q + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
+    return np.trunc(np.true_divide(x, y))
+
+
+def _check_rounding(x, y, mode):
+    a = x if isinstance(x, np.ndarray) else np.asarray(y)
+    if a.dtype == np.bool_:
+        raise not_implemented(f"div_{mode}_cpu", a)
+    if dkind(a) == "c":
+        raise not_implemented(f"div_{mode}_cpu", a)
+
+
+@op("div", grad_fn="DivBackward2", promote=SAME)
+def _div_rounded(x, y, mode):
+    _check_rounding(x, y, mode)
+    return _div_floor(x, y) if mode == "floor" else _div_trunc(x, y)
+
+
+@_div_rounded.backward
+def _(ctx, g, mode):
+    return zeros_like(g), zeros_like(g)
+
+
+def div(input: Tensor, other, *, rounding_mode: str | None = None, out: Tensor | None = None):
+    """Return ``input / other`` (true division; ``rounding_mode`` 'trunc' or 'floor')."""
+    if rounding_mode is None:
+        if out is None:
+            return dispatch(_div, (input, other))
+        return with_out("div", _div, (input, other), _EMPTY, out)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    params = {"mode": rounding_mode}
+    if out is None:
+        return dispatch(_div_rounded, (input, other), params)
+    return with_out("div", _div_rounded, (input, other), params, out)
+
+
+def true_divide(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """Alias of :func:`div` with no rounding."""
+    return div(input, other, out=out)
+
+
+@op("floor_divide", grad_fn="NotImplemented", promote=SAME)
+def _floor_divide(x, y):
+    _check_rounding(x, y, "floor")
+    return _div_floor(x, y)
+
+
+@_floor_divide.backward
+def _(ctx, g):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def floor_divide(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """Return ``input // other`` rounded toward negative infinity (not differentiable)."""
+    if out is None:
+        return dispatch(_floor_divide, (input, other))
+    return with_out("floor_divide", _floor_divide, (input, other), _EMPTY, out, autograd=False)
+
+
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Return ``1 / input`` elementwise (integers give the default float dtype)."""
+    need_tensor("reciprocal", input)
+    if out is None:
+        return dispatch(_reciprocal, (input,))
+    return with_out("reciprocal", _reciprocal, (input,), _EMPTY, out)
+
+
+# ------------------------------------------------------------------------------ fmod, remainder
+
+
+def _mod_forward(kernel, np_fn):
+    def forward(x, y):
+        a = x if isinstance(x, np.ndarray) else np.asarray(y)
+        if a.dtype == np.bool_ or dkind(a) == "c":
+            raise not_implemented(kernel, a)
+        _check_int_zero(y)
+        return np_fn(x, y)
+
+    return forward
+
+
+_fmod_kernel = _mod_forward("fmod_cpu", np.fmod)
+_remainder_kernel = _mod_forward("remainder_cpu", np.remainder)
+_fmod_s = op("fmod", grad_fn="FmodBackward0", promote=SAME)(_fmod_kernel)
+_fmod_t = op("fmod", grad_fn="FmodBackward1", save=(0, 1), promote=SAME)(_fmod_kernel)
+_rem_s = op("remainder", grad_fn="RemainderBackward0", promote=SAME)(_remainder_kernel)
+_rem_t = op("remainder", grad_fn="RemainderBackward1", save=(0, 1), promote=SAME)(_remainder_kernel)
+_rem_rs = op("remainder", grad_fn="NotImplemented", promote=SAME)(_remainder_kernel)
+_fmod_s.backward(lambda ctx, g: (g, None))
+_rem_s.backward(lambda ctx, g: (g, None))
+
+
+@_rem_rs.backward
+def _(ctx, g):
+    raise RuntimeError("derivative for aten::remainder is not implemented")
+
+
+@_fmod_t.backward
+def _(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (g if need[0] else None, -g * div(x, y, rounding_mode="trunc") if need[1] else None)
+
+
+@_rem_t.backward
+def _(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (g if need[0] else None, -g * div(x, y, rounding_mode="floor") if need[1] else None)
+
+
+def fmod(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """Return the C-style remainder of ``input / other`` (the sign of ``input``)."""
+    need_tensor("fmod", input)
+    fop = _fmod_t if isinstance(other, Tensor) else _fmod_s
+    if out is None:
+        return dispatch(fop, (input, other))
+    return with_out("fmod", fop, (input, other), _EMPTY, out)
+
+
+def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
+    """Return the Python-style remainder of ``input / other`` (the sign of ``other``)."""
+    if not isinstance(input, Tensor):
+        need_tensor("remainder", other, "other", 2)
+        rop = _rem_rs
+    else:
+        rop = _rem_t if isinstance(other, Tensor) else _rem_s
+    if out is None:
+        return dispatch(rop, (input, other))
+    return with_out("remainder", rop, (input, other), _EMPTY, out)
+
+
+# ------------------------------------------------------------------------------ pow
+
+
+def _int_power(x, e):
+    # torch: an integer to a negative integer power is 1 for base 1, +-1 for base -1, else 0
+    if isinstance(e, np.ndarray) and dkind(e) in "iu" and (e < 0).any():
+        neg = e < 0
+        r = np.power(x, np.where(neg, 0, e))
+        odd = np.remainder(e, 2) != 0
+        special = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, special, r).astype(r.dtype, copy=False)
+    if isinstance(x, np.ndarray) or type(e) is not int or e >= 0:
+        return np.power(x, e)
+    return _int_power(np.asarray(x), np.asarray(e))
+
+
+def _power(x, e):
+    if _is_int(x) and _is_int(e):
+        if np.asarray(x).dtype == np.bool_ and np.asarray(e).dtype == np.bool_:
+            raise not_implemented("pow", np.asarray(x))
+        return _int_power(x, e)
+    return np.power(x, e)
+
+
 @op("pow", grad_fn="PowBackward0", save=(0, 1), promote=SAME)
 def _pow_scalar(x, e):
-    return np.power(x, e)
+    return _power(x, e)
 
 
 @_pow_scalar.backward
 def _(ctx, g):
     x, e = ctx.saved_tensors
     if e == 0:
-        return g * 0, None
-    return g * (e * x ** (e - 1)), None
+        return zeros_like(g), None
+    if e == 2:  # x ** 1 is x: skip the power (the common square)
+        return g * _conj(x * 2), None
+    return g * _conj(e * x ** (e - 1)), None
 
 
 @op("pow", grad_fn="PowBackward1", save=(0, 1, "result"), promote=SAME)
 def _pow_tensor(x, y):
-    return np.power(x, y)
+    return _power(x, y)
 
 
 @_pow_tensor.backward
@@ -125,23 +525,27 @@ def _(ctx, g):
     need = ctx.needs_input_grad
     gx = gy = None
     if need[0]:
-        gx = g * where(y == 0, 0.0, y * x ** (y - 1))
+        gx = g * _conj(where(y == 0, 0.0, y * x ** (y - 1)))
     if need[1]:
-        gy = g * where((x == 0) & (y >= 0), 0.0, r * x.log())
+        cond = _wrap((x._data == 0) & (np.real(y._data) >= 0))
+        gy = g * _conj(where(cond, 0.0, r * x.log()))
     return gx, gy
 
 
-@op("pow", grad_fn="PowBackward2", save=(1, "result"), promote=SAME)
+@op("pow", grad_fn="PowBackward2", save=(0, 1, "result"), promote=SAME)
 def _rpow(y, base):
-    return np.power(base, y)
+    return _power(base, y)
 
 
 @_rpow.backward
 def _(ctx, g):
-    base, r = ctx.saved_tensors
+    y, base, r = ctx.saved_tensors
     if base == 0:
-        return g * where(r == 0, 0.0, r * 0), None
-    return g * r * float(np.log(base)), None
+        # d/dy 0**y is 0 where y >= 0 and -inf where 0**y is inf
+        # torch's form r * log(0), whose own derivative is nan where the branch is not taken
+        return g * where(_wrap(np.real(y._data) >= 0), 0.0, r * -math.inf), None
+    log_base = np.log(complex(base) if isinstance(base, complex) else float(base))
+    return g * _conj(r * log_base.item()), None
 
 
 def _float_int_pow_check(x, e):
@@ -154,117 +558,45 @@ def _float_int_pow_check(x, e):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-def pow(input, exponent):  # noqa: A001 - torch.pow
+def pow(input, exponent, *, out: Tensor | None = None):  # noqa: A001 - torch.pow
     """Return ``input ** exponent`` elementwise (either may be a scalar)."""
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
-            return dispatch(_pow_tensor, (input, exponent))
-        _float_int_pow_check(input, exponent)
-        return dispatch(_pow_scalar, (input, exponent))
-    return dispatch(_rpow, (exponent, input))
-
-
-def add(input, other, *, alpha=1, out=None):
-    """Return ``input + alpha * other``."""
-    return _out(dispatch(_add, (input, other), _alpha(alpha)), out)
-
-
-def sub(input, other, *, alpha=1, out=None):
-    """Return ``input - alpha * other``."""
-    return _out(dispatch(_sub, (input, other), _alpha(alpha)), out)
-
-
-def mul(input, other, *, out=None):
-    """Return ``input * other`` elementwise."""
-    return _out(dispatch(_mul, (input, other)), out)
-
-
-def div(input, other, *, rounding_mode=None, out=None):
-    """Return ``input / other`` (true division; ``rounding_mode`` 'trunc' or 'floor')."""
-    if rounding_mode is None:
-        return _out(dispatch(_div, (input, other)), out)
-    if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(
-            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-            f"'{rounding_mode}'"
-        )
-    return _out(dispatch(_div_rounded, (input, other), {"mode": rounding_mode}), out)
-
-
-@op("div", grad_fn="DivBackward2", promote=SAME)
-def _div_rounded(x, y, mode):
-    if np.issubdtype(np.result_type(x, y), np.integer):
-        if np.any(np.asarray(y) == 0):
-            raise RuntimeError("ZeroDivisionError")
-        q = np.floor_divide(x, y)
-        if mode == "trunc":
-            q = q + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
-        return q
-    q = np.true_divide(x, y)
-    return np.trunc(q) if mode == "trunc" else np.floor(q)
-
-
-@_div_rounded.backward
-def _(ctx, g, mode):
-    return g * 0, g * 0
-
-
-@op("floor_divide", grad_fn="NotImplemented", promote=SAME)
-def _floor_divide(x, y):
-    return _div_rounded.forward(x, y, "floor")
-
-
-@_floor_divide.backward
-def _(ctx, g):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
-
-
-def floor_divide(input, other):
-    """Return ``input // other`` rounded toward negative infinity (not differentiable)."""
-    return dispatch(_floor_divide, (input, other))
-
-
-def rsub(input, other, *, alpha=1):
-    """Return ``other - alpha * input``."""
-    return dispatch(_rsub, (input, other), _alpha(alpha))
-
-
-def true_divide(input, other):
-    """Alias of :func:`div` with no rounding."""
-    return dispatch(_div, (input, other))
-
-
-def _alpha(alpha):
-    return {} if alpha == 1 else {"alpha": alpha}
-
-
-def _out(res, out):
+            pop, args = _pow_tensor, (input, exponent)
+        else:
+            _float_int_pow_check(input, exponent)
+            pop, args = _pow_scalar, (input, exponent)
+    else:
+        need_tensor("pow", exponent, "exponent", 2)
+        pop, args = _rpow, (exponent, input)
     if out is None:
-        return res
-    if out._data.shape != res._data.shape:
-        out._data = np.empty(res._data.shape, dtype=out.dtype.np)
-    out.copy_(res.detach())
-    return out
+        return dispatch(pop, args)
+    return with_out("pow", pop, args, _EMPTY, out)
 
 
-multiply = expose(mul, "multiply", method="multiply")
-subtract = expose(sub, "subtract", method="subtract")
-divide = expose(div, "divide", method="divide")
-for _fn in (add, sub, mul, div, pow, true_divide, rsub, floor_divide):
-    expose(_fn)
+def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """Return ``input ** exponent`` computed in double precision (float64 or complex128)."""
+    if not isinstance(input, Tensor):
+        need_tensor("float_power", exponent, "exponent", 2)
+    cplx = any(
+        (x.dtype.is_complex if isinstance(x, Tensor) else isinstance(x, complex))
+        for x in (input, exponent)
+    )
+    dt = D.complex128 if cplx else D.float64
+    input, exponent = (_to_double(x, dt) for x in (input, exponent))
+    return pow(input, exponent, out=out)
 
 
-inplace_method(_add, "add_", 2, alpha=True)
-inplace_method(_sub, "sub_", 2, alpha=True)
-inplace_method(_mul, "mul_", 2)
-Tensor.multiply_ = Tensor.mul_
-Tensor.subtract_ = Tensor.sub_
+def _to_double(x, dt):
+    if isinstance(x, Tensor):
+        return _cast(x, dt)
+    return complex(x) if dt.is_complex else float(x)
 
 
-def _div_(self, other, *, rounding_mode=None):
-    if rounding_mode is None:
-        return dispatch_inplace(_div, self, (self, other))
-    return dispatch_inplace(_div_rounded, self, (self, other), {"mode": rounding_mode})
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Return ``input ** 2`` elementwise (bool gives int64, as ``pow``)."""
+    need_tensor("square", input)
+    return pow(input, 2, out=out)
 
 
 def _pow_(self, exponent):
@@ -274,405 +606,116 @@ def _pow_(self, exponent):
     return dispatch_inplace(_pow_scalar, self, (self, exponent))
 
 
+def _float_power_(self, exponent):
+    cplx = self.dtype.is_complex or (
+        exponent.dtype.is_complex if isinstance(exponent, Tensor) else isinstance(exponent, complex)
+    )
+    dt = D.complex128 if cplx else D.float64
+    if self.dtype is not dt:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_type_name(self.dtype)} but the "
+            f"operation's result requires dtype {_type_name(dt)}"
+        )
+    return _pow_(self, _to_double(exponent, dt))
+
+
+def _square_(self):
+    return _pow_(self, 2)
+
+
+# ------------------------------------------------------------------------------ publishing
+
+multiply = expose(mul, "multiply", method="multiply")
+subtract = expose(sub, "subtract", method="subtract")
+divide = expose(div, "divide", method="divide")
+for _fn in (
+    add,
+    sub,
+    mul,
+    div,
+    pow,
+    true_divide,
+    floor_divide,
+    reciprocal,
+    fmod,
+    remainder,
+    float_power,
+    square,
+):
+    expose(_fn)
+expose(rsub, method=False)
+
+
+def _np_add(x, y, alpha=1, out=None):
+    return np.add(x, y if alpha == 1 else np.multiply(y, like(x, alpha)), out=out)
+
+
+def _np_sub(x, y, alpha=1, out=None):
+    return np.subtract(x, y if alpha == 1 else np.multiply(y, like(x, alpha)), out=out)
+
+
+def _np_rsub(x, y, alpha=1, out=None):
+    return np.subtract(y, x if alpha == 1 else np.multiply(x, like(x, alpha)), out=out)
+
+
+_add_into = into_variant(_add, _np_add)
+_sub_into = into_variant(_sub, _np_sub)
+_rsub_into = into_variant(_rsub, _np_rsub)
+_mul_into = into_variant(_mul, np.multiply)
+_div_into = into_variant(_div, np.true_divide)
+_reciprocal_into = into_variant(_reciprocal, np.reciprocal)
+
+
+def _add_(self, other, *, alpha=1):
+    params = _alpha(alpha, (self, other))
+    return dispatch_inplace(_add_into, self, (self, other), {**params, "out": self._data})
+
+
+def _isub(self, other, *, alpha=1):
+    _check_sub(self, other)
+    params = _alpha(alpha, (self, other))
+    return dispatch_inplace(_sub_into, self, (self, other), {**params, "out": self._data})
+
+
+def _mul_(self, other):
+    return dispatch_inplace(_mul_into, self, (self, other), {"out": self._data})
+
+
+def _reciprocal_(self):
+    return dispatch_inplace(_reciprocal_into, self, (self,), {"out": self._data})
+
+
+Tensor.add_ = _add_
+Tensor.sub_ = _isub
+Tensor.mul_ = _mul_
+Tensor.reciprocal_ = _reciprocal_
+Tensor.multiply_ = Tensor.mul_
+Tensor.subtract_ = Tensor.sub_
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return dispatch_inplace(_div_into, self, (self, other), {"out": self._data})
+    return dispatch_inplace(_div_rounded, self, (self, other), {"mode": rounding_mode})
+
+
+def _fmod_(self, other):
+    return dispatch_inplace(_fmod_t if isinstance(other, Tensor) else _fmod_s, self, (self, other))
+
+
+def _remainder_(self, other):
+    rop = _rem_t if isinstance(other, Tensor) else _rem_s
+    return dispatch_inplace(rop, self, (self, other))
+
+
+def _floor_divide_(self, other):
+    return dispatch_inplace(_floor_divide, self, (self, other))
+
+
 Tensor.div_ = Tensor.divide_ = Tensor.true_divide_ = _div_
 Tensor.pow_ = _pow_
-
-
-# operators: the hot path goes straight to dispatch
-def _binary_dunders():
-    T = Tensor
-    T.__add__ = T.__radd__ = lambda self, other: dispatch(_add, (self, other))
-    T.__sub__ = lambda self, other: dispatch(_sub, (self, other))
-    T.__rsub__ = lambda self, other: dispatch(_rsub, (self, other))
-    T.__mul__ = T.__rmul__ = lambda self, other: dispatch(_mul, (self, other))
-    T.__truediv__ = lambda self, other: dispatch(_div, (self, other))
-    T.__rtruediv__ = lambda self, other: dispatch(_reciprocal, (self,)) * other
-    T.__pow__ = lambda self, other: pow(self, other)
-    T.__rpow__ = lambda self, other: dispatch(_rpow, (self, other))
-    T.__iadd__ = lambda self, other: dispatch_inplace(_add, self, (self, other))
-    T.__isub__ = lambda self, other: dispatch_inplace(_sub, self, (self, other))
-    T.__imul__ = lambda self, other: dispatch_inplace(_mul, self, (self, other))
-    T.__itruediv__ = lambda self, other: dispatch_inplace(_div, self, (self, other))
-    T.__ipow__ = _pow_
-    T.__floordiv__ = lambda self, other: dispatch(_floor_divide, (self, other))
-    T.__rfloordiv__ = lambda self, other: dispatch(_floor_divide, (other, self))
-    T.__ifloordiv__ = lambda self, other: dispatch_inplace(_floor_divide, self, (self, other))
-    T.__neg__ = lambda self: dispatch(_neg, (self,))
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: dispatch(_abs, (self,))
-
-
-# ------------------------------------------------------------------------------ unary
-
-
-def _unary(name, grad_fn, np_fn, promote=FLOAT, save=(0,)):
-    """Declare a unary op; its backward is declared with ``@<op>.backward`` right after."""
-    return op(name, grad_fn=grad_fn, save=save, promote=promote)(np_fn)
-
-
-def _publish_unary(uop, name, doc):
-    def fn(input, *, out=None):
-        return _out(dispatch(uop, (input,)), out)
-
-    fn.__name__ = name
-    fn.__doc__ = doc
-    expose(fn)
-    inplace_method(uop, name + "_")
-    return fn
-
-
-_neg = _unary("neg", "NegBackward0", np.negative, promote=None, save=())
-_neg.backward(lambda ctx, g: -g)
-
-_exp = _unary("exp", "ExpBackward0", np.exp, save=("result",))
-_exp.backward(lambda ctx, g: g * _conj(ctx.saved_tensors[0]))
-
-_log = _unary("log", "LogBackward0", np.log)
-_log.backward(lambda ctx, g: g / _conj(ctx.saved_tensors[0]))
-
-_sqrt = _unary("sqrt", "SqrtBackward0", np.sqrt, save=("result",))
-_sqrt.backward(lambda ctx, g: g / (2 * _conj(ctx.saved_tensors[0])))
-
-_tanh = _unary("tanh", "TanhBackward0", np.tanh, save=("result",))
-
-
-@_tanh.backward
-def _(ctx, g):
-    (y,) = ctx.saved_tensors
-    return g * (1 - _conj(y * y))
-
-
-def _np_sigmoid(x):
-    # exp(-x) overflows to inf for very negative x, and 1 / (1 + inf) is the right 0
-    e = np.exp(np.negative(x))
-    if type(e) is not np.ndarray:  # 0-d input: NumPy returned a scalar
-        return np.asarray(np.reciprocal(e + 1))
-    e += 1
-    return np.reciprocal(e, out=e)
-
-
-_sigmoid = _unary("sigmoid", "SigmoidBackward0", _np_sigmoid, save=("result",))
-
-
-@_sigmoid.backward
-def _(ctx, g):
-    (y,) = ctx.saved_tensors
-    return g * _conj(y * (1 - y))
-
-
-def _np_relu(x):
-    if x.dtype == np.bool_:
-        raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
-    return np.maximum(x, 0).astype(x.dtype, copy=False)
-
-
-_relu = _unary("relu", "ReluBackward0", _np_relu, promote=None, save=("result",))
-
-
-@_relu.backward
-def _(ctx, g):
-    (y,) = ctx.saved_tensors
-    return g * (y > 0)
-
-
-def _np_abs(x):
-    if x.dtype == np.bool_:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return np.abs(x)
-
-
-_abs = _unary("abs", "AbsBackward0", _np_abs, promote=None)
-
-
-@_abs.backward
-def _(ctx, g):
-    (x,) = ctx.saved_tensors
-    return g * x.sign()
-
-
-_sign = _unary("sign", "SignBackward0", np.sign, promote=None, save=())
-_sign.backward(lambda ctx, g: g * 0)
-
-neg = _publish_unary(_neg, "neg", "Return ``-input``.")
-negative = expose(neg, "negative", method="negative")
-exp = _publish_unary(_exp, "exp", "Return the exponential of the elements of ``input``.")
-log = _publish_unary(_log, "log", "Return the natural logarithm of the elements of ``input``.")
-sqrt = _publish_unary(_sqrt, "sqrt", "Return the square root of the elements of ``input``.")
-tanh = _publish_unary(_tanh, "tanh", "Return the hyperbolic tangent of the elements.")
-sigmoid = _publish_unary(_sigmoid, "sigmoid", "Return the logistic sigmoid of the elements.")
-relu = _publish_unary(_relu, "relu", "Return ``max(input, 0)`` elementwise.")
-abs = _publish_unary(_abs, "abs", "Return the absolute value of the elements.")  # noqa: A001
-absolute = expose(abs, "absolute", method="absolute")
-sign = _publish_unary(_sign, "sign", "Return the sign (-1, 0, 1) of the elements.")
-Tensor.negative_ = Tensor.neg_
-Tensor.absolute_ = Tensor.abs_
-
-
-def conj(input):
-    """Return the complex conjugate (the tensor itself for real dtypes)."""
-    if not input.dtype.is_complex:
-        return input
-    return dispatch(_conj_op, (input,))
-
-
-@op("conj", grad_fn="ConjBackward0")
-def _conj_op(x):
-    return np.conj(x)
-
-
-_conj_op.backward(lambda ctx, g: g.conj())
-expose(conj)
-
-# ------------------------------------------------------------------------------ comparisons
-
-
-def _ordered(name, np_fn):
-    # torch has no ordering on complex numbers; NumPy compares them lexicographically
-    def f(x, y):
-        if np.iscomplexobj(x) or np.iscomplexobj(y):
-            kind = "ComplexDouble" if np.result_type(x, y) == np.complex128 else "ComplexFloat"
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
-        return np_fn(x, y)
-
-    return f
-
-
-def _compare(name, np_fn, dunder, rdunder=None):
-    if rdunder:
-        np_fn = _ordered(name, np_fn)
-    cop = op(name, promote=COMPARE, differentiable=False)(np_fn)
-
-    def fn(input, other, *, out=None):
-        return _out(dispatch(cop, (input, other)), out)
-
-    fn.__name__ = name
-    fn.__doc__ = f"Return the boolean tensor of ``input {dunder} other`` elementwise."
-    expose(fn)
-    setattr(Tensor, f"__{name}__", lambda self, other: dispatch(cop, (self, other)))
-    if rdunder:
-        setattr(Tensor, f"__{rdunder}__", lambda self, other: dispatch(cop, (self, other)))
-    inplace_method(cop, name + "_", 2)
-    return fn
-
-
-eq = _compare("eq", np.equal, "==")
-ne = _compare("ne", np.not_equal, "!=")
-lt = _compare("lt", np.less, "<", "gt")
-le = _compare("le", np.less_equal, "<=", "ge")
-gt = _compare("gt", np.greater, ">", "lt")
-ge = _compare("ge", np.greater_equal, ">=", "le")
-Tensor.__rgt__ = Tensor.__lt__
-Tensor.__lt__ = lambda self, other: lt(self, other)
-Tensor.__gt__ = lambda self, other: gt(self, other)
-Tensor.__le__ = lambda self, other: le(self, other)
-Tensor.__ge__ = lambda self, other: ge(self, other)
-
-
-def _bitwise(name, np_fn, dunder):
-    bop = op(name, promote=SAME, differentiable=False)(np_fn)
-
-    def fn(input, other):
-        return dispatch(bop, (input, other))
-
-    fn.__name__ = name
-    fn.__doc__ = f"Return ``input {dunder} other`` elementwise (integral and bool tensors)."
-    expose(fn)
-    inplace_method(bop, name + "_", 2)
-    return fn, bop
-
-
-def _int_only(np_fn):
-    def f(x, y):
-        if np.result_type(x, y).kind == "f":
-            raise RuntimeError(f"\"{np_fn.__name__}_cpu\" not implemented for 'Float'")
-        return np_fn(x, y)
-
-    f.__name__ = np_fn.__name__
-    return f
-
-
-bitwise_and, _and = _bitwise("bitwise_and", _int_only(np.bitwise_and), "&")
-bitwise_or, _or = _bitwise("bitwise_or", _int_only(np.bitwise_or), "|")
-bitwise_xor, _xor = _bitwise("bitwise_xor", _int_only(np.bitwise_xor), "^")
-Tensor.__and__ = Tensor.__rand__ = lambda self, other: dispatch(_and, (self, other))
-Tensor.__or__ = Tensor.__ror__ = lambda self, other: dispatch(_or, (self, other))
-Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: dispatch(_xor, (self, other))
-Tensor.__iand__ = lambda self, other: dispatch_inplace(_and, self, (self, other))
-Tensor.__ior__ = lambda self, other: dispatch_inplace(_or, self, (self, other))
-Tensor.__ixor__ = lambda self, other: dispatch_inplace(_xor, self, (self, other))
-
-
-@op("bitwise_not", differentiable=False)
-def _invert(x):
-    if x.dtype.kind == "f":
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
-    return np.invert(x)
-
-
-def bitwise_not(input):
-    """Return the bitwise NOT (logical NOT for bool tensors)."""
-    return dispatch(_invert, (input,))
-
-
-expose(bitwise_not)
-Tensor.__invert__ = bitwise_not
-
-
-@op("logical_not", differentiable=False)
-def _logical_not(x):
-    return np.logical_not(x)
-
-
-def logical_not(input):
-    """Return the elementwise logical NOT as a bool tensor."""
-    return dispatch(_logical_not, (input,))
-
-
-expose(logical_not)
-
-# ------------------------------------------------------------------------------ where, clone, casts
-
-
-@op("where", grad_fn="WhereBackward0", save=(0,))
-def _where(cond, x, y):
-    return np.where(cond, x, y)
-
-
-@_where.backward
-def _(ctx, g):
-    (cond,) = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    zero = g.new_zeros(())
-    return (
-        None,
-        where(cond, g, zero) if need[1] else None,
-        where(cond, zero, g) if need[2] else None,
-    )
-
-
-def where(condition, input=None, other=None):
-    """Return elements of ``input`` where ``condition`` is True, else of ``other``.
-
-    With only ``condition``, return ``condition.nonzero(as_tuple=True)``.
-    """
-    if input is None and other is None:
-        return condition.nonzero(as_tuple=True)
-    if condition.dtype is not D.bool:
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor "
-            f"with dtype {_type_word(condition.dtype)}"
-        )
-    dt = _result(input, other)
-    x = input if not isinstance(input, Tensor) else input
-    arrays = (condition, _cast_operand(x, dt), _cast_operand(other, dt))
-    return dispatch(_where, arrays)
-
-
-def _type_word(dt):
-    from ember._ops.registry import _type_name
-
-    return _type_name(dt)
-
-
-def _result(*xs):
-    from ember._ops.registry import result_dtype
-
-    return result_dtype(xs)
-
-
-def _cast_operand(x, dt):
-    # tensors keep their identity (the engine casts their gradient back); scalars become 0-d
-    if isinstance(x, Tensor):
-        return x if x.dtype is dt else x.to(dt)
-    from ember._core.tensor import _wrap
-
-    return _wrap(np.asarray(x, dtype=dt.np))
-
-
-expose(where)
-
-
-@op("clone", grad_fn="CloneBackward0")
-def _clone(x, memory_format=None):
-    return np.array(x, copy=True, order="C" if memory_format != "preserve" else "K")
-
-
-_clone.backward(lambda ctx, g, memory_format=None: g)
-
-
-def clone(input, *, memory_format=None):
-    """Return a copy of ``input`` (differentiable; contiguous unless ``memory_format`` says)."""
-    return dispatch(_clone, (input,))
-
-
-expose(clone)
-
-
-@op("copy_", grad_fn="CopyBackwards")
-def _copy(dst, src):
-    return src
-
-
-@_copy.backward
-def _(ctx, g):
-    return None, g
-
-
-def _copy_(self, src, non_blocking=False):
-    if not isinstance(src, Tensor):
-        raise TypeError(
-            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
-        )
-    return dispatch_inplace(_copy, self, (self, src))
-
-
-Tensor.copy_ = _copy_
-
-
-@op("_to_copy", grad_fn="ToCopyBackward0")
-def _to_copy(x, dtype):
-    return x.astype(dtype.np)
-
-
-_to_copy.backward(lambda ctx, g, dtype: g)
-
-
-def _cast(t, dtype):
-    """Return ``t`` converted to ``dtype`` (differentiable; self when already of that dtype)."""
-    if t.dtype is dtype:
-        return t
-    return dispatch(_to_copy, (t,), {"dtype": dtype})
-
-
-@op("fill_", differentiable=False)
-def _fill(x, value):
-    return np.asarray(value)
-
-
-def _fill_(self, value):
-    if isinstance(value, Tensor):
-        if value._data.ndim:
-            raise RuntimeError(
-                "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value._data.ndim} dimensions."
-            )
-        value = value._data
-    return dispatch_inplace(_fill_diff, self, (self,), {"value": value})
-
-
-@op("fill_", grad_fn="FillBackward0")
-def _fill_diff(x, value):
-    return np.asarray(value)
-
-
-_fill_diff.backward(lambda ctx, g, value: g * 0)
-
-
-def _zero_(self):
-    return _fill_(self, 0)
-
-
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
-
-_binary_dunders()
+Tensor.float_power_ = _float_power_
+Tensor.square_ = _square_
+Tensor.fmod_ = _fmod_
+Tensor.remainder_ = _remainder_
+Tensor.floor_divide_ = _floor_divide_

@@ -300,7 +300,7 @@ def test_einsum_hypothesis(case):
 def test_double_backward_products():
     a, b, c = rand(3, 4, dtype=F64), rand(4, 2, dtype=F64), rand(3, 2, dtype=F64)
     v = rand(4, dtype=F64)
-    check_double_backward(lambda lib, a, b: (a @ b).tanh(), [a, b])
+    check_double_backward(lambda lib, a, b: (a @ b).sin(), [a, b])
     check_double_backward(lambda lib, a, v: (a @ v).exp(), [a, v])
     check_double_backward(lambda lib, v, w: lib.dot(v, w) ** 2, [v, rand(4, dtype=F64)])
     check_double_backward(
@@ -324,7 +324,7 @@ def test_double_backward_products():
         [rand(2, 3, dtype=F64), rand(2, 3, dtype=F64)],
     )
     check_double_backward(
-        lambda lib, a: lib.linalg.matrix_power(a, 3).tanh(), [rand(3, 3, dtype=F64)]
+        lambda lib, a: lib.linalg.matrix_power(a, 3).sin(), [rand(3, 3, dtype=F64)]
     )
 
 

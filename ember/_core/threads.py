@@ -1,0 +1,57 @@
+"""Intra-op thread count: ``set_num_threads`` / ``get_num_threads``, as torch's.
+
+ember's parallel work is NumPy's: BLAS (matmul, linalg) and any OpenMP pools loaded in the
+process. With ``threadpoolctl`` installed (``pip install ember[threads]``) the count is applied
+to all of them; without it the count is still recorded and read back, and BLAS keeps the size
+it started with (set ``OMP_NUM_THREADS`` before starting Python instead).
+"""
+
+from __future__ import annotations
+
+import os
+
+_state: dict = {"n": None, "limiter": None}
+
+
+def _threadpool_limits():
+    """Return the ``threadpoolctl`` module, or None when it is not installed."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def _default_threads() -> int:
+    # torch's default: OMP_NUM_THREADS / MKL_NUM_THREADS if set, else the usable cores
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        v = os.environ.get(var, "")
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def get_num_threads() -> int:
+    """Return the number of threads used for intra-op parallelism (BLAS and OpenMP pools)."""
+    if _state["n"] is not None:
+        return _state["n"]
+    return _default_threads()
+
+
+def set_num_threads(num: int) -> None:
+    """Set the number of threads used for intra-op parallelism (BLAS and OpenMP pools)."""
+    if isinstance(num, bool) or not isinstance(num, int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(num).__name__}")
+    if num <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    tpc = _threadpool_limits()
+    if tpc is not None:
+        # a limiter applies its limits when created and keeps them until restored
+        _state["limiter"] = tpc.threadpool_limits(limits=num)
+    _state["n"] = num
+
+
+__all__ = ["get_num_threads", "set_num_threads"]

@@ -1,0 +1,152 @@
+"""Where, clone, copy_, dtype conversion (``_to_copy``), fill_ and zero_."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember._core import dtype as D
+from ember._core.tensor import Tensor
+from ember._ops.registry import dispatch, dispatch_inplace, expose, op
+
+
+@op("where", grad_fn="WhereBackward0", save=(0,))
+def _where(cond, x, y):
+    return np.where(cond, x, y)
+
+
+@_where.backward
+def _(ctx, g):
+    (cond,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    zero = g.new_zeros(())
+    return (
+        None,
+        where(cond, g, zero) if need[1] else None,
+        where(cond, zero, g) if need[2] else None,
+    )
+
+
+def where(condition, input=None, other=None):
+    """Return elements of ``input`` where ``condition`` is True, else of ``other``.
+
+    With only ``condition``, return ``condition.nonzero(as_tuple=True)``.
+    """
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if condition.dtype is not D.bool:
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor "
+            f"with dtype {_type_word(condition.dtype)}"
+        )
+    dt = _result(input, other)
+    x = input if not isinstance(input, Tensor) else input
+    arrays = (condition, _cast_operand(x, dt), _cast_operand(other, dt))
+    return dispatch(_where, arrays)
+
+
+def _type_word(dt):
+    from ember._ops.registry import _type_name
+
+    return _type_name(dt)
+
+
+def _result(*xs):
+    from ember._ops.registry import result_dtype
+
+    return result_dtype(xs)
+
+
+def _cast_operand(x, dt):
+    # tensors keep their identity (the engine casts their gradient back); scalars become 0-d
+    if isinstance(x, Tensor):
+        return x if x.dtype is dt else x.to(dt)
+    from ember._core.tensor import _wrap
+
+    return _wrap(np.asarray(x, dtype=dt.np))
+
+
+expose(where)
+
+
+@op("clone", grad_fn="CloneBackward0")
+def _clone(x, memory_format=None):
+    return np.array(x, copy=True, order="C" if memory_format != "preserve" else "K")
+
+
+_clone.backward(lambda ctx, g, memory_format=None: g)
+
+
+def clone(input, *, memory_format=None):
+    """Return a copy of ``input`` (differentiable; contiguous unless ``memory_format`` says)."""
+    return dispatch(_clone, (input,))
+
+
+expose(clone)
+
+
+@op("copy_", grad_fn="CopyBackwards")
+def _copy(dst, src):
+    return src
+
+
+@_copy.backward
+def _(ctx, g):
+    return None, g
+
+
+def _copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+        )
+    return dispatch_inplace(_copy, self, (self, src))
+
+
+Tensor.copy_ = _copy_
+
+
+@op("_to_copy", grad_fn="ToCopyBackward0")
+def _to_copy(x, dtype):
+    return x.astype(dtype.np)
+
+
+_to_copy.backward(lambda ctx, g, dtype: g)
+
+
+def _cast(t, dtype):
+    """Return ``t`` converted to ``dtype`` (differentiable; self when already of that dtype)."""
+    if t.dtype is dtype:
+        return t
+    return dispatch(_to_copy, (t,), {"dtype": dtype})
+
+
+@op("fill_", differentiable=False)
+def _fill(x, value):
+    return np.asarray(value)
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        value = value._data
+    return dispatch_inplace(_fill_diff, self, (self,), {"value": value})
+
+
+@op("fill_", grad_fn="FillBackward0")
+def _fill_diff(x, value):
+    return np.asarray(value)
+
+
+_fill_diff.backward(lambda ctx, g, value: g * 0)
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_

@@ -1,0 +1,171 @@
+"""Tensor's Python operators (``+ - * / // % **`` and their reflected and in-place forms) for
+the arithmetic ops of ``pointwise.py``, and the reuse of temporaries' memory.
+
+The operators go straight to dispatch: they are the hot path. Like NumPy, they reuse the memory
+of a temporary operand: in ``(x * 2.5 + 1.0) / y`` the product is referenced by nothing but the
+expression, so the sum is written into its buffer instead of a fresh allocation (for large
+arrays, allocation and page faults cost as much as the arithmetic). A temporary is recognised by
+its reference count, the test NumPy makes; it must own its (large, writable) array alone, hold
+no autograd history, and already have the result's dtype.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ember._core.tensor import Tensor, _wrap
+from ember._ops.pointwise import (
+    _BOOL,
+    _add,
+    _add_,
+    _add_into,
+    _check_sub,
+    _div,
+    _div_,
+    _div_into,
+    _floor_divide,
+    _floor_divide_,
+    _isub,
+    _mul,
+    _mul_,
+    _mul_into,
+    _pow_,
+    _reciprocal,
+    _rem_rs,
+    _remainder_,
+    _rpow,
+    _rsub,
+    _rsub_into,
+    _sub,
+    _sub_into,
+    pow,  # noqa: A004 - torch.pow
+    remainder,
+)
+from ember._ops.registry import dispatch
+
+ELIDE_TEMPORARIES = True
+_ELIDE_SIZE = 1 << 16  # elements; below this, allocating is cheaper than the checks
+_refcount = sys.getrefcount
+
+
+class _Probe:
+    # measures the reference count of an operand that exists only in the expression
+    def __add__(self, other):
+        return _refcount(self) if type(other) is int else _refcount(other)
+
+    def __radd__(self, other):
+        return _refcount(self)
+
+
+def _array_refs(t):
+    a = t._data
+    return _refcount(a)
+
+
+_TEMP_REFS = _Probe() + 0
+_TEMP_RREFS = 0 + _Probe()
+_TEMP_OTHER_REFS = _Probe() + _Probe()
+_OWN_ARRAY_REFS = _array_refs(_wrap(np.empty(1)))
+_NUMBER = (float, int)
+
+
+def _reusable(t, other) -> bool:
+    """Whether ``t`` (a temporary, already checked) may receive ``t <op> other`` in place."""
+    a = t._data
+    if (
+        not ELIDE_TEMPORARIES
+        or _refcount(a) != _OWN_ARRAY_REFS
+        or a.base is not None
+        or t._base is not None
+        or not a.flags.writeable
+        or t._requires_grad
+        or not t.dtype.is_floating_point
+    ):
+        return False
+    if type(other) in _NUMBER:
+        return True
+    return (
+        isinstance(other, Tensor)
+        and other.dtype is t.dtype
+        and not other._requires_grad
+        and other._data.ndim <= a.ndim
+    )
+
+
+def _binop(plain, into, reflected):
+    if reflected:
+
+        def dunder(self, other):
+            if (
+                self._data.size >= _ELIDE_SIZE
+                and _refcount(self) == _TEMP_RREFS
+                and _reusable(self, other)
+            ):
+                return dispatch(into, (self, other), {"out": self._data})
+            return dispatch(plain, (self, other))
+    else:
+
+        def dunder(self, other):
+            if self._data.size >= _ELIDE_SIZE:
+                if _refcount(self) == _TEMP_REFS and _reusable(self, other):
+                    return dispatch(into, (self, other), {"out": self._data})
+                if (
+                    type(other) is Tensor
+                    and _refcount(other) == _TEMP_OTHER_REFS
+                    and _reusable(other, self)
+                ):
+                    return dispatch(into, (self, other), {"out": other._data})
+            return dispatch(plain, (self, other))
+
+    return dunder
+
+
+def _sub_dunder(self, other):
+    if (
+        self.dtype is _BOOL
+        or type(other) is bool
+        or (isinstance(other, Tensor) and other.dtype is _BOOL)
+    ):
+        _check_sub(self, other)
+    if self._data.size >= _ELIDE_SIZE and _refcount(self) == _TEMP_REFS and _reusable(self, other):
+        return dispatch(_sub_into, (self, other), {"out": self._data})
+    return dispatch(_sub, (self, other))
+
+
+def _rsub_dunder(self, other):
+    if self.dtype is _BOOL or type(other) is bool:
+        _check_sub(other, self)
+    if self._data.size >= _ELIDE_SIZE and _refcount(self) == _TEMP_RREFS and _reusable(self, other):
+        return dispatch(_rsub_into, (self, other), {"out": self._data})
+    return dispatch(_rsub, (self, other))
+
+
+def _binary_dunders():
+    T = Tensor
+    T.__add__ = _binop(_add, _add_into, False)
+    T.__radd__ = _binop(_add, _add_into, True)
+    T.__sub__ = _sub_dunder
+    T.__rsub__ = _rsub_dunder
+    T.__mul__ = _binop(_mul, _mul_into, False)
+    T.__rmul__ = _binop(_mul, _mul_into, True)
+    T.__truediv__ = _binop(_div, _div_into, False)
+    T.__rtruediv__ = lambda self, other: dispatch(_reciprocal, (self,)) * other
+    T.__pow__ = lambda self, other: pow(self, other)
+    T.__rpow__ = lambda self, other: dispatch(_rpow, (self, other))
+    T.__iadd__ = _add_
+    T.__isub__ = _isub
+    T.__imul__ = _mul_
+    T.__itruediv__ = _div_
+    T.__ipow__ = _pow_
+    T.__floordiv__ = lambda self, other: dispatch(_floor_divide, (self, other))
+    T.__rfloordiv__ = lambda self, other: dispatch(_floor_divide, (other, self))
+    T.__ifloordiv__ = _floor_divide_
+    T.__mod__ = lambda self, other: remainder(self, other)
+    T.__rmod__ = lambda self, other: dispatch(_rem_rs, (other, self))
+    T.__imod__ = _remainder_
+    T.__div__, T.__rdiv__, T.__idiv__ = T.__truediv__, T.__rtruediv__, T.__itruediv__
+
+
+_binary_dunders()
