@@ -44,6 +44,11 @@ from ember._core.tensor import (
 from ember._core.tensor_str import set_printoptions
 from ember._ops import API as _API
 from ember import autograd, cuda, random
+from ember.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from ember.random import (
     Generator,
     default_generator,

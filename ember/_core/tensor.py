@@ -163,6 +163,8 @@ class Tensor:
     _view_fn = None  # (parent view_fn, op, params): how to replay this view from its base
     _view_no_grad = False  # made under no_grad: an in-place op on it in grad mode is an error
     _base_fn_seen = None  # the base's grad_fn when this view's history was last made
+    _view_in_custom_function = False  # returned by a custom Function: no in-place allowed
+    _post_acc_hooks = None  # hooks run after the leaf's .grad was accumulated
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __new__(cls, *args, **kwargs):
@@ -707,6 +709,8 @@ _AUTOGRAD_ATTRS = frozenset(
         "_view_fn",
         "_view_no_grad",
         "_base_fn_seen",
+        "_view_in_custom_function",
+        "_post_acc_hooks",
     )
 )
 

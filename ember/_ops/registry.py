@@ -18,6 +18,7 @@ each input's shape and casts them to its dtype, so backward formulas never do.
 
 from __future__ import annotations
 
+import traceback
 import warnings
 
 import numpy as np
@@ -25,7 +26,15 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of, move_retain_hook
+from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
+from ember.autograd.node import (
+    FREED_MSG,
+    Node,
+    SavedTensor,
+    _op_name,
+    edge_of,
+    move_retain_hook,
+)
 
 # promotion policies
 SAME = "same"  # promote every input to the common dtype (torch's binary ops)
@@ -235,6 +244,8 @@ def _make_node(op, inputs, params, outputs):
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
     node._input_meta = tuple(meta)
+    if _ANOMALY.enabled:  # detect_anomaly: remember where the forward ran
+        node.metadata["traceback_"] = traceback.format_stack()
     return node
 
 
@@ -385,7 +396,19 @@ def _check_overlap(op, self: Tensor, inputs: tuple) -> None:
                 raise RuntimeError(_PARTIAL_OVERLAP)
 
 
+_CUSTOM_FUNCTION_VIEW = (
+    "Output {nr} of {name} is a view and is being modified inplace. This view was created inside "
+    "a custom Function (or because an input was returned as-is) and the autograd logic to handle "
+    "view+inplace would override the custom backward associated with the custom Function, "
+    "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+    "output of the custom Function."
+)
+
+
 def _check_inplace(self: Tensor) -> None:
+    if STATE.grad_enabled and self._view_in_custom_function and self._requires_grad:
+        name = _op_name(self.grad_fn)
+        raise RuntimeError(_CUSTOM_FUNCTION_VIEW.format(nr=self._output_nr, name=name))
     if STATE.grad_enabled and self._view_no_grad and self._base._requires_grad:
         raise RuntimeError(_NO_GRAD_VIEW)
     if STATE.grad_enabled and self._requires_grad:
@@ -475,9 +498,9 @@ def _rebase_history(self: Tensor, node: Node) -> None:
     vf = self._view_fn
     while vf is not None:
         if vf[1].view == "multi":
-            name = old[0].name() if old[0] is not None else vf[1].node_cls.__name__
+            name = _op_name(old[0]) if old[0] is not None else vf[1].name.capitalize()
             raise RuntimeError(
-                f"Output {old[1]} of {name.removesuffix('Backward0')} is a view and is being "
+                f"Output {old[1]} of {name} is a view and is being "
                 "modified inplace. This view is the output of a function that returns multiple "
                 "views. Such functions do not allow the output views to be modified inplace. You "
                 "should replace the inplace operation by an out-of-place one."

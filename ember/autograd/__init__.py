@@ -7,14 +7,22 @@ from ember._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from ember.autograd import anomaly_mode, grad_mode, graph
+from ember.autograd import anomaly_mode, function, functional, grad_mode, graph
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
+from ember.autograd.engine import _is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd.engine import backward, grad
+from ember.autograd.function import Function
+from ember.autograd.gradcheck import gradcheck, gradgradcheck
 from ember.autograd.node import Node
 
 __all__ = [
     "backward",
     "grad",
+    "Function",
+    "function",
+    "functional",
+    "gradcheck",
+    "gradgradcheck",
     "grad_mode",
     "graph",
     "anomaly_mode",

@@ -15,6 +15,7 @@ mode set to ``create_graph``.
 from __future__ import annotations
 
 import heapq
+import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -223,6 +224,10 @@ def _warn_create_graph_once() -> None:
 # ---------------------------------------------------------------------------------------------
 # the engine
 
+# the backward passes running (reentrant backward nests them): (id, checkpoint_valid)
+GRAPH_TASKS: list = []
+_task_ids = itertools.count()
+
 
 def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bool) -> list:
     """Run the graph backward from ``roots`` (``(node, output_nr, grad)`` triples).
@@ -272,6 +277,8 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
     anomaly = _ANOMALY.enabled
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    # reentrant checkpointing needs a plain backward(): no grad(), no inputs=
+    GRAPH_TASKS.append((next(_task_ids), accumulate and not targets))
     try:
         while ready:
             node = pop(ready)[2]
@@ -336,7 +343,18 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
             del outputs
     finally:
         STATE.grad_enabled = prev
+        GRAPH_TASKS.pop()
     return captured
+
+
+def current_graph_task_id() -> int:
+    """Return the id of the innermost backward pass running, or -1 outside backward."""
+    return GRAPH_TASKS[-1][0] if GRAPH_TASKS else -1
+
+
+def _is_checkpoint_valid() -> bool:
+    """Return False inside a backward pass run by ``grad()`` or ``backward(inputs=...)``."""
+    return GRAPH_TASKS[-1][1] if GRAPH_TASKS else True
 
 
 def _dependencies(root_nodes, want_parents: bool):
@@ -386,9 +404,9 @@ def _call_function(node, grads: list) -> tuple:
     if node._pre_hooks:
         grads = _node_pre_hooks(node, grads)
     grads_in = tuple(grads) if node._post_hooks else None
-    if _any_defined(grads):
+    if _any_defined(grads) or node._apply_undefined:
         outputs = node.apply(grads)
-    else:  # nothing flowed in: torch's nodes return undefined gradients
+    else:  # nothing flowed in: torch's built-in nodes return undefined gradients
         outputs = (None,) * len(node.next_functions)
     if grads_in is not None:
         outputs = _node_post_hooks(node, outputs, grads_in)
@@ -518,7 +536,7 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     lead = len(gshape) - len(shape)
     if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
         where = (
-            f"function {node.name()} returned an invalid gradient at index {i} - " if node else ""
+            f"Function {node.name()} returned an invalid gradient at index {i} - " if node else ""
         )
         raise RuntimeError(
             f"{where}got {list(gshape)} but expected shape compatible with {list(shape)}"

@@ -77,22 +77,43 @@ def _op_name(node) -> str:
     return _BACKWARD_SUFFIX.sub("", name)
 
 
+# the saved-tensor hooks in force (``autograd.graph.saved_tensors_hooks``), innermost last
+SAVED_HOOKS: list = []
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
     An op's own output is saved without its ``grad_fn`` (that would be a reference cycle) and
-    re-linked to the node on unpack, as torch does.
+    re-linked to the node on unpack, as torch does. Under ``saved_tensors_hooks`` the pack hook's
+    result is stored instead of the tensor, and unpack rebuilds a tensor with the saved one's
+    place in the graph; versions are then not checked (torch cannot see through the hooks).
     """
 
-    __slots__ = ("tensor", "version", "is_output", "output_nr")
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "edge")
 
-    def __init__(self, tensor, is_output: bool = False, output_nr: int = 0):
-        self.tensor = tensor.detach() if is_output else tensor
-        self.version = tensor._vc[0]
+    def __init__(self, tensor, is_output: bool = False, output_nr: int = 0, hooks: bool = True):
         self.is_output = is_output
         self.output_nr = output_nr
+        self.version = tensor._vc[0]
+        if SAVED_HOOKS and hooks:
+            pack, self.unpack_hook = SAVED_HOOKS[-1]
+            self.tensor = None
+            # where the unpacked tensor sits in the graph (for a leaf: its AccumulateGrad)
+            if is_output or not tensor.requires_grad:
+                self.edge = None
+            elif tensor.grad_fn is not None:
+                self.edge = (tensor.grad_fn, tensor._output_nr)
+            else:
+                self.edge = (None, weakref.ref(accumulate_node(tensor)))
+            self.packed = pack(tensor)
+            return
+        self.unpack_hook = None
+        self.tensor = tensor.detach() if is_output else tensor
 
     def unpack(self, node):
+        if self.unpack_hook is not None:
+            return self._unpack_hooked(node)
         t = self.tensor
         if t._vc[0] != self.version:
             raise RuntimeError(self._version_message(node))
@@ -104,6 +125,33 @@ class SavedTensor:
                 out._output_nr = self.output_nr
             return out
         return t
+
+    def _unpack_hooked(self, node):
+        from ember._core.tensor import Tensor
+
+        data = self.unpack_hook(self.packed)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                f"type {type(data).__name__}"
+            )
+        out = data.detach()
+        if self.is_output:
+            out._requires_grad = True
+            out.grad_fn = node
+            out._output_nr = self.output_nr
+        elif self.edge is not None:
+            fn, nr = self.edge
+            out._requires_grad = True
+            if fn is None:
+                acc = nr()
+                if acc is None:
+                    raise RuntimeError("No grad accumulator for a saved leaf")
+                out._accum = nr
+            else:
+                out.grad_fn = fn
+                out._output_nr = nr
+        return out
 
     def _version_message(self, node) -> str:
         t = self.tensor
@@ -145,6 +193,9 @@ class Node:
         "_n_outputs",
         "__weakref__",
     )
+
+    # run even when every incoming gradient is undefined (custom Functions do, as torch's)
+    _apply_undefined = False
 
     def __init__(self):
         self._seq = next(_seq)
@@ -235,6 +286,12 @@ class AccumulateGrad(Node):
         var = self.variable
         if g is not None and var._requires_grad:
             _accumulate(var, g)
+        hooks = getattr(var, "_post_acc_hooks", None)
+        if hooks:
+            for hook in tuple(hooks.values()):
+                r = hook(var)
+                if r is not None:
+                    raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
         return ()
 
 

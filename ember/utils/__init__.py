@@ -1,3 +1,3 @@
 """``ember.utils``: helpers around the core library."""
 
-from ember.utils import dlpack  # noqa: F401
+from ember.utils import checkpoint, dlpack  # noqa: F401
