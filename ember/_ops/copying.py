@@ -91,7 +91,8 @@ def _copy(dst, src):
 
 @_copy.backward
 def _(ctx, g):
-    return None, g
+    # the old values of ``dst`` are overwritten: their gradient is zero (torch returns zeros)
+    return (g.new_zeros(g.shape) if ctx.needs_input_grad[0] else None), g
 
 
 def _copy_(self, src, non_blocking=False):
@@ -120,32 +121,50 @@ def _cast(t, dtype):
     return dispatch(_to_copy, (t,), {"dtype": dtype})
 
 
-@op("fill_", differentiable=False)
-def _fill(x, value):
+@op("fill_", grad_fn="FillBackward2")
+def _fill_scalar(x, value):
     return np.asarray(value)
 
 
+_fill_scalar.backward(lambda ctx, g, value: g.new_zeros(g.shape))
+
+
+@op("fill_", grad_fn="FillBackward3")
+def _fill_tensor(x, value):
+    return value
+
+
+@_fill_tensor.backward
+def _(ctx, g):
+    need = ctx.needs_input_grad
+    return (g.new_zeros(g.shape) if need[0] else None), (g.sum() if need[1] else None)
+
+
+@op("fill_", grad_fn="ZeroBackward0")
+def _zero(x):
+    return np.zeros((), dtype=x.dtype)
+
+
+_zero.backward(lambda ctx, g: g.new_zeros(g.shape))
+
+
 def _fill_(self, value):
+    """Fill ``self`` with ``value`` (a number or a 0-dim tensor); return self."""
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions."
             )
-        value = value._data
-    return dispatch_inplace(_fill_diff, self, (self,), {"value": value})
+        return dispatch_inplace(_fill_tensor, self, (self, value))
+    from ember._ops.convert import scalar_value
 
-
-@op("fill_", grad_fn="FillBackward0")
-def _fill_diff(x, value):
-    return np.asarray(value)
-
-
-_fill_diff.backward(lambda ctx, g, value: g * 0)
+    return dispatch_inplace(_fill_scalar, self, (self,), {"value": scalar_value(value, self.dtype)})
 
 
 def _zero_(self):
-    return _fill_(self, 0)
+    """Fill ``self`` with zeros; return self."""
+    return dispatch_inplace(_zero, self, (self,))
 
 
 Tensor.fill_ = _fill_

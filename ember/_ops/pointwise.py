@@ -243,7 +243,7 @@ def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), g
 
 
-@op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME)
+@op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME, save_if={0: (1,), 1: (0,)})
 def _mul(x, y):
     return np.multiply(x, y)
 
@@ -304,7 +304,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
 # ------------------------------------------------------------------------------ division
 
 
-@op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT)
+@op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT, save_if={0: (1,)})
 def _div(x, y):
     return np.true_divide(x, y)
 

@@ -1067,21 +1067,11 @@ def test_inplace_fillers_autograd(name):
     same(view_of_history, values=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pointwise.py: fill_ records FillBackward0 and zero_ goes through it; torch names "
-    "FillBackward2 (number), FillBackward3 (tensor value), ZeroBackward0",
-)
 def test_fill_grad_fn_names():
     for fn in FILL.values():
         same(lambda lib, fn=fn: fn(lib, lib.ones(3, requires_grad=True) * 2))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pointwise.py: fill_ does not check that the value fits the dtype (torch: "
-    "RuntimeError 'value cannot be converted to type uint8_t without overflow')",
-)
 @pytest.mark.parametrize("case", ["uint8_300", "float_complex", "int8_200"])
 def test_fill_overflow_checks(case):
     dtype, value = {

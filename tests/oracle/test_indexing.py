@@ -477,22 +477,12 @@ def test_setitem_grad_fn_and_version():
     assert type(to.grad_fn).__name__ == "CopySlices" == eo.grad_fn.name()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pointwise: torch's fill_(Tensor) is FillBackward3 (fill_(Scalar) FillBackward2, "
-    "zero_ ZeroBackward0); ember names every fill_ FillBackward0",
-)
 @pytest.mark.parametrize("index", [Ellipsis, slice(None)])
 def test_setitem_whole_tensor_scalar(index):
     # no view: torch fills the tensor itself
     check(_assign(index, 3.0), [rand(3, 4, dtype="float64")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pointwise: CopyBackwards returns None for self; torch returns zeros, so "
-    "autograd.grad gives a zero tensor where ember gives None",
-)
 @pytest.mark.parametrize(
     "index,vshape", [(Ellipsis, (4, 5)), (Ellipsis, (3, 4, 5)), (slice(None), (3, 4, 5))]
 )
@@ -538,12 +528,6 @@ def test_setitem_then_backward_through_views():
     check_raises(stale, [rand(3, 3, dtype="float64")], grad=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry/pointwise: `y[2] * 3` saves y[2] although only a scalar's gradient would "
-    "need it; torch saves self for mul only when the other operand requires grad, so "
-    "overwriting y afterwards is fine there and a spurious version error here",
-)
 def test_setitem_value_computed_from_same_tensor():
     def fn(lib, x):
         y = x * 2

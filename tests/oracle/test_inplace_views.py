@@ -63,7 +63,6 @@ def test_inplace_overlap_errors():
     check(lambda lib, x: x.add_(x), [rand(5)], grad=False)
 
 
-@pytest.mark.xfail(strict=True, reason="pointwise.mul does not declare save_if={0: (1,), 1: (0,)}")
 def test_mul_by_scalar_does_not_pin_its_input():
     def fn(lib, x):
         y = x * 1

@@ -187,11 +187,6 @@ def test_matrix_power_zero():
     check(lambda lib, a: lib.linalg.matrix_power(a, 0), [rand(2, 3, 3, dtype=F64)], grad=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="copy_'s backward gives the destination None, torch zeros "
-    "(CopyBackwards in pointwise.py)",
-)
 def test_matrix_power_zero_grad():
     check(lambda lib, a: lib.linalg.matrix_power(a, 0), [rand(3, 3, dtype=F64)])
 
