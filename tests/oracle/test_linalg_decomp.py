@@ -402,7 +402,7 @@ def test_matrix_exp(shape, scale):
         [rand(*shape) * scale],
         rtol=1e-4,
         atol=1e-4,
-        grad_rtol=1e-4,
+        grad_rtol=1e-3,  # float32 with entries near 1e3: both libraries round differently
         grad_atol=1e-3,
     )
 
