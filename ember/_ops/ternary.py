@@ -66,7 +66,7 @@ _like = like
 
 
 def _np_clamp_into(x, min=None, max=None, out=None):  # noqa: A002
-    _clamp_scalar.forward(x[:0], min, max)  # the dtype checks
+    _clamp_scalar.forward(x.reshape(-1)[:0], min, max)  # the dtype checks
     r = x
     if min is not None:
         r = np.maximum(r, _like(x, min), out=out)

@@ -696,3 +696,8 @@ def test_inplace_methods_compute_in_place():
     np.testing.assert_allclose(x.numpy(), np.sqrt(np.exp(np.clip((a * 2 + 3 - 0.5) / 2, -1, 1))))
     check_raises(lambda lib, x, y: x.mul_(y), [rand(3), rand(2, 3)], match_message=True)
     check_raises(lambda lib, x, y: x.add_(y), [rand(3, dtype="int64"), rand(3)], match_message=True)
+
+
+def test_clamp_inplace_0d():
+    check(lambda lib, x: x.clamp_(0, 1), [np.asarray(1.5)], grad=False)
+    check(lambda lib, x: x.clamp_(min=0.25), [np.asarray(-1.5)], grad=False)
