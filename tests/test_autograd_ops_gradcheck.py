@@ -91,15 +91,23 @@ PATTERNS = [
 ]
 
 
+# nodes whose backward raises in torch too ("derivative for ... is not implemented")
+_NO_DERIVATIVE = {
+    "NotImplemented",
+    "Unique2Backward0",
+    "UniqueDimBackward0",
+    "UniqueConsecutiveBackward0",
+}
+
+
 def _differentiable(out) -> bool:
-    # torch's "derivative for aten::floor_divide is not implemented" nodes are left out
     outs = out if isinstance(out, tuple) else (out,)
     return any(
         isinstance(o, ember.Tensor)
         and o.requires_grad
         and o.dtype is ember.float64
         and o.grad_fn is not None
-        and o.grad_fn.name() != "NotImplemented"
+        and o.grad_fn.name() not in _NO_DERIVATIVE
         for o in outs
     )
 
