@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.tensor import Tensor
+from ember._core.tensor import Tensor, contiguous_format, preserve_format
 from ember._ops.registry import dispatch, dispatch_inplace, expose, op
 
 
@@ -70,15 +70,24 @@ expose(where)
 
 @op("clone", grad_fn="CloneBackward0")
 def _clone(x, memory_format=None):
-    return np.array(x, copy=True, order="C" if memory_format != "preserve" else "K")
+    # torch's default (preserve_format) keeps a dense tensor's layout; broadcast (stride-0)
+    # dims, and contiguous_format, give a row-major copy
+    if memory_format is contiguous_format or any(
+        s == 0 and n > 1 for s, n in zip(x.strides, x.shape)
+    ):
+        return np.array(x, copy=True, order="C")
+    return x.copy(order="K")
 
 
 _clone.backward(lambda ctx, g, memory_format=None: g)
 
 
 def clone(input, *, memory_format=None):
-    """Return a copy of ``input`` (differentiable; contiguous unless ``memory_format`` says)."""
-    return dispatch(_clone, (input,))
+    """Return a copy of ``input`` (differentiable), keeping its memory layout unless
+    ``memory_format=torch.contiguous_format``."""
+    if memory_format is None or memory_format is preserve_format:
+        return dispatch(_clone, (input,))
+    return dispatch(_clone, (input,), {"memory_format": memory_format})
 
 
 expose(clone)

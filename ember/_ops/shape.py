@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ember._core.storage import owner_of
-from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
+from ember._core.tensor import Size, Tensor, _wrap, contiguous_format, wrap_dim
 from ember._ops.registry import SAME, _type_name, dispatch, expose, op
 
 # ------------------------------------------------------------------------------ geometry
@@ -277,7 +277,8 @@ def reshape(input, *shape):
         return dispatch(_view, (input,), {"shape": shape})
     if _compute_stride(a.shape, _estrides(a), shape) is not None:
         return dispatch(_reshape_alias, (input,), {"shape": shape})
-    return dispatch(_unsafe_view, (dispatch(_clone_op(), (input,)),), {"shape": shape})
+    copy = dispatch(_clone_op(), (input,), {"memory_format": contiguous_format})
+    return dispatch(_unsafe_view, (copy,), {"shape": shape})
 
 
 def _clone_op():
@@ -1048,7 +1049,7 @@ def contiguous(self, memory_format=None):
     """Return ``self`` if contiguous, else a contiguous copy."""
     if self._data.flags.c_contiguous:
         return self
-    return self.clone()
+    return self.clone(memory_format=contiguous_format)
 
 
 for _f in (view, view_as, reshape_as, expand, expand_as, unfold, contiguous):
