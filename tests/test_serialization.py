@@ -419,8 +419,8 @@ def test_parameters_save_as_torch_parameters():
     pkl = zipfile.ZipFile(buf).read("archive/data.pkl")
     assert b"torch._utils\n_rebuild_parameter\n" in pkl
     buf.seek(0)
-    out = ember.load(buf)["p"]  # no ember.nn.Parameter yet: a leaf requiring grad
-    assert type(out) is ember.Tensor and out.requires_grad and out.is_leaf
+    out = ember.load(buf)["p"]  # comes back as ember.nn.Parameter
+    assert type(out) is ember.nn.Parameter and out.requires_grad and out.is_leaf
     same(out, p.detach())
 
 

@@ -1,0 +1,521 @@
+"""Convolutions: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold.
+
+One op, ``convolution`` (torch's ``aten::convolution``), does every forward: im2col through a
+strided view of the padded input copied once into ``(N, groups, C/g * prod(K), P)`` and ONE
+batched BLAS product with the weight, which lands directly in NCHW layout. The transposed
+convolution is the product the other way round followed by a col2im scatter (one strided add
+of a whole array per kernel offset). Backward is written with the same op (the input gradient
+of a convolution is a transposed convolution and vice versa) and with ``convolution_weight``,
+the weight gradient, whose own backward is again two convolutions: double backward works.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ember._core.tensor import Tensor
+from ember._ops.registry import dispatch, op
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "unfold",
+    "fold",
+]
+
+
+def _ntuple(v, n: int) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * n
+    v = tuple(int(i) for i in v)
+    return v * n if len(v) == 1 else v
+
+
+def _pad_array(x: np.ndarray, pads, value=0.0) -> np.ndarray:
+    """Return ``x`` padded by ``pads`` (one (lo, hi) pair per spatial dim) with ``value``."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    nd = len(pads)
+    shape = x.shape[:-nd] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[-nd:], pads))
+    out = np.full(shape, value, dtype=x.dtype)
+    out[(...,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[-nd:], pads))] = x
+    return out
+
+
+def _windows(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
+    """Return the read-only view ``(..., *kernel, *out)`` of the windows of padded ``xp``."""
+    nd = len(kernel)
+    lead = xp.shape[:-nd]
+    st = xp.strides
+    sp = st[-nd:]
+    shape = lead + tuple(kernel) + tuple(out)
+    strides = (
+        st[:-nd]
+        + tuple(s * d for s, d in zip(sp, dilation))
+        + tuple(s * t for s, t in zip(sp, stride))
+    )
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _cols(x, kernel, stride, padding, dilation, groups, out) -> np.ndarray:
+    """Return im2col of ``x`` as ``(groups, C/g * prod(kernel), N * prod(out))``, contiguous.
+
+    This layout makes the forward product one GEMM per group (a single one when groups=1)
+    with the batch folded into the long dimension, which suits BLAS far better than N small
+    products; the result is then moved to NCHW with one cheap copy of the output.
+    """
+    n, c = x.shape[:2]
+    nd = len(kernel)
+    p = math.prod(out)
+    kk = math.prod(kernel)
+    if kk == 1 and not any(lo or hi for lo, hi in padding) and all(s == 1 for s in stride):
+        w = x.reshape((n, c) + (1,) * nd + tuple(out))  # 1x1 convolution: no window view
+    else:
+        w = _windows(_pad_array(x, padding), kernel, stride, dilation, out)
+    perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
+    return np.ascontiguousarray(w.transpose(perm)).reshape(groups, (c // groups) * kk, n * p)
+
+
+def _to_channels_first(a: np.ndarray, groups: int) -> np.ndarray:
+    """Return ``(N, C, *S)`` array ``a`` as ``(groups, C/g, N * prod(S))`` (one copy)."""
+    n, c = a.shape[:2]
+    return np.ascontiguousarray(a.swapaxes(0, 1)).reshape(groups, c // groups, -1)
+
+
+def _conv_out(size, kernel, stride, padding, dilation):
+    return tuple(
+        (s + lo + hi - d * (k - 1) - 1) // t + 1
+        for s, k, t, (lo, hi), d in zip(size, kernel, stride, padding, dilation)
+    )
+
+
+def _conv_forward(x, w, stride, padding, dilation, groups):
+    n = x.shape[0]
+    o = w.shape[0]
+    kernel = w.shape[2:]
+    out = _conv_out(x.shape[2:], kernel, stride, padding, dilation)
+    cols = _cols(x, kernel, stride, padding, dilation, groups, out)
+    wm = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
+    res = np.matmul(wm, cols)  # (g, O/g, N*P)
+    return np.ascontiguousarray(res.reshape((o, n) + out).swapaxes(0, 1))
+
+
+def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size):
+    n, cin = x.shape[:2]
+    size = x.shape[2:]
+    kernel = w.shape[2:]
+    cog = w.shape[1]
+    xm = _to_channels_first(x, groups)  # (g, Cin/g, N*P)
+    wm = np.ascontiguousarray(w.reshape(groups, cin // groups, -1).transpose(0, 2, 1))
+    cols = np.matmul(wm, xm).reshape((groups * cog,) + tuple(kernel) + (n,) + tuple(size))
+    full = tuple(
+        max((s - 1) * t + d * (k - 1) + 1, lo + os)
+        for s, t, d, k, (lo, _), os in zip(size, stride, dilation, kernel, padding, output_size)
+    )
+    # col2im in (C, N, ...) layout, so that every strided add reads its operand in order;
+    # one copy of the (smaller) output moves it to NCHW at the end
+    buf = np.zeros((groups * cog, n) + full, dtype=x.dtype)
+    for k in np.ndindex(*kernel):
+        sl = tuple(
+            slice(ki * d, ki * d + t * (s - 1) + 1, t)
+            for ki, d, t, s in zip(k, dilation, stride, size)
+        )
+        buf[(slice(None), slice(None)) + sl] += cols[(slice(None),) + k]
+    crop = tuple(slice(lo, lo + os) for (lo, _), os in zip(padding, output_size))
+    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop].swapaxes(0, 1))
+
+
+@op("convolution", grad_fn="ConvolutionBackward0", save=(0, 1))
+def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size, groups):
+    """Forward of every convolution; ``padding`` holds one (lo, hi) pair per spatial dim."""
+    if transposed:
+        out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+    else:
+        out = _conv_forward(x, w, stride, padding, dilation, groups)
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+@_convolution.backward
+def _(ctx, g, *, stride, padding, dilation, transposed, output_size, groups):
+    x, w = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx = gw = gb = None
+    if not transposed:
+        if need[0]:
+            gx = convolution(g, w, None, stride, padding, dilation, True, x.shape[2:], groups)
+        if need[1]:
+            gw = convolution_weight(x, g, tuple(w.shape), stride, padding, dilation, groups)
+    else:
+        if need[0]:
+            gx = convolution(g, w, None, stride, padding, dilation, False, None, groups)
+        if need[1]:
+            gw = convolution_weight(g, x, tuple(w.shape), stride, padding, dilation, groups)
+    if need[2]:
+        gb = g.sum(dim=(0,) + tuple(range(2, g.dim())))
+    return gx, gw, gb
+
+
+@op("convolution_weight", grad_fn="ConvolutionBackwardBackward0", save=(0, 1))
+def _convolution_weight(x, g, *, weight_shape, stride, padding, dilation, groups):
+    """Return the weight gradient of ``convolution(x, w)`` under upstream gradient ``g``."""
+    out = g.shape[2:]
+    kernel = weight_shape[2:]
+    cols = _cols(x, kernel, stride, padding, dilation, groups, out)  # (g, CgK, N*P)
+    # (g, N*P, O/g): small copy; both operands C-contiguous so that matmul uses BLAS
+    n, o = g.shape[:2]
+    gmt = g.reshape(n, groups, o // groups, -1).transpose(1, 0, 3, 2)
+    gmt = np.ascontiguousarray(gmt).reshape(groups, -1, o // groups)
+    gwt = np.matmul(cols, gmt)  # (g, CgK, O/g)
+    return np.ascontiguousarray(gwt.swapaxes(1, 2)).reshape(weight_shape)
+
+
+@_convolution_weight.backward
+def _(ctx, ggw, *, weight_shape, stride, padding, dilation, groups):
+    x, g = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx = gg = None
+    if need[0]:
+        gx = convolution(g, ggw, None, stride, padding, dilation, True, x.shape[2:], groups)
+    if need[1]:
+        gg = convolution(x, ggw, None, stride, padding, dilation, False, None, groups)
+    return gx, gg
+
+
+def convolution(x, w, b, stride, padding, dilation, transposed, output_size, groups) -> Tensor:
+    """Run the ``convolution`` op (no argument checking: internal entry point)."""
+    params = {
+        "stride": tuple(stride),
+        "padding": tuple(padding),
+        "dilation": tuple(dilation),
+        "transposed": transposed,
+        "output_size": None if output_size is None else tuple(output_size),
+        "groups": groups,
+    }
+    return dispatch(_convolution, (x, w, b), params)
+
+
+def convolution_weight(x, g, weight_shape, stride, padding, dilation, groups) -> Tensor:
+    params = {
+        "weight_shape": weight_shape,
+        "stride": tuple(stride),
+        "padding": tuple(padding),
+        "dilation": tuple(dilation),
+        "groups": groups,
+    }
+    return dispatch(_convolution_weight, (x, g), params)
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checking, as torch does it
+
+_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _check_dtypes(x: Tensor, w: Tensor, b) -> None:
+    for t in (w, b):
+        if t is not None and t._data.dtype != x._data.dtype:
+            want = _TYPE.get(x._data.dtype.name, x._data.dtype.name)
+            got = _TYPE.get(t._data.dtype.name, t._data.dtype.name)
+            raise RuntimeError(f"expected scalar type {want} but found {got}")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"\"conv_forward\" not implemented for '{x.dtype}'")
+
+
+def _batched(x: Tensor, nd: int, name: str):
+    dim = x.dim()
+    if dim == nd + 1:
+        return x.unsqueeze(0), True
+    if dim != nd + 2:
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(x.shape)}"
+        )
+    return x, False
+
+
+def _check_channels(x, w, groups, transposed):
+    c = x.shape[1]
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if transposed:
+        if w.shape[0] != c:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {list(w.shape)}, expected input"
+                f"{list(x.shape)} to have {w.shape[0]} channels, but got {c} channels instead"
+            )
+    elif w.shape[1] * groups != c:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
+            f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels "
+            "instead"
+        )
+    elif w.shape[0] % groups:
+        raise RuntimeError(
+            "Given groups=" + str(groups) + ", expected weight to be divisible by "
+            f"{groups} at dimension 0, but got weight of size {list(w.shape)} "
+            "instead"
+        )
+
+
+def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    _check_dtypes(input, weight, bias)
+    x, unbatched = _batched(input, nd, name)
+    if weight.dim() != nd + 2:
+        raise RuntimeError(
+            "weight should have at least three dimensions"
+            if weight.dim() < 3
+            else f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input "
+            f"{list(x.shape)}, but got {weight.dim()}-dimensional weight of size "
+            f"{list(weight.shape)} instead"
+        )
+    _check_channels(x, weight, groups, False)
+    stride = _ntuple(stride, nd)
+    dilation = _ntuple(dilation, nd)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            tot = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            pads = tuple((t // 2, t - t // 2) for t in tot)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        pads = tuple((p, p) for p in _ntuple(padding, nd))
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
+    eff = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    if any(p < e for p, e in zip(padded, eff)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+    out = convolution(x, weight, bias, stride, pads, dilation, False, None, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose(
+    nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation
+) -> Tensor:
+    _check_dtypes(input, weight, bias)
+    x, unbatched = _batched(input, nd, name)
+    _check_channels(x, weight, groups, True)
+    stride = _ntuple(stride, nd)
+    dilation = _ntuple(dilation, nd)
+    padding = _ntuple(padding, nd)
+    output_padding = _ntuple(output_padding, nd)
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if op_ >= s and op_ >= d:
+            names = ["depth", "height", "width"][3 - nd :]
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, but got "
+                + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, output_padding))
+                + " "
+                + " ".join(f"stride_{n}: {v}" for n, v in zip(names, stride))
+                + " "
+                + " ".join(f"dilation_{n}: {v}" for n, v in zip(names, dilation))
+            )
+    kernel = weight.shape[2:]
+    size = tuple(
+        (s - 1) * t - 2 * p + d * (k - 1) + o + 1
+        for s, t, p, d, k, o in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)
+    )
+    if any(s < 0 for s in size):
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated "
+            f"output size per channel: ({' x '.join(map(str, size))}). Output size is too small"
+        )
+    pads = tuple((p, p) for p in padding)
+    out = convolution(x, weight, bias, stride, pads, dilation, True, size, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """Apply a 1D convolution over an input signal composed of several input planes."""
+    return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """Apply a 2D convolution over an input image composed of several input planes."""
+    return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """Apply a 3D convolution over an input image composed of several input planes."""
+    return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """Apply a 1D transposed convolution operator ("deconvolution")."""
+    return _conv_transpose(
+        1,
+        "conv_transpose1d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """Apply a 2D transposed convolution operator ("deconvolution")."""
+    return _conv_transpose(
+        2,
+        "conv_transpose2d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """Apply a 3D transposed convolution operator ("deconvolution")."""
+    return _conv_transpose(
+        3,
+        "conv_transpose3d",
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# unfold (im2col) and fold (col2im): each is the other's backward
+
+
+@op("im2col", grad_fn="Im2ColBackward0")
+def _im2col(x, *, kernel_size, dilation, padding, stride):
+    n, c = x.shape[:2]
+    pads = tuple((p, p) for p in padding)
+    out = _conv_out(x.shape[2:], kernel_size, stride, pads, dilation)
+    w = _windows(_pad_array(x, pads), kernel_size, stride, dilation, out)
+    return w.reshape(n, c * math.prod(kernel_size), math.prod(out))
+
+
+@_im2col.backward
+def _(ctx, g, *, kernel_size, dilation, padding, stride):
+    (shape, _) = ctx._input_meta[0]
+    return _col2im_call(g, shape[2:], kernel_size, dilation, padding, stride)
+
+
+@op("col2im", grad_fn="Col2ImBackward0")
+def _col2im(x, *, output_size, kernel_size, dilation, padding, stride):
+    n = x.shape[0]
+    kk = math.prod(kernel_size)
+    c = x.shape[1] // kk
+    pads = tuple((p, p) for p in padding)
+    blocks = _conv_out(output_size, kernel_size, stride, pads, dilation)
+    cols = x.reshape((n, c) + tuple(kernel_size) + blocks)
+    full = tuple(s + 2 * p for s, p in zip(output_size, padding))
+    buf = np.zeros((n, c) + full, dtype=x.dtype)
+    for k in np.ndindex(*kernel_size):
+        sl = tuple(
+            slice(ki * d, ki * d + t * (b - 1) + 1, t)
+            for ki, d, t, b in zip(k, dilation, stride, blocks)
+        )
+        buf[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + k]
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, output_size))
+    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
+
+
+@_col2im.backward
+def _(ctx, g, *, output_size, kernel_size, dilation, padding, stride):
+    return dispatch(
+        _im2col,
+        (g,),
+        {"kernel_size": kernel_size, "dilation": dilation, "padding": padding, "stride": stride},
+    )
+
+
+def _col2im_call(x, output_size, kernel_size, dilation, padding, stride):
+    params = {
+        "output_size": tuple(output_size),
+        "kernel_size": kernel_size,
+        "dilation": dilation,
+        "padding": padding,
+        "stride": stride,
+    }
+    return dispatch(_col2im, (x,), params)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Extract sliding local blocks from a batched input tensor."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got: {list(input.shape)}"
+        )
+    x, unbatched = (input.unsqueeze(0), True) if input.dim() == 3 else (input, False)
+    params = {
+        "kernel_size": _ntuple(kernel_size, 2),
+        "dilation": _ntuple(dilation, 2),
+        "padding": _ntuple(padding, 2),
+        "stride": _ntuple(stride, 2),
+    }
+    out = dispatch(_im2col, (x,), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Combine an array of sliding local blocks into a large containing tensor."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    x, unbatched = (input.unsqueeze(0), True) if input.dim() == 2 else (input, False)
+    ks = _ntuple(kernel_size, 2)
+    dil, pad, st = _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
+    osz = _ntuple(output_size, 2)
+    kk = ks[0] * ks[1]
+    if x.shape[1] % kk:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size={ks}"
+        )
+    blocks = _conv_out(osz, ks, st, tuple((p, p) for p in pad), dil)
+    if math.prod(blocks) != x.shape[2]:
+        raise RuntimeError(
+            f"Given output_size={osz}, kernel_size={ks}, dilation={dil}, padding={pad}, "
+            f"stride={st}, expected size of input's dimension 2 to match the calculated number "
+            f"of sliding blocks {blocks[0]} * {blocks[1]} = {math.prod(blocks)}, but got "
+            f"input.size(2)={x.shape[2]}."
+        )
+    out = _col2im_call(x, osz, ks, dil, pad, st)
+    return out.squeeze(0) if unbatched else out

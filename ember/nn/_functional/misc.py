@@ -1,0 +1,420 @@
+"""Embedding, one_hot, distances, padding, linear/bilinear and scaled dot-product attention of
+``ember.nn.functional``.
+
+``embedding`` and ``pad`` are ops with torch's grad_fn names. Their backward passes are linear
+maps written in ember ops (a scatter-add op whose own backward is the gather, and a product
+with a constant selection matrix per padded dim), so they are differentiable again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember
+from ember._core.tensor import Tensor, _wrap
+from ember._ops.registry import dispatch, op
+
+__all__ = [
+    "bilinear",
+    "cosine_similarity",
+    "embedding",
+    "embedding_bag",
+    "linear",
+    "one_hot",
+    "pad",
+    "pdist",
+    "scaled_dot_product_attention",
+]
+
+
+# ------------------------------------------------------------------------------ embedding
+
+
+@op("embedding", grad_fn="EmbeddingBackward0", save=(1,))
+def _embedding(w, idx, padding_idx=-1):
+    return np.take(w, idx, axis=0)
+
+
+@_embedding.backward
+def _(ctx, g, padding_idx=-1):
+    (idx,) = ctx.saved_tensors
+    return dispatch(
+        _embedding_grad, (g, idx), {"num": ctx._input_meta[0][0][0], "pad": padding_idx}
+    ), None
+
+
+@op("embedding_dense_backward", grad_fn="EmbeddingDenseBackwardBackward0", save=(1,))
+def _embedding_grad(g, idx, num, pad):
+    out = np.zeros((num,) + g.shape[idx.ndim :], g.dtype)
+    np.add.at(out, idx, g)
+    if pad >= 0:
+        out[pad] = 0
+    return out
+
+
+@_embedding_grad.backward
+def _(ctx, gg, num, pad):
+    (idx,) = ctx.saved_tensors
+    if pad >= 0:
+        gg = gg.clone()
+        gg[pad] = 0
+    return dispatch(_embedding, (gg, idx), {}), None
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Return the rows of ``weight`` at the indices ``input`` (renormalised to ``max_norm``)."""
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < n, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -n, "Padding_idx must be within num_embeddings"
+            padding_idx = n + padding_idx
+    else:
+        padding_idx = -1
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {_type_str(input)} instead (while checking arguments for "
+            "embedding)"
+        )
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm(weight, idx, max_norm, norm_type)
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("scale_grad_by_freq and sparse are not supported by ember")
+    return dispatch(_embedding, (weight, input), {"padding_idx": padding_idx})
+
+
+def _type_str(t: Tensor) -> str:
+    from ember._ops.registry import _type_name
+
+    return f"torch.{_type_name(t.dtype)}Tensor"
+
+
+def _renorm(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
+    # torch's embedding_renorm_: in place, outside autograd, on the rows looked up
+    rows = np.unique(idx)
+    w = weight._data
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[rows] *= scale[:, None]
+    weight._vc[0] += 1
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Return the sum, mean or max of the embeddings of each bag of indices.
+
+    Bags are the rows of a 2-D ``input``, or the slices of a 1-D ``input`` starting at
+    ``offsets``; indices equal to ``padding_idx`` are left out; empty bags give zeros.
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    n = weight.shape[0]
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    idx = input._data
+    psw = per_sample_weights
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated "
+                "is a mini-batch of fixed length sequences. However, found "
+                f"offsets of type {type(offsets)}"
+            )
+        b = idx.shape[0]
+        bag_of = np.broadcast_to(np.arange(b)[:, None], idx.shape)
+        flat_idx, flat_bag = idx.reshape(-1), bag_of.reshape(-1)
+        if psw is not None:
+            psw = psw.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        off = offsets._data.astype(np.int64)
+        if include_last_offset:
+            starts, end = off[:-1], off[-1]
+        else:
+            starts, end = off, idx.size
+        b = starts.size
+        flat_idx = idx[:end]
+        flat_bag = np.searchsorted(starts, np.arange(flat_idx.size), side="right") - 1
+        if psw is not None:
+            psw = psw[:end] if end != idx.size else psw
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
+        )
+    keep = flat_bag >= 0
+    if padding_idx is not None:
+        keep &= flat_idx != padding_idx
+    if max_norm is not None:
+        _renorm(weight, flat_idx[keep], max_norm, norm_type)
+    rows = embedding(_wrap(np.ascontiguousarray(flat_idx)), weight)
+    if psw is not None:
+        rows = rows * psw.unsqueeze(-1)
+    counts = np.bincount(flat_bag[keep], minlength=b)
+    if mode == "max":
+        lmax = max(int(counts.max()) if b else 0, 1)
+        slot = np.zeros(flat_idx.size, np.int64)
+        # position of each kept element inside its bag
+        order = np.flatnonzero(keep)
+        first = np.searchsorted(flat_bag[order], np.arange(b))
+        slot[order] = np.arange(order.size) - first[flat_bag[order]]
+        gather = np.full((b, lmax), flat_idx.size, np.int64)
+        gather[flat_bag[order], slot[order]] = order
+        padded = ember.cat([rows, rows.new_full((1, rows.shape[1]), float("-inf"))])
+        out = padded[_wrap(gather)].amax(1)
+        empty = _wrap((counts == 0)[:, None])
+        return ember.where(empty, out.new_zeros(()), out)
+    assign = np.zeros((b, flat_idx.size), dtype=weight._data.dtype)
+    assign[flat_bag[keep], np.flatnonzero(keep)] = 1
+    if mode == "mean":
+        assign /= np.maximum(counts, 1)[:, None].astype(assign.dtype)
+    return ember.matmul(_wrap(assign), rows)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Return int64 one-hot vectors of the class indices ``tensor`` (a new last dim)."""
+    if tensor.dtype is not ember.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    a = tensor._data
+    if a.size == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    elif a.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(a.max()) + 1 if a.size else 0
+    elif a.size and a.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (a[..., None] == np.arange(num_classes)).astype(np.int64)
+    return _wrap(out)
+
+
+# ------------------------------------------------------------------------------ distances
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Return the cosine of the angle between ``x1`` and ``x2`` along ``dim``."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """Return the p-norm distances between all pairs of rows (upper triangle, row-major)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    if i.size == 0:
+        return input.new_zeros((0,))
+    d = input[_wrap(i)] - input[_wrap(j)]
+    return d.norm(p, 1)
+
+
+# ------------------------------------------------------------------------------ padding
+
+
+def _pad_index(n: int, left: int, right: int, mode: str) -> np.ndarray:
+    """Return, per output position along one dim, the input position it copies (-1: fill)."""
+    pos = np.arange(-left, n + right)
+    if mode == "constant":
+        return np.where((pos >= 0) & (pos < n), pos, -1)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if mode == "circular":
+        return pos % n
+    # reflect (without repeating the edge)
+    period = 2 * (n - 1) if n > 1 else 1
+    r = np.abs(pos) % period
+    return np.where(r >= n, period - r, r)
+
+
+def _pad_forward(x, pads, mode, value):
+    out = x
+    for k, (left, right) in enumerate(pads):
+        if left == 0 and right == 0:
+            continue
+        axis = x.ndim - 1 - k
+        idx = _pad_index(out.shape[axis], left, right, mode)
+        taken = np.take(out, np.maximum(idx, 0), axis=axis)
+        if mode == "constant":
+            shape = [1] * out.ndim
+            shape[axis] = idx.size
+            taken = np.where((idx >= 0).reshape(shape), taken, x.dtype.type(value))
+        out = taken
+    return np.ascontiguousarray(out)
+
+
+def _pad_backward(ctx, g, pads, mode, value):
+    shape = ctx._input_meta[0][0]
+    nd = len(shape)
+    sizes = list(shape)
+    # apply the adjoint of each dim's selection, last padded dim first
+    for k in reversed(range(len(pads))):
+        left, right = pads[k]
+        if left == 0 and right == 0:
+            continue
+        axis = nd - 1 - k
+        n = sizes[axis]
+        idx = _pad_index(n, left, right, mode)
+        m = np.zeros((idx.size, n), dtype=g._data.dtype)
+        keep = idx >= 0
+        m[np.nonzero(keep)[0], idx[keep]] = 1
+        g = ember.matmul(g.movedim(axis, -1), _wrap(m)).movedim(-1, axis)
+    return g
+
+
+def _pad_op(grad_fn: str):
+    p = op("pad", grad_fn=grad_fn)(_pad_forward)
+    p.backward(_pad_backward)
+    return p
+
+
+_PAD_OPS: dict = {"constant": _pad_op("ConstantPadNdBackward0"), "circular": _pad_op("CopySlices")}
+for _k in (1, 2, 3):
+    _PAD_OPS["reflect", _k] = _pad_op(f"ReflectionPad{_k}DBackward0")
+    _PAD_OPS["replicate", _k] = _pad_op(f"ReplicationPad{_k}DBackward0")
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k > input.dim():
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.dim()}"
+        )
+    pads = tuple((int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(k))
+    if mode == "constant":
+        if any(a < 0 or b < 0 for a, b in pads):
+            raise NotImplementedError("negative padding is not supported by ember")
+        params = {"pads": pads, "mode": mode, "value": 0.0 if value is None else value}
+        return dispatch(_PAD_OPS["constant"], (input,), params)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise AssertionError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if input.dim() not in (k + 1, k + 2) or k > 3:
+        raise NotImplementedError(
+            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
+        )
+    for i, (a, b) in enumerate(pads):
+        n = input.shape[input.dim() - 1 - i]
+        if mode == "reflect" and (a >= n or b >= n):
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({a}, {b}) at dimension {input.dim() - 1 - i} of "
+                f"input {list(input.shape)}"
+            )
+        if mode == "circular" and (a > n or b > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    key = "circular" if mode == "circular" else (mode, k)
+    return dispatch(_PAD_OPS[key], (input,), {"pads": pads, "mode": mode, "value": 0.0})
+
+
+# ------------------------------------------------------------------------------ linear
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Return ``input @ weight.T + bias``."""
+    from ember.nn.modules.linear import _linear
+
+    return _linear(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
+    """Return ``x1^T A x2 + b`` for each output feature."""
+    from ember.nn.modules.linear import _bilinear
+
+    return _bilinear(input1, input2, weight, bias)
+
+
+# ------------------------------------------------------------------------------ attention
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """Return ``softmax(q k^T * scale + mask) v`` (causal mask, dropout, grouped heads)."""
+    from ember.nn._functional.activation import softmax
+    from ember.nn._functional.dropout import dropout
+
+    L, S = query.shape[-2], key.shape[-2]
+    scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    bias = np.zeros((L, S), dtype=query._data.dtype)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                "is_causal=True"
+            )
+        bias = np.where(np.tri(L, S, dtype=bool), bias, -np.inf).astype(bias.dtype)
+    bias_t = _wrap(bias)
+    if attn_mask is not None:
+        if attn_mask.dtype is ember.bool:
+            neg = np.where(attn_mask._data, 0.0, -np.inf).astype(bias.dtype)
+            bias_t = bias_t + _wrap(neg)
+        else:
+            bias_t = attn_mask + bias_t
+    if enable_gqa:
+        rep_k = query.shape[-3] // key.shape[-3]
+        rep_v = query.shape[-3] // value.shape[-3]
+        key = _repeat_heads(key, rep_k)
+        value = _repeat_heads(value, rep_v)
+    attn = ember.matmul(query, key.transpose(-2, -1)) * scale_factor
+    attn = softmax(attn + bias_t, dim=-1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, training=True)
+    return ember.matmul(attn, value)
+
+
+def _repeat_heads(t: Tensor, rep: int) -> Tensor:
+    if rep == 1:
+        return t
+    shape = tuple(t.shape)
+    e = t.unsqueeze(-3).expand(shape[:-2] + (rep,) + shape[-2:])
+    return e.reshape(shape[:-3] + (shape[-3] * rep,) + shape[-2:])

@@ -1,0 +1,599 @@
+"""Pooling: max, average, adaptive average/max, power-average pooling and max unpooling.
+
+Windows are strided views of the padded input (no Python loop over output positions). Max
+pooling records torch's flat indices; its backward scatters through them and the backward of
+that is a gather, so double backward works. Average pooling and its backward are adjoint linear
+maps, each the other's backward. Adaptive average pooling is separable: one small averaging
+matrix per spatial dim. The 1D functions run the 2D ops on an unsqueezed input, as torch does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember._core.tensor import Tensor, _wrap
+from ember._ops.registry import dispatch, op
+from ember.nn._functional.conv import _ntuple, _pad_array, _windows
+
+__all__ = [
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
+]
+
+
+def _pool_out(size, kernel, stride, padding, dilation, ceil_mode):
+    """Return torch's pooling output sizes (floor rule, or ceil rule with its correction)."""
+    out = []
+    for s, k, t, p, d in zip(size, kernel, stride, padding, dilation):
+        num = s + 2 * p - d * (k - 1) - 1
+        o = (-(-num // t) if ceil_mode else num // t) + 1
+        if ceil_mode and (o - 1) * t >= s + p:
+            o -= 1
+        out.append(o)
+    return tuple(out)
+
+
+def _pads(size, kernel, stride, padding, dilation, out):
+    # (lo, hi) pairs: hi grows when ceil_mode lets the last window run past the padded input
+    return tuple(
+        (p, max(p, (o - 1) * t + d * (k - 1) + 1 - s - p))
+        for s, k, t, p, d, o in zip(size, kernel, stride, padding, dilation, out)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# max pooling: indices by argmax over a copy of the windows, values by a gather op
+
+
+def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
+    nd = len(kernel)
+    size = x.shape[-nd:]
+    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
+    pads = _pads(size, kernel, stride, padding, dilation, out)
+    fill = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
+    w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
+    # one whole-array maximum per kernel offset (an argmax over a short last axis is slow),
+    # then the first offset reaching the max wins, as in torch; a NaN wins (torch: the last)
+    offsets = list(np.ndindex(*kernel))
+    views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
+    best = views[0].copy()
+    for v in views[1:]:
+        np.maximum(best, v, out=best)
+    # flat input offset of each kernel offset; the result is base(output position) + offset
+    koff = [
+        sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
+        for k in offsets
+    ]
+    off = np.full(best.shape, koff[0], dtype=np.int64)
+    for j in range(len(views) - 1, 0, -1):
+        np.copyto(off, koff[j], where=views[j] == best)
+    if len(views) > 1:
+        np.copyto(off, koff[0], where=views[0] == best)
+    if x.dtype.kind in "fc":
+        nan = np.isnan(best)
+        if nan.any():
+            for j, v in enumerate(views):
+                np.copyto(off, koff[j], where=nan & np.isnan(v))
+    base = 0
+    for i in range(nd):
+        o = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        base = base * size[i] + (o * stride[i] - padding[i])
+    idx = off + base
+    return idx.astype(np.int64, copy=False)
+
+
+def _gather_forward(x, idx, nd):
+    m = math.prod(x.shape[: x.ndim - nd])
+    flat = x.reshape(m, -1)
+    return np.take_along_axis(flat, idx.reshape(m, -1), -1).reshape(idx.shape)
+
+
+def _scatter_forward(g, idx, shape, nd):
+    m = math.prod(shape[: len(shape) - nd])
+    sp = math.prod(shape[len(shape) - nd :])
+    flat = idx.reshape(m, -1) + (np.arange(m, dtype=np.int64) * sp)[:, None]
+    res = np.bincount(flat.ravel(), weights=g.reshape(-1), minlength=m * sp)
+    return res.astype(g.dtype, copy=False).reshape(shape)
+
+
+def _gather_op(name, grad_fn):
+    @op(name, grad_fn=grad_fn, save=(1,))
+    def fwd(x, idx, *, nd):
+        return _gather_forward(x, idx, nd)
+
+    @fwd.backward
+    def _(ctx, g, *, nd):
+        (idx,) = ctx.saved_tensors
+        return _scatter(g, idx, ctx._input_meta[0][0], nd), None
+
+    return fwd
+
+
+_GATHER = {
+    2: _gather_op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
+    3: _gather_op("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0"),
+    "adaptive": _gather_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0"),
+}
+
+
+@op("max_pool_scatter", grad_fn="MaxPool2DWithIndicesBackwardBackward0", save=(1,))
+def _scatter_op(g, idx, *, shape, nd):
+    return _scatter_forward(g, idx, shape, nd)
+
+
+@_scatter_op.backward
+def _(ctx, gg, *, shape, nd):
+    (idx,) = ctx.saved_tensors
+    return dispatch(_GATHER[2], (gg, idx), {"nd": nd}), None
+
+
+def _scatter(g, idx, shape, nd) -> Tensor:
+    return dispatch(_scatter_op, (g, idx), {"shape": tuple(shape), "nd": nd})
+
+
+def _check_pool_args(nd, name, x, kernel, stride, padding, dilation):
+    if x.dim() not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[1:]):
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+        )
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(
+            f"{name}: kernel_size must be greater than zero, but got "
+            + " ".join(f"k{a}: {k}" for a, k in zip("dhw"[3 - nd :], kernel))
+        )
+    if any(t <= 0 for t in stride):
+        raise RuntimeError(f"{name}: stride must be greater than zero")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{name}: dilation must be greater than zero")
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={dilation[0]}"
+            )
+
+
+def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    kernel = _ntuple(kernel_size, nd)
+    stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd)
+    padding, dilation = _ntuple(padding, nd), _ntuple(dilation, nd)
+    _check_pool_args(nd, f"max_pool{nd}d", x, kernel, stride, padding, dilation)
+    out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output size: "
+            f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too small"
+        )
+    idx = _wrap(_max_indices(x._data, kernel, stride, padding, dilation, ceil_mode))
+    vals = dispatch(_GATHER[nd], (x, idx), {"nd": nd})
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Apply a 1D max pooling over an input signal composed of several input planes."""
+    k, s = _ntuple(kernel_size, 1), None if stride is None else _ntuple(stride, 1)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}"
+        )
+    res = _max_pool_nd(
+        2,
+        input.unsqueeze(-2),
+        (1,) + k,
+        (1,) + (s or k),
+        (0,) + _ntuple(padding, 1),
+        (1,) + _ntuple(dilation, 1),
+        ceil_mode,
+        True,
+    )
+    vals, idx = res[0].squeeze(-2), res[1].squeeze(-2)
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Apply a 2D max pooling over an input signal composed of several input planes."""
+    return _max_pool_nd(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """Apply a 3D max pooling over an input signal composed of several input planes."""
+    return _max_pool_nd(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+# ---------------------------------------------------------------------------------------------
+# max unpooling: a scatter whose backward is a gather
+
+
+@op("max_unpool2d", grad_fn="MaxUnpool2DBackward0", save=(1,))
+def _unpool(x, idx, *, shape):
+    nd = 2
+    n, c = math.prod(shape[:-nd]), 1
+    sp = math.prod(shape[-nd:])
+    if idx.size and (idx.min() < 0 or idx.max() >= sp):
+        raise RuntimeError(
+            f"Found an invalid max index: {int(idx.max())} (output volumes are "
+            f"of size {'x'.join(map(str, shape[2:]))}"
+        )
+    out = np.zeros((n, c, sp), dtype=x.dtype)
+    np.put_along_axis(out, idx.reshape(n, c, -1), x.reshape(n, c, -1), -1)
+    return out.reshape(shape)
+
+
+@_unpool.backward
+def _(ctx, g, *, shape):
+    (idx,) = ctx.saved_tensors
+    return dispatch(_GATHER[2], (g, idx), {"nd": 2}), None
+
+
+def _max_unpool_nd(nd, x, indices, kernel_size, stride, padding, output_size):
+    kernel = _ntuple(kernel_size, nd)
+    stride = kernel if stride is None else _ntuple(stride, nd)
+    padding = _ntuple(padding, nd)
+    default = tuple(
+        (s - 1) * t + k - 2 * p for s, t, k, p in zip(x.shape[-nd:], stride, kernel, padding)
+    )
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)[-nd:]
+        for i, (s, d, t) in enumerate(zip(size, default, stride)):
+            if not d - t < s < d + t:
+                raise ValueError(
+                    f"invalid output_size {list(output_size)} (dim {i} must be between "
+                    f"{d - t} and {d + t})"
+                )
+    return dispatch(_unpool, (x, indices), {"shape": tuple(x.shape[:-nd]) + size})
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Compute a partial inverse of :func:`max_pool1d`."""
+    k = _ntuple(kernel_size, 1)
+    s = k if stride is None else _ntuple(stride, 1)
+    osz = None if output_size is None else (1, tuple(output_size)[-1])
+    out = _max_unpool_nd(
+        2,
+        input.unsqueeze(-2),
+        indices.unsqueeze(-2),
+        (1,) + k,
+        (1,) + s,
+        (0,) + _ntuple(padding, 1),
+        osz,
+    )
+    return out.squeeze(-2)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Compute a partial inverse of :func:`max_pool2d`."""
+    return _max_unpool_nd(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# average pooling: forward and backward are adjoint linear maps
+
+
+def _avg_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override):
+    if divisor_override:
+        return float(divisor_override)
+    div = 1.0
+    for i, (s, k, t, p, o) in enumerate(zip(size, kernel, stride, padding, out)):
+        start = np.arange(o) * t - p
+        end = np.minimum(start + k, s + p)
+        n = end - start if count_include_pad else np.minimum(end, s) - np.maximum(start, 0)
+        div = div * n.reshape((-1,) + (1,) * (len(size) - 1 - i))
+    return div
+
+
+def _avg_forward(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    nd = len(kernel)
+    size = x.shape[-nd:]
+    ones = (1,) * nd
+    out = _pool_out(size, kernel, stride, padding, ones, ceil_mode)
+    pads = _pads(size, kernel, stride, padding, ones, out)
+    w = _windows(_pad_array(x, pads), kernel, stride, ones, out)
+    acc = None
+    for k in np.ndindex(*kernel):  # prod(K) whole-array adds: faster than a strided sum
+        v = w[(Ellipsis,) + k + (slice(None),) * nd]
+        acc = v.copy() if acc is None else np.add(acc, v, out=acc)
+    div = _avg_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override)
+    acc /= np.asarray(div, dtype=x.dtype) if np.ndim(div) else x.dtype.type(div)
+    return acc
+
+
+def _avg_backward(
+    g, shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    nd = len(kernel)
+    size = shape[-nd:]
+    ones = (1,) * nd
+    out = g.shape[-nd:]
+    pads = _pads(size, kernel, stride, padding, ones, out)
+    div = _avg_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override)
+    gd = g / (np.asarray(div, dtype=g.dtype) if np.ndim(div) else g.dtype.type(div))
+    full = tuple(s + lo + hi for s, (lo, hi) in zip(size, pads))
+    buf = np.zeros(tuple(shape[:-nd]) + full, dtype=g.dtype)
+    for k in np.ndindex(*kernel):
+        sl = tuple(slice(ki, ki + t * (o - 1) + 1, t) for ki, t, o in zip(k, stride, out))
+        buf[(Ellipsis,) + sl] += gd
+    crop = tuple(slice(lo, lo + s) for (lo, _), s in zip(pads, size))
+    return np.ascontiguousarray(buf[(Ellipsis,) + crop])
+
+
+def _avg_ops(nd):
+    @op(f"avg_pool{nd}d", grad_fn=f"AvgPool{nd}DBackward0")
+    def fwd(x, **p):
+        return _avg_forward(x, **p)
+
+    @op(f"avg_pool{nd}d_backward", grad_fn=f"AvgPool{nd}DBackwardBackward0")
+    def bwd(g, *, shape, **p):
+        return _avg_backward(g, shape, **p)
+
+    @fwd.backward
+    def _(ctx, g, **p):
+        return dispatch(bwd, (g,), {"shape": ctx._input_meta[0][0], **p})
+
+    @bwd.backward
+    def _(ctx, gg, *, shape, **p):
+        return dispatch(fwd, (gg,), p)
+
+    return fwd
+
+
+_AVG = {2: _avg_ops(2), 3: _avg_ops(3)}
+
+
+def _avg_pool_nd(
+    nd, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    kernel = _ntuple(kernel_size, nd)
+    stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd)
+    padding = _ntuple(padding, nd)
+    _check_pool_args(nd, f"avg_pool{nd}d", x, kernel, stride, padding, (1,) * nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    params = {
+        "kernel": kernel,
+        "stride": stride,
+        "padding": padding,
+        "ceil_mode": bool(ceil_mode),
+        "count_include_pad": bool(count_include_pad),
+        "divisor_override": divisor_override,
+    }
+    return dispatch(_AVG[nd], (x,), params)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Apply a 1D average pooling over an input signal composed of several input planes."""
+    k = _ntuple(kernel_size, 1)
+    s = k if stride is None else _ntuple(stride, 1)
+    out = _avg_pool_nd(
+        2,
+        input.unsqueeze(-2),
+        (1,) + k,
+        (1,) + s,
+        (0,) + _ntuple(padding, 1),
+        ceil_mode,
+        count_include_pad,
+        None,
+    )
+    return out.squeeze(-2)
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Apply 2D average-pooling operation in kH x kW regions by step size sH x sW steps."""
+    return _avg_pool_nd(
+        2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """Apply 3D average-pooling operation in kT x kH x kW regions by step size sT x sH x sW."""
+    return _avg_pool_nd(
+        3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Apply a 1D power-average pooling over an input signal."""
+    from ember import abs as _abs
+    from ember import relu, sign
+
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (sign(out) * relu(_abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Apply a 2D power-average pooling over an input signal."""
+    from ember import abs as _abs
+    from ember import relu, sign
+
+    kw, kh = _ntuple(kernel_size, 2)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (sign(out) * relu(_abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# adaptive pooling
+
+
+def _adaptive_bounds(s, o):
+    i = np.arange(o)
+    return (i * s) // o, -((-(i + 1) * s) // o)
+
+
+def _avg_matrix(s, o, dtype):
+    start, end = _adaptive_bounds(s, o)
+    j = np.arange(s)
+    m = (j >= start[:, None]) & (j < end[:, None])
+    return (m / (end - start)[:, None]).astype(dtype)
+
+
+def _apply_mats(x, mats):
+    """Apply one matrix ``(out, in)`` along each of the last ``len(mats)`` dims of ``x``."""
+    nd = len(mats)
+    for i, m in enumerate(mats):
+        axis = x.ndim - nd + i
+        if axis == x.ndim - 1:
+            x = np.matmul(x, m.T)
+        elif axis == x.ndim - 2:
+            x = np.matmul(m, x)
+        else:
+            x = np.moveaxis(np.tensordot(x, m, axes=([axis], [1])), -1, axis)
+    return np.ascontiguousarray(x)
+
+
+def _linear_ops(name, grad_fn):
+    """Return a separable linear op (one matrix per spatial dim) and its adjoint."""
+
+    @op(name, grad_fn=grad_fn)
+    def fwd(x, *, mats):
+        return _apply_mats(x, [m.astype(x.dtype, copy=False) for m in mats])
+
+    @op(name + "_backward", grad_fn=grad_fn[:-1] + "Backward0")
+    def bwd(g, *, mats):
+        return _apply_mats(g, [m.T.astype(g.dtype, copy=False) for m in mats])
+
+    @fwd.backward
+    def _(ctx, g, *, mats):
+        return dispatch(bwd, (g,), {"mats": mats})
+
+    @bwd.backward
+    def _(ctx, gg, *, mats):
+        return dispatch(fwd, (gg,), {"mats": mats})
+
+    return fwd
+
+
+_ADAPTIVE_AVG = {
+    2: _linear_ops("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0"),
+    3: _linear_ops("adaptive_avg_pool3d", "AdaptiveAvgPool3DBackward0"),
+}
+
+
+def _out_sizes(x, output_size, nd):
+    sizes = (
+        _ntuple(output_size, nd)
+        if not isinstance(output_size, (list, tuple))
+        else tuple(output_size)
+    )
+    if len(sizes) == 1 and nd > 1:
+        sizes = sizes * nd
+    return tuple(x.shape[-nd + i] if s is None else int(s) for i, s in enumerate(sizes))
+
+
+def _adaptive_avg_nd(nd, x, output_size):
+    if x.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"adaptive_avg_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+            f"{list(x.shape)}"
+        )
+    sizes = _out_sizes(x, output_size, nd)
+    if nd == 2 and sizes == (1, 1):
+        return x.mean((-2, -1), keepdim=True)  # torch's shortcut, and its grad_fn
+    mats = tuple(_avg_matrix(s, o, np.float64) for s, o in zip(x.shape[-nd:], sizes))
+    return dispatch(_ADAPTIVE_AVG[nd], (x,), {"mats": mats})
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Apply a 1D adaptive average pooling over an input signal."""
+    o = _ntuple(output_size, 1)
+    return _adaptive_avg_nd(2, input.unsqueeze(-2), (1,) + o).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Apply a 2D adaptive average pooling over an input signal."""
+    return _adaptive_avg_nd(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """Apply a 3D adaptive average pooling over an input signal."""
+    return _adaptive_avg_nd(3, input, output_size)
+
+
+def _adaptive_max_indices(x, sizes):
+    """Return flat indices of the maxima of the adaptive windows of array ``x``."""
+    nd = len(sizes)
+    size = x.shape[-nd:]
+    grids = []
+    for s, o in zip(size, sizes):
+        start, end = _adaptive_bounds(s, o)
+        length = int((end - start).max())
+        j = start[:, None] + np.arange(length)
+        grids.append(np.minimum(j, (end - 1)[:, None]))  # repeat the last index: same max
+    # gather (N, C, o0, L0, o1, L1)
+    if nd == 2:
+        win = x[..., grids[0][:, :, None, None], grids[1][None, None, :, :]]
+        o0, l0, o1, l1 = win.shape[-4:]
+        lead = win.ndim - 4
+        perm = tuple(range(lead)) + (lead, lead + 2, lead + 1, lead + 3)
+        win = win.transpose(perm).reshape(x.shape[:lead] + (o0, o1, l0 * l1))
+        a = win.argmax(-1)
+        k0, k1 = np.unravel_index(a, (l0, l1))
+        r = grids[0][np.arange(o0)[:, None], k0]
+        c = grids[1][np.arange(o1)[None, :], k1]
+        return (r * size[1] + c).astype(np.int64)
+    win = x[..., grids[0]]
+    a = win.argmax(-1)
+    return grids[0][np.arange(sizes[0]), a].astype(np.int64)
+
+
+def _adaptive_max_nd(nd, x, output_size, return_indices):
+    if x.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+            f"{list(x.shape)}"
+        )
+    sizes = _out_sizes(x, output_size, nd)
+    idx = _wrap(_adaptive_max_indices(x._data, sizes))
+    vals = dispatch(_GATHER["adaptive"], (x, idx), {"nd": nd})
+    return (vals, idx) if return_indices else vals
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Apply a 1D adaptive max pooling over an input signal."""
+    o = _ntuple(output_size, 1)
+    vals, idx = _adaptive_max_nd(2, input.unsqueeze(-2), (1,) + o, True)
+    vals, idx = vals.squeeze(-2), idx.squeeze(-2)
+    return (vals, idx) if return_indices else vals
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Apply a 2D adaptive max pooling over an input signal."""
+    return _adaptive_max_nd(2, input, output_size, return_indices)

@@ -1,0 +1,32 @@
+"""torch.nn.functional: the functional forms of ember.nn's layers, activations and losses.
+
+A thin re-export module; the implementations live in ``ember/nn/_functional/`` by kind.
+"""
+
+from __future__ import annotations
+
+from ember.nn._functional.activation import *  # noqa: F403
+from ember.nn._functional.activation import __all__ as _activation_all
+from ember.nn._functional.dropout import *  # noqa: F403
+from ember.nn._functional.dropout import __all__ as _dropout_all
+from ember.nn._functional.loss import *  # noqa: F403
+from ember.nn._functional.loss import __all__ as _loss_all
+from ember.nn._functional.loss_margin import *  # noqa: F403
+from ember.nn._functional.loss_margin import __all__ as _loss_margin_all
+from ember.nn._functional.misc import *  # noqa: F403
+from ember.nn._functional.misc import __all__ as _misc_all
+from ember.nn._functional.normalization import *  # noqa: F403
+from ember.nn._functional.normalization import __all__ as _normalization_all
+
+__all__ = list(_activation_all) + list(_loss_all) + list(_dropout_all)
+__all__ += list(_normalization_all) + list(_misc_all)
+__all__ += list(_loss_margin_all)
+
+from ember.nn._functional.conv import *  # noqa: E402, F403
+from ember.nn._functional.conv import __all__ as _conv_all  # noqa: E402
+from ember.nn._functional.pooling import *  # noqa: E402, F403
+from ember.nn._functional.pooling import __all__ as _pooling_all  # noqa: E402
+from ember.nn._functional.vision import *  # noqa: E402, F403
+from ember.nn._functional.vision import __all__ as _vision_all  # noqa: E402
+
+__all__ += list(_conv_all) + list(_pooling_all) + list(_vision_all)

@@ -1,0 +1,292 @@
+"""``nn.init``: in-place initialisers with torch's formulas (all run under ``no_grad``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+import ember
+from ember._core.tensor import Tensor
+
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+]
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """Return the recommended gain for ``nonlinearity`` (torch's table)."""
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    dimensions = tensor.dim()
+    if dimensions < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
+    num_input_fmaps = tensor.size(1)
+    num_output_fmaps = tensor.size(0)
+    receptive_field_size = 1
+    if tensor.dim() > 2:
+        for s in tensor.shape[2:]:
+            receptive_field_size *= s
+    return num_input_fmaps * receptive_field_size, num_output_fmaps * receptive_field_size
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` with values from U(a, b)."""
+    with ember.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` with values from N(mean, std^2)."""
+    with ember.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> Tensor:
+    """Fill ``tensor`` with N(mean, std^2) values truncated to [a, b] (inverse-CDF method)."""
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
+    with ember.no_grad():
+        lo = norm_cdf((a - mean) / std)
+        up = norm_cdf((b - mean) / std)
+        tensor.uniform_(2 * lo - 1, 2 * up - 1, generator=generator)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=a, max=b)
+        return tensor
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` with ``val``."""
+    with ember.no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with ones."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with zeros."""
+    with ember.no_grad():
+        return tensor.zero_()
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill the 2-D ``tensor`` with the identity matrix."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    n, m = tensor.shape
+    with ember.no_grad():
+        tensor.copy_(ember.from_numpy(np.eye(n, m, dtype=tensor._data.dtype)))
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill the 3-, 4- or 5-D ``tensor`` with the Dirac delta (identity convolution)."""
+    dimensions = tensor.ndimension()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    arr = np.zeros(tuple(sizes), dtype=tensor._data.dtype)
+    centre = tuple(s // 2 for s in sizes[2:])
+    d = np.arange(min_dim)
+    for g in range(groups):
+        arr[(g * out_chans_per_grp + d, d, *centre)] = 1
+    with ember.no_grad():
+        tensor.copy_(ember.from_numpy(arr))
+    return tensor
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` from U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` from N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """Fill ``tensor`` from U(-bound, bound), bound = gain * sqrt(3 / fan) (He et al.)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
+    """Fill ``tensor`` from N(0, std^2), std = gain / sqrt(fan) (He et al.)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill ``tensor`` with a (semi-)orthogonal matrix (QR of a Gaussian matrix)."""
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flat = ember.empty(rows, cols, dtype=ember.float64).normal_(0, 1, generator=generator)
+    a = flat._data
+    if rows < cols:
+        a = a.T
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with ember.no_grad():
+        tensor.view(rows, cols).copy_(ember.from_numpy(np.ascontiguousarray(q * gain)))
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill the 2-D ``tensor`` from N(0, std^2) with a fraction ``sparsity`` of each column
+    set to zero."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with ember.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        if num_zeros:
+            keys = ember.rand(rows, cols, generator=generator)._data
+            order = np.argsort(keys, axis=0)[:num_zeros]
+            mask = np.ones((rows, cols), dtype=bool)
+            np.put_along_axis(mask, order, False, axis=0)
+            tensor.mul_(ember.from_numpy(mask.astype(tensor._data.dtype)))
+    return tensor
+
+
+# deprecated non-underscore aliases, as torch (with its warning)
+def _deprecated(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"``{old_name}`` is deprecated; use ``{new_name}``."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

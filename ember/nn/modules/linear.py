@@ -1,0 +1,123 @@
+"""Identity, Linear, Bilinear (and the private ``_linear`` / ``_bilinear`` kernels)."""
+
+from __future__ import annotations
+
+import math
+
+import ember
+from ember._core.tensor import Tensor
+from ember.nn import init
+from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+def _linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y = input @ weight.T + bias`` (``F.linear``); with a bias, one ``addmm`` over the
+    input flattened to 2-D (torch's graph: ``AddmmBackward0`` / ``ViewBackward0``)."""
+    if bias is None:
+        return ember.matmul(input, weight.t())
+    if input.dim() == 2:
+        return ember.addmm(bias, input, weight.t())
+    shape = input.shape
+    out = ember.addmm(bias, input.reshape(-1, shape[-1]), weight.t())
+    return out.view(*shape[:-1], out.shape[-1])
+
+
+def _bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
+    """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``."""
+    out = ember.einsum("...i,oij,...j->...o", input1, weight, input2)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+class Identity(Module):
+    """A placeholder that returns its input (arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x W^T + b`` with ``W`` of shape (out_features, in_features)."""
+
+    __constants__ = ["in_features", "out_features"]
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(ember.empty((out_features, in_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(ember.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Kaiming-uniform weight (a=sqrt(5)), bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``A`` of shape (out_features, in1_features, in2_features)."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(
+            ember.empty((out_features, in1_features, in2_features), dtype=dtype)
+        )
+        if bias:
+            self.bias = Parameter(ember.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return _bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

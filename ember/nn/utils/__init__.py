@@ -1,0 +1,46 @@
+"""ember.nn.utils: gradient clipping, parameter/vector conversion, fusion, parametrizations."""
+
+from __future__ import annotations
+
+from ember.nn.utils import fusion, parametrizations, parametrize
+from ember.nn.utils.clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
+from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from ember.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from ember.nn.utils.weight_norm import remove_weight_norm, weight_norm
+
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+    "parameters_to_vector",
+    "vector_to_parameters",
+    "fusion",
+    "parametrize",
+    "parametrizations",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "weight_norm",
+    "remove_weight_norm",
+]
+
+try:  # written by the RNN engineer
+    from ember.nn.utils import rnn  # noqa: F401
+
+    __all__.append("rnn")
+except ImportError:
+    pass
