@@ -66,6 +66,7 @@ from ember._core.threads import get_num_threads, set_num_threads
 from ember.serialization import load, save
 from ember.utils.dlpack import from_dlpack
 from ember import nn
+from ember import optim
 
 # torch's dtype aliases
 float = float32  # noqa: A001

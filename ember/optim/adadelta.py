@@ -1,0 +1,66 @@
+"""Adadelta: unit-corrected adaptive steps from running averages of squared grads and updates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(SingleTensorOptimizer):
+    """Implements Adadelta, as ``torch.optim.Adadelta``."""
+
+    _group_defaults = {
+        "foreach": None,
+        "maximize": False,
+        "differentiable": False,
+        "capturable": False,
+    }
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_common(lr)
+        check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
+        check_common(lr, eps=eps, weight_decay=weight_decay, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["square_avg"] = _zeros_like(p)
+        state["acc_delta"] = _zeros_like(p)
+
+    def _update(self, group, p, grad, state) -> None:
+        rho, eps = group["rho"], group["eps"]
+        state["step"].add_(1)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_()
+        delta.div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        p.add_(delta, alpha=-group["lr"])

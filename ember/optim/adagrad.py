@@ -1,0 +1,75 @@
+"""Adagrad: per-element learning rates from the sum of squared gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import SingleTensorOptimizer, _full_like, check, check_common, scalar
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(SingleTensorOptimizer):
+    """Implements Adagrad, as ``torch.optim.Adagrad`` (state is created for every parameter)."""
+
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        check_common(lr)
+        check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
+        check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        check(
+            0.0 <= initial_accumulator_value,
+            f"Invalid initial_accumulator_value value: {initial_accumulator_value}",
+        )
+        check_common(lr, eps=eps, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(group, p, self.state[p])
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["sum"] = _full_like(p, self.defaults["initial_accumulator_value"])
+
+    def share_memory(self) -> None:
+        """Move the ``sum`` state to shared memory."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
+    def _update(self, group, p, grad, state) -> None:
+        step_t = state["step"]
+        step_t.add_(1)
+        step = step_t.item()
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state_sum = state["sum"]
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(group["eps"])
+        p.addcdiv_(grad, std, value=-clr)

@@ -1,0 +1,63 @@
+"""Adamax: Adam with the infinity norm in place of the second moment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import SingleTensorOptimizer, _maximum, _zeros_like, check_common, scalar
+
+__all__ = ["Adamax"]
+
+
+class Adamax(SingleTensorOptimizer):
+    """Implements Adamax, as ``torch.optim.Adamax``."""
+
+    _group_defaults = {
+        "foreach": None,
+        "maximize": False,
+        "differentiable": False,
+        "capturable": False,
+    }
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        check_common(lr, eps, betas, weight_decay, differentiable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["exp_avg"] = _zeros_like(p)
+        state["exp_inf"] = _zeros_like(p)
+
+    def _update(self, group, p, grad, state) -> None:
+        beta1, beta2 = group["betas"]
+        step_t = state["step"]
+        step_t.add_(1)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_inf.copy_(_maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"])))
+        clr = group["lr"] / (1 - beta1 ** step_t.item())
+        p.addcdiv_(exp_avg, exp_inf, value=-clr)

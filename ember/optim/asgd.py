@@ -1,0 +1,70 @@
+"""ASGD: averaged stochastic gradient descent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common, scalar
+
+__all__ = ["ASGD"]
+
+
+class ASGD(SingleTensorOptimizer):
+    """Implements averaged SGD, as ``torch.optim.ASGD`` (the average is ``state["ax"]``)."""
+
+    _group_defaults = {
+        "foreach": None,
+        "maximize": False,
+        "differentiable": False,
+        "capturable": False,
+    }
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        check_common(lr, weight_decay=weight_decay, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["eta"] = scalar(float(group["lr"]))
+        state["mu"] = scalar(1.0)
+        state["ax"] = _zeros_like(p)
+
+    def _update(self, group, p, grad, state) -> None:
+        lr, lambd = group["lr"], group["lambd"]
+        step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
+        step_t.add_(1)
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        eta_value = eta.item()
+        p.mul_(1 - lambd * eta_value)
+        p.add_(grad, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(p.sub(ax).mul_(mu))
+        else:
+            ax.copy_(p)
+        step = step_t.item()
+        eta.fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        mu.fill_(1 / max(1, step - group["t0"]))

@@ -1,0 +1,83 @@
+"""NAdam: Adam with Nesterov momentum and a momentum-decay schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
+
+__all__ = ["NAdam"]
+
+
+class NAdam(SingleTensorOptimizer):
+    """Implements NAdam, as ``torch.optim.NAdam`` (momentum_decay, decoupled_weight_decay)."""
+
+    _group_defaults = {
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+        "decoupled_weight_decay": False,
+    }
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_common(lr, eps, betas, weight_decay, differentiable)
+        check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["mu_product"] = scalar(1.0)
+        state["exp_avg"] = _zeros_like(p)
+        state["exp_avg_sq"] = _zeros_like(p)
+
+    def _update(self, group, p, grad, state) -> None:
+        lr, wd, md = group["lr"], group["weight_decay"], group["momentum_decay"]
+        beta1, beta2 = group["betas"]
+        step_t, mu_product = state["step"], state["mu_product"]
+        step_t.add_(1)
+        step = step_t.item()
+        bias_correction2 = 1 - beta2**step
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                grad = grad.add(p, alpha=wd)
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
+        mu_product.mul_(mu)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt()
+        mu_prod = mu_product.item()
+        mu_product_next = mu_prod * mu_next
+        denom.add_(group["eps"])
+        p.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_prod)))
+        p.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))

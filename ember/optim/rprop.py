@@ -1,0 +1,72 @@
+"""Rprop: resilient backpropagation, steps by the sign of the gradient with adaptive sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ember.optim._single import (
+    SingleTensorOptimizer,
+    _full_like,
+    _where,
+    _zeros_like,
+    check_common,
+    scalar,
+)
+
+__all__ = ["Rprop"]
+
+
+class Rprop(SingleTensorOptimizer):
+    """Implements Rprop, as ``torch.optim.Rprop``."""
+
+    _group_defaults = {
+        "foreach": None,
+        "maximize": False,
+        "differentiable": False,
+        "capturable": False,
+    }
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_common(lr, differentiable=differentiable)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["prev"] = _zeros_like(p)
+        state["step_size"] = _full_like(p.grad, float(group["lr"]))
+
+    def _update(self, group, p, grad, state) -> None:
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        prev, step_size = state["prev"], state["step_size"]
+        state["step"].add_(1)
+        s = grad.mul(prev).sign()
+        negative = s < 0
+        factor = _where(s > 0, etaplus, _where(negative, etaminus, 1.0)).to(s.dtype)
+        # clamp_min_/clamp_max_ rather than clamp_: ember's clamp_ fails on 0-d tensors for now
+        step_size.mul_(factor).clamp_min_(step_size_min).clamp_max_(step_size_max)
+        grad = _where(negative, 0.0, grad).to(grad.dtype)
+        p.addcmul_(grad.sign(), step_size, value=-1)
+        prev.copy_(grad)
