@@ -312,8 +312,32 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
+    def share_memory_(self) -> Tensor:
+        """Move the storage to shared memory (a no-op if it is there already); return self.
+
+        Shared memory is an anonymous in-memory file that ``ember.multiprocessing`` sends to
+        other processes by descriptor, so they all see the same bytes. ember has no storage
+        object that every view points to: the move re-points this tensor and its ``_base``
+        (for a view) at one shared copy of the storage, so those keep aliasing. Other tensors
+        viewing the old storage read the old memory until they are shared too (or sent to
+        another process), when they re-attach to the same shared copy. Take views after
+        calling ``share_memory_``."""
+        from ember.multiprocessing._shared_memory import share_views
+
+        chain = [self]
+        base = self._base
+        while base is not None:
+            chain.append(base)
+            base = base._base
+        for t, a in zip(chain, share_views([t._data for t in chain])):
+            t._data = a
+        return self
+
     def is_shared(self) -> bool:
-        return False
+        """Return True if the storage is in shared memory (see ``share_memory_``)."""
+        from ember.multiprocessing._shared_memory import is_shared_array
+
+        return is_shared_array(self._data)
 
     def is_pinned(self) -> bool:
         return False

@@ -1,3 +1,3 @@
-"""``ember.utils``: helpers around the core library."""
+"""``ember.utils``: helpers around the core library (``checkpoint``, ``data``, ``dlpack``)."""
 
-from ember.utils import checkpoint, dlpack  # noqa: F401
+from ember.utils import checkpoint, data, dlpack  # noqa: F401
