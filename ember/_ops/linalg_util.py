@@ -261,44 +261,25 @@ def cholesky_info(a: np.ndarray, upper: bool = False) -> np.ndarray:
 # ------------------------------------------------------------------------------ small ops
 
 
-@op("tril", grad_fn="TrilBackward0")
-def _tril(x, k=0):
-    return np.tril(x, k)
-
-
-_tril.backward(lambda ctx, g, k=0: tril(g, k))
-
-
-@op("triu", grad_fn="TriuBackward0")
-def _triu(x, k=0):
-    return np.triu(x, k)
-
-
-_triu.backward(lambda ctx, g, k=0: triu(g, k))
-
-
 def tril(x: Tensor, k: int = 0) -> Tensor:
-    return dispatch(_tril, (x,), {"k": k} if k else {})
+    """``ember.tril`` (imported late: movement.py sits beside this file in the op table)."""
+    from ember._ops.movement import tril as _tril
+
+    return _tril(x, k)
 
 
 def triu(x: Tensor, k: int = 0) -> Tensor:
-    return dispatch(_triu, (x,), {"k": k} if k else {})
+    """``ember.triu``."""
+    from ember._ops.movement import triu as _triu
 
-
-@op("diag_embed", grad_fn="DiagEmbedBackward0")
-def _diag_embed(x):
-    n = x.shape[-1]
-    out = np.zeros(x.shape + (n,), dtype=x.dtype)
-    np.einsum("...ii->...i", out)[...] = x
-    return out
-
-
-_diag_embed.backward(lambda ctx, g: g.diagonal(0, -2, -1))
+    return _triu(x, k)
 
 
 def diag_embed(x: Tensor) -> Tensor:
     """Return the batch of diagonal matrices with the last dimension of ``x`` as diagonal."""
-    return dispatch(_diag_embed, (x,))
+    from ember._ops.movement import diag_embed as _diag_embed
+
+    return _diag_embed(x)
 
 
 @op("real", grad_fn="RealBackward0")
@@ -327,48 +308,25 @@ def to_complex(x: Tensor) -> Tensor:
     return x if x.dtype.is_complex else dispatch(_to_complex, (x,))
 
 
-def _extreme(name: str, np_fn):
-    @op(name, grad_fn=name.capitalize() + "Backward0", save=(0, "result"))
-    def fwd(x, dims, keepdim=False):
-        return np_fn(x, axis=dims, keepdims=keepdim)
-
-    @fwd.backward
-    def _(ctx, g, dims, keepdim=False):
-        x, r = ctx.saved_tensors
-        if not keepdim:
-            for d in dims:
-                g, r = g.unsqueeze(d), r.unsqueeze(d)
-        m = x._data == r._data  # the gradient is shared evenly between equal extremes
-        mask = _wrap(m / m.sum(dims, keepdims=True).astype(g._data.dtype))
-        return g * mask
-
-    return fwd
-
-
-_amax = _extreme("amax", np.amax)
-_amin = _extreme("amin", np.amin)
-
-
 def amax(x: Tensor, dims, keepdim: bool = False) -> Tensor:
-    dims = tuple(d % x._data.ndim for d in ((dims,) if isinstance(dims, int) else dims))
-    return dispatch(_amax, (x,), {"dims": dims, "keepdim": keepdim})
+    """``ember.amax`` (the gradient is shared evenly between equal extremes)."""
+    from ember._ops.extrema import amax as _amax
+
+    return _amax(x, dims, keepdim)
 
 
 def amin(x: Tensor, dims, keepdim: bool = False) -> Tensor:
-    dims = tuple(d % x._data.ndim for d in ((dims,) if isinstance(dims, int) else dims))
-    return dispatch(_amin, (x,), {"dims": dims, "keepdim": keepdim})
+    """``ember.amin``."""
+    from ember._ops.extrema import amin as _amin
 
-
-@op("roll", grad_fn="RollBackward0")
-def _roll(x, shifts, dims):
-    return np.roll(x, shifts, dims)
-
-
-_roll.backward(lambda ctx, g, shifts, dims: roll(g, tuple(-s for s in shifts), dims))
+    return _amin(x, dims, keepdim)
 
 
 def roll(x: Tensor, shifts: tuple, dims: tuple) -> Tensor:
-    return dispatch(_roll, (x,), {"shifts": tuple(shifts), "dims": tuple(dims)})
+    """``ember.roll``."""
+    from ember._ops.movement import roll as _roll
+
+    return _roll(x, shifts, dims)
 
 
 def const(a: np.ndarray) -> Tensor:
