@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -102,3 +104,25 @@ def measure(
         max_number=max_number,
         catch=False,
     )["fn"]
+
+
+def check_outputs(got, ref, tol: float) -> str | None:
+    """Return why ember's outputs ``got`` differ from NumPy's ``ref`` (None if they agree).
+
+    Either side may be one array/tensor or a tuple; values must be close within ``tol``, shapes
+    equal, and dtypes equal unless NumPy's reference is bool.
+    """
+    got = list(got) if isinstance(got, tuple) else [got]
+    ref = list(ref) if isinstance(ref, tuple) else [ref]
+    if len(got) != len(ref):
+        return f"{len(got)} outputs, NumPy {len(ref)}"
+    for g, r in zip(got, ref):
+        g = g.detach().numpy()
+        r = np.asarray(r)
+        if g.shape != r.shape:
+            return f"shape {g.shape} != {r.shape}"
+        if g.dtype != r.dtype and r.dtype != np.bool_:
+            return f"dtype {g.dtype} != {r.dtype}"
+        if not np.allclose(g, r, rtol=tol, atol=tol, equal_nan=True):
+            return f"values differ (max abs diff {np.nanmax(np.abs(g - r)):.3g})"
+    return None

@@ -34,7 +34,7 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import measure_interleaved  # noqa: E402
+from _timing import check_outputs, measure_interleaved  # noqa: E402
 
 TARGET = 1.2
 
@@ -167,27 +167,6 @@ CASES = {
 NEEDS_GRAD = {"fwd+bwd chain"}
 
 
-def _as_list(out):
-    return list(out) if isinstance(out, tuple) else [out]
-
-
-def _check(got, ref, dtype) -> str | None:
-    got, ref = _as_list(got), _as_list(ref)
-    if len(got) != len(ref):
-        return f"{len(got)} outputs, NumPy {len(ref)}"
-    tol = 1e-4 if dtype == "float32" else 1e-10
-    for g, r in zip(got, ref):
-        g = g.detach().numpy()
-        r = np.asarray(r)
-        if g.shape != r.shape:
-            return f"shape {g.shape} != {r.shape}"
-        if g.dtype != r.dtype and r.dtype != np.bool_:
-            return f"dtype {g.dtype} != {r.dtype}"
-        if not np.allclose(g, r, rtol=tol, atol=tol, equal_nan=True):
-            return f"values differ (max abs diff {np.nanmax(np.abs(g - r)):.3g})"
-    return None
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="CI smoke: 3 short repeats")
@@ -239,7 +218,9 @@ def main(argv=None) -> int:
             tx, ty = tensors(torch, grad)
             fns["torch"] = lambda efn=efn, tx=tx, ty=ty: efn(torch, tx, ty)
         try:
-            problem = _check(efn(ember, ex, ey), nfn(a, b), args.dtype)
+            problem = check_outputs(
+                efn(ember, ex, ey), nfn(a, b), 1e-4 if args.dtype == "float32" else 1e-10
+            )
         except Exception as e:  # noqa: BLE001 - reported, then the exit status is 1
             problem = f"{type(e).__name__}: {e}"
         res = measure_interleaved(fns, repeat=repeat, min_time=min_time, warmup=2)

@@ -34,7 +34,7 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import measure_interleaved  # noqa: E402
+from _timing import check_outputs, measure_interleaved  # noqa: E402
 
 TARGET = 1.2
 
@@ -72,26 +72,6 @@ CASES = {
     "cumsum(1)": (lambda x: x.cumsum(1), lambda a: np.cumsum(a, axis=1)),
     "prod(1)": (lambda x: x.prod(1), lambda a: np.prod(a, axis=1)),
 }
-
-
-def _arrays(out):
-    if isinstance(out, tuple):
-        return [np.asarray(o) for o in out]
-    return [np.asarray(out)]
-
-
-def _check(ember_out, np_out, dtype) -> str | None:
-    got = [o.numpy() for o in (ember_out if isinstance(ember_out, tuple) else (ember_out,))]
-    ref = _arrays(np_out)
-    if len(got) != len(ref):
-        return f"{len(got)} outputs, NumPy {len(ref)}"
-    tol = 1e-3 if dtype == "float32" else 1e-9
-    for g, r in zip(got, ref):
-        if g.shape != r.shape:
-            return f"shape {g.shape} != {r.shape}"
-        if not np.allclose(g, r, rtol=tol, atol=tol):
-            return f"values differ (max abs diff {np.max(np.abs(g - r)):.3g})"
-    return None
 
 
 def main(argv=None) -> int:
@@ -132,7 +112,7 @@ def main(argv=None) -> int:
     for name in names:
         efn, nfn = CASES[name]
         try:
-            problem = _check(efn(x), nfn(a), args.dtype)
+            problem = check_outputs(efn(x), nfn(a), 1e-3 if args.dtype == "float32" else 1e-9)
         except Exception as e:  # noqa: BLE001 - reported, then the exit status is 1
             problem = f"{type(e).__name__}: {e}"
         fns = {"ember": lambda efn=efn: efn(x), "numpy": lambda nfn=nfn: nfn(a)}

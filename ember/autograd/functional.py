@@ -171,6 +171,15 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     return res
 
 
+def _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple):
+    # the shared ending of vjp, jvp, vhp and hvp: detach unless building a graph, then unwrap
+    # one-element tuples the user did not pass as tuples
+    return (
+        _tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
+        _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple),
+    )
+
+
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """Return ``(func(inputs), v^T J)``: the outputs and the vector-Jacobian product."""
     with enable_grad():
@@ -193,12 +202,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -388,12 +392,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -408,9 +407,4 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_inputs_tuple),
-    )
+    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
