@@ -72,15 +72,77 @@ def _matmul_backward(ctx, g):
             ga = (g.unsqueeze(-2) @ b.mH).squeeze(-2)
         if need[1]:
             gb = _conj(a).unsqueeze(-1) * g.unsqueeze(-2)
+    elif a.ndim == 2 and b.ndim == 2:
+        ga, gb = _mm_grads(ctx, g, a, b, first=0)
     else:
         ga = g @ b.mH if need[0] else None
         gb = a.mH @ g if need[1] else None
     return ga, gb
 
 
+def _column_major(t: Tensor) -> bool:
+    """True for a matrix laid out as a transposed one (torch's ``strides == (1, rows)``)."""
+    return _column_major_array(t._data)
+
+
+def _column_major_array(d: np.ndarray) -> bool:
+    n = d.itemsize
+    return d.ndim == 2 and d.strides[0] == n and d.strides[1] == d.shape[0] * n
+
+
+def _mm_grads(ctx, g, a, b, first: int = 1):
+    """Gradients of ``a @ b`` for matrices, each laid out as its input (torch's
+    ``mm_mat1_backward``/``mm_mat2_backward``): the weight of ``F.linear`` enters as ``w.t()``,
+    so its gradient comes out row-major for ``w`` and becomes ``w.grad`` without a copy."""
+    need = ctx.needs_input_grad
+    ga = gb = None
+    if need[first]:
+        ga = (_conj(b) @ g.mT).mT if _column_major(a) else g @ b.mH
+    if need[first + 1]:
+        gb = (g.mT @ _conj(a)).mT if _column_major(b) else a.mH @ g
+    return ga, gb
+
+
+def _mm_array_grads(need, g, a, b, first: int = 1):
+    """``_mm_grads`` on arrays."""
+    ga = gb = None
+    if need[first]:
+        ga = _mT(_c(b) @ _mT(g)) if _column_major_array(a) else g @ _mT(_c(b))
+    if need[first + 1]:
+        gb = _mT(_mT(g) @ _c(a)) if _column_major_array(b) else _mT(_c(a)) @ g
+    return ga, gb
+
+
+def _c(a: np.ndarray) -> np.ndarray:
+    return a.conj() if a.dtype.kind == "c" else a
+
+
+def _mT(a: np.ndarray) -> np.ndarray:
+    return a.swapaxes(-1, -2)
+
+
+def _matmul_array_backward(ctx, g):
+    a, b = ctx.saved_arrays
+    need = ctx.needs_input_grad
+    ga = gb = None
+    if a.ndim == 1 and b.ndim == 1:
+        ga = g * _c(b) if need[0] else None
+        gb = g * _c(a) if need[1] else None
+    elif b.ndim == 1:
+        ga = np.multiply.outer(g, _c(b)) if need[0] else None
+        gb = np.matmul(_mT(_c(a)), g[..., None])[..., 0] if need[1] else None
+    elif a.ndim == 1:
+        ga = np.matmul(g[..., None, :], _mT(_c(b)))[..., 0, :] if need[0] else None
+        gb = _c(a)[:, None] * g[..., None, :] if need[1] else None
+    else:
+        ga, gb = _mm_array_grads(need, g, a, b, first=0)
+    return ga, gb
+
+
 def _matmul_op(grad_fn: str) -> Op:
     o = op("matmul", grad_fn=grad_fn, save=(0, 1), promote=SAME)(_np_matmul)
     o.backward(_matmul_backward)
+    o.array_backward(_matmul_array_backward)
     return o
 
 
@@ -299,11 +361,12 @@ def _scaled_sum(inp, prod, beta, alpha):
         return prod
     if beta != 1:
         inp = inp * beta
-    return np.add(inp, prod, dtype=prod.dtype)
+    return np.add(prod, inp, out=prod, casting="unsafe")  # ``prod`` is ours: add in place
 
 
-def _add_prod_op(name, grad_fn, prod, grads):
-    """Declare ``beta * input + alpha * prod(a, b)``; ``grads(ctx, g, a, b)`` -> (ga, gb)."""
+def _add_prod_op(name, grad_fn, prod, grads, array_grads=None):
+    """Declare ``beta * input + alpha * prod(a, b)``; ``grads(ctx, g, a, b)`` -> (ga, gb), and
+    optionally the same on arrays, ``array_grads(needs_input_grad, g, a, b)``."""
 
     @op(name, grad_fn=grad_fn, save=(1, 2))
     def fwd(inp, a, b, beta=1, alpha=1):
@@ -322,16 +385,26 @@ def _add_prod_op(name, grad_fn, prod, grads):
                 gb = gb * _conj_scalar(alpha) if gb is not None else None
         return gi, ga, gb
 
+    if array_grads is not None:
+
+        @fwd.array_backward
+        def _(ctx, g, beta=1, alpha=1):
+            need = ctx.needs_input_grad
+            gi = (g * _conj_scalar(beta) if beta != 1 else g) if need[0] else None
+            ga = gb = None
+            if need[1] or need[2]:
+                a, b = ctx.saved_arrays
+                ga, gb = array_grads(need, g, a, b)
+                if alpha != 1:
+                    ga = ga * _conj_scalar(alpha) if ga is not None else None
+                    gb = gb * _conj_scalar(alpha) if gb is not None else None
+            return gi, ga, gb
+
     return fwd
 
 
 def _conj_scalar(x):
     return x.conjugate() if isinstance(x, complex) else x
-
-
-def _mm_grads(ctx, g, a, b):
-    need = ctx.needs_input_grad
-    return (g @ b.mH if need[1] else None, a.mH @ g if need[2] else None)
 
 
 def _mv_grads(ctx, g, a, v):
@@ -356,12 +429,12 @@ def _addr_grads(ctx, g, u, v):
     )
 
 
-_addmm = _add_prod_op("addmm", "AddmmBackward0", np.matmul, _mm_grads)
+_addmm = _add_prod_op("addmm", "AddmmBackward0", np.matmul, _mm_grads, _mm_array_grads)
 _addmv = _add_prod_op("addmv", "AddmvBackward0", np.matmul, _mv_grads)
 _addbmm = _add_prod_op(
     "addbmm", "AddbmmBackward0", lambda a, b: np.matmul(a, b).sum(0), _addbmm_grads
 )
-_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", np.matmul, _mm_grads)
+_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", np.matmul, _mm_grads, _mm_array_grads)
 _addr = _add_prod_op("addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads)
 
 

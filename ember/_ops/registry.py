@@ -11,6 +11,16 @@ An op is declared once, in its family's file::
         x, y = ctx.saved_tensors
         return grad * y, grad * x
 
+    @mul.array_backward
+    def _(ctx, grad):                    # optional: the same math on arrays
+        x, y = ctx.saved_arrays
+        return grad * y, grad * x
+
+The backward in ember ops defines the derivative and is what ``create_graph=True`` records, so
+double backward works. Ops on the training hot path may also declare an ``array_backward``:
+the engine runs it instead when the backward is not recorded (the usual ``loss.backward()``),
+saving the dispatch of every op inside the formula. Tests run both.
+
 ``dispatch`` (out of place) and ``dispatch_inplace`` are the only places where arrays become
 Tensors and where the autograd graph is recorded. The engine sums broadcast gradients back to
 each input's shape and casts them to its dtype, so backward formulas never do.
@@ -64,15 +74,35 @@ class OpNode(Node):
             raise RuntimeError(FREED_MSG)
         return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
 
+    @property
+    def saved_arrays(self) -> tuple:
+        """The saved inputs/outputs as arrays (checked against in-place changes as
+        ``saved_tensors`` are); non-Tensor saved values as they are."""
+        return tuple([t._data if type(t) is Tensor else t for t in self.saved_tensors])
+
     def apply(self, grads: list) -> tuple:
-        if self._saved is None and self.op.save_spec:
+        op = self.op
+        if self._saved is None and op.save_spec:
             raise RuntimeError(FREED_MSG)
-        out = self.op.backward_fn(self, *grads, **self.params)
+        if op.array_backward_fn is not None and not STATE.grad_enabled:
+            out = op.array_backward_fn(
+                self, *[None if g is None else g._data for g in grads], **self.params
+            )
+            if type(out) is not tuple:
+                return (_wrap_grad(out),)
+            return tuple([_wrap_grad(a) for a in out])
+        out = op.backward_fn(self, *grads, **self.params)
         return out if type(out) is tuple else (out,)
 
     def release(self) -> None:
         if self._saved is not None:
             self._saved = None
+
+
+def _wrap_grad(a):
+    if a is None:
+        return None
+    return _wrap(a if type(a) is np.ndarray else np.asarray(a))
 
 
 class Op:
@@ -82,6 +112,7 @@ class Op:
         "name",
         "forward",
         "backward_fn",
+        "array_backward_fn",
         "node_cls",
         "save_spec",
         "save_inputs",
@@ -108,6 +139,7 @@ class Op:
         self.name = name
         self.forward = forward
         self.backward_fn = None
+        self.array_backward_fn = None
         self.node_cls = type(grad_fn or name, (OpNode,), {"__slots__": ()}) if grad_fn else None
         self.save_inputs = tuple(i for i in save if i != "result")
         self.save_output = "result" in save
@@ -123,6 +155,12 @@ class Op:
     def backward(self, fn):
         """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
         self.backward_fn = fn
+        return fn
+
+    def array_backward(self, fn):
+        """Declare the same backward on arrays, ``fn(ctx, *grad_arrays, **params) -> arrays``
+        (``ctx.saved_arrays``), used when the backward pass is not itself recorded."""
+        self.array_backward_fn = fn
         return fn
 
     def __call__(self, *inputs, **params):

@@ -212,8 +212,13 @@ def _unsafe_view(x, shape):
     return _reshape_array(x, shape)
 
 
+def _reshape_array_backward(ctx, g, **_):
+    return g.reshape(ctx._input_meta[0][0])
+
+
 for _o in (_view, _reshape_alias, _unsafe_view):
     _o.backward(_reshape_backward)
+    _o.array_backward(_reshape_array_backward)
 
 
 def view(self, *shape):
@@ -345,6 +350,7 @@ def _permute(x, dims):
 
 
 _permute.backward(lambda ctx, g, dims: g.permute(tuple(np.argsort(dims).tolist())))
+_permute.array_backward(lambda ctx, g, dims: g.transpose(np.argsort(dims)))
 
 
 def permute(input, *dims):
@@ -369,6 +375,7 @@ def _transpose(x, dim0, dim1):
 
 
 _transpose.backward(lambda ctx, g, dim0, dim1: g.transpose(dim0, dim1))
+_transpose.array_backward(lambda ctx, g, dim0, dim1: _transpose.forward(g, dim0, dim1))
 
 
 def transpose(input, dim0: int, dim1: int):
@@ -383,6 +390,7 @@ def _t(x):
 
 
 _t.backward(lambda ctx, g: g.t())
+_t.array_backward(lambda ctx, g: g.T)
 
 
 def t(input):
@@ -534,6 +542,7 @@ def _squeeze_dims(x, dims):
 
 for _o in (_squeeze_all, _squeeze_dim, _squeeze_dims):
     _o.backward(_squeeze_backward)
+    _o.array_backward(_reshape_array_backward)
 
 
 def squeeze(input, dim=None):
@@ -559,6 +568,7 @@ def _unsqueeze(x, dim):
 
 
 _unsqueeze.backward(lambda ctx, g, dim: g.squeeze(dim))
+_unsqueeze.array_backward(_reshape_array_backward)
 
 
 def unsqueeze(input, dim: int):

@@ -544,6 +544,13 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     dims = tuple(range(lead)) + tuple(
         lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
     )
+    a = g._data
+    if not STATE.grad_enabled and a.dtype.kind in "fc" and a.dtype.itemsize >= 4:
+        # the backward is not recorded: sum the array directly (half types take ember's sum,
+        # which accumulates in float32 as torch does)
+        if dims:
+            a = np.sum(a, axis=dims, keepdims=True)
+        return _wrap(a.reshape(shape))
     if dims:
         g = g.sum(dims, keepdim=True)
     if g._data.shape != shape:

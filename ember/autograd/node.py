@@ -315,7 +315,7 @@ def _accumulate(var, g) -> None:
     if old is None:
         if STATE.grad_enabled:  # create_graph: the new .grad is differentiable
             var._grad = _clone_obey_contract(g, var, differentiable=True)
-        elif sys.getrefcount(g) <= _ONE_HOLDER and _stealable(g._data, var._data):
+        elif sys.getrefcount(g) <= _ONE_HOLDER and _stealable(g, var._data):
             var._grad = g.detach() if g._requires_grad else g
         else:
             var._grad = _clone_obey_contract(g, var, differentiable=False)
@@ -328,19 +328,31 @@ def _accumulate(var, g) -> None:
         var._grad = (old + g).detach()
 
 
-def _held_once(obj) -> bool:
-    return sys.getrefcount(obj) <= _ONE_HOLDER
-
-
-def _stealable(a: np.ndarray, like: np.ndarray) -> bool:
-    """True if the array of a gradient can become ``.grad`` as is: nothing else refers to it
-    (a NumPy view of it would), or, for a view, to the array it views; and its layout is the
-    one ``.grad`` must have."""
-    if not a.flags.writeable or sys.getrefcount(a) > _ONE_HOLDER:
+def _stealable(g, like: np.ndarray) -> bool:
+    """True if the array of gradient ``g`` can become ``.grad`` as is: nothing else refers to it
+    (a NumPy view of it would) nor, for a view, to the array it views, except ``g``'s own base
+    tensor when only ``g`` holds that; and its layout is the one ``.grad`` must have."""
+    a = g._data
+    # a local name has ``holders + 2`` references here (the name and getrefcount's argument)
+    if not a.flags.writeable or sys.getrefcount(a) > 1 + 2:  # held by ``g`` only
         return False
-    if a.base is not None and not (type(a.base) is np.ndarray and _held_once(a.base)):
-        return False
+    base = a.base
+    if base is not None:
+        if type(base) is not np.ndarray:
+            return False
+        holders = 1 + _private_base(g._base, base)
+        if sys.getrefcount(base) > holders + 2:
+            return False
     return a.flags.c_contiguous if like.flags.c_contiguous else _same_layout(a, like)
+
+
+def _private_base(bt, base: np.ndarray) -> bool:
+    """True if tensor ``bt`` (a view's ``_base``) holds ``base``, directly or through an array
+    of its own, and nothing but that view holds ``bt``."""
+    if bt is None or sys.getrefcount(bt) > 1 + 2:  # held by the view only
+        return False
+    d = bt._data
+    return d is base or (d.base is base and sys.getrefcount(d) <= 1 + 2)
 
 
 def _non_overlapping_and_dense(a: np.ndarray) -> bool:

@@ -221,3 +221,36 @@ def test_conv2d_hypothesis(stride, padding, dilation, groups, k, size, transpose
         check_raises(fn, ins, match_message=True)
         return
     check(fn, ins, grad_atol=1e-4)
+
+
+# unit-stride 2-D convolutions with enough channels take the row-shift implicit GEMM
+# (``_conv2d_rows``); its forward, input gradient (a flipped-kernel convolution) and weight
+# gradient must agree with torch for every padding shape, including asymmetric 'same' padding
+ROWS = [
+    dict(),
+    dict(padding=1),
+    dict(padding=(2, 0)),
+    dict(padding="same"),
+    dict(padding=(0, 3)),
+]
+
+
+@pytest.mark.parametrize("kw", ROWS)
+@pytest.mark.parametrize("kernel", [(3, 3), (2, 4), (5, 1), (1, 6)])
+def test_conv2d_unit_stride_rows_path(kw, kernel):
+    x, w = rand(3, 8, 17, 18), rand(32, 8, *kernel)
+    assert EF._rows_apply(x, kernel[1], 32, ((0, 0), (0, 0)), (1, 1), (1, 1), 1) or kernel[1] == 1
+    check(lambda lib, x, w, b: F(lib).conv2d(x, w, b, **kw), [x, w, rand(32)], grad_atol=1e-3)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(padding=1), dict(padding=(2, 1))])
+def test_conv_transpose2d_unit_stride_rows_path(kw):
+    ins = [rand(2, 6, 7, 8), rand(6, 32, 3, 4), rand(32)]
+    check(lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, **kw), ins, grad_atol=1e-4)
+
+
+def test_conv2d_rows_path_double_backward():
+    check_double_backward(
+        lambda lib, x, w: F(lib).conv2d(x, w, padding=1),
+        [rand(2, 6, 17, 16, dtype="float64"), rand(32, 6, 3, 3, dtype="float64")],
+    )

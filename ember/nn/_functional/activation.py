@@ -650,6 +650,26 @@ def _(ctx, g, dim):
     return g - y.exp() * g.sum(dim, keepdim=True)
 
 
+@_log_softmax.array_backward
+def _(ctx, g, dim):
+    (y,) = ctx.saved_arrays
+    if y.ndim == 0:
+        return g * 0
+    out = np.exp(y)
+    out *= np.sum(g, axis=dim, keepdims=True)
+    return np.subtract(g, out, out=out)
+
+
+@_softmax.array_backward
+def _(ctx, g, dim):
+    (y,) = ctx.saved_arrays
+    if y.ndim == 0:
+        return g * 0
+    gy = g * y
+    out = y * np.sum(gy, axis=dim, keepdims=True)
+    return np.subtract(gy, out, out=out)
+
+
 def _softmax_prep(name, input, dim, dtype, stacklevel=4):
     _need_tensor(name, input)
     if dim is None:

@@ -1,12 +1,16 @@
 """Convolutions: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold.
 
-One op, ``convolution`` (torch's ``aten::convolution``), does every forward: im2col through a
-strided view of the padded input copied once into ``(N, groups, C/g * prod(K), P)`` and ONE
-batched BLAS product with the weight, which lands directly in NCHW layout. The transposed
-convolution is the product the other way round followed by a col2im scatter (one strided add
-of a whole array per kernel offset). Backward is written with the same op (the input gradient
-of a convolution is a transposed convolution and vice versa) and with ``convolution_weight``,
-the weight gradient, whose own backward is again two convolutions: double backward works.
+One op, ``convolution`` (torch's ``aten::convolution``), does every forward. In general: im2col
+through a strided view of the padded input, copied once into ``(groups, C/g * prod(K), N * P)``,
+and ONE BLAS product with the weight, then one copy of the output into NCHW. Unit-stride 2-D
+convolutions with enough channels (the bulk of CNN work) skip full im2col: ``_conv2d_rows``
+copies the input once per kernel column and runs one batched GEMM per kernel row straight
+into NCHW. The transposed convolution is the product the other way round followed by a col2im
+scatter in a batch-innermost layout (one long strided add per kernel offset), or, at unit
+stride, a convolution with the flipped kernel. Backward is written with the same op (the
+input gradient of a convolution is a transposed convolution and vice versa) and with
+``convolution_weight``, the weight gradient, whose own backward is again two convolutions:
+double backward works.
 """
 
 from __future__ import annotations
@@ -64,6 +68,33 @@ def _windows(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
     return as_strided(xp, shape, strides, writeable=False)
 
 
+def _batch_last(x: np.ndarray, pads=None) -> np.ndarray:
+    """Return ``(N, C, *S)`` array ``x`` as ``(C, *S, N)``, zero-padded spatially (one copy).
+
+    With the batch innermost, every window row a kernel offset reads (``(*out, N)`` for unit
+    stride) is one contiguous run of memory, so im2col and col2im are a handful of long
+    copies instead of millions of short ones.
+    """
+    shape = (x.shape[1],) + x.shape[2:] + (x.shape[0],)
+    if pads is None or not any(lo or hi for lo, hi in pads):
+        out = np.empty(shape, dtype=x.dtype)
+        inner = out
+    else:
+        shape = (shape[0],) + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads))
+        out = np.zeros(shape + (x.shape[0],), dtype=x.dtype)
+        spans = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[2:], pads))
+        inner = out[(slice(None),) + spans]
+    np.copyto(inner, np.moveaxis(x, 0, -1))
+    return out
+
+
+def _offset_slices(k, dilation, stride, out) -> tuple:
+    """The spatial slices of the padded input read by kernel offset ``k``."""
+    return tuple(
+        slice(ki * d, ki * d + t * (o - 1) + 1, t) for ki, d, t, o in zip(k, dilation, stride, out)
+    )
+
+
 def _cols(x, kernel, stride, padding, dilation, groups, out) -> np.ndarray:
     """Return im2col of ``x`` as ``(groups, C/g * prod(kernel), N * prod(out))``, contiguous.
 
@@ -81,12 +112,6 @@ def _cols(x, kernel, stride, padding, dilation, groups, out) -> np.ndarray:
         w = _windows(_pad_array(x, padding), kernel, stride, dilation, out)
     perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
     return np.ascontiguousarray(w.transpose(perm)).reshape(groups, (c // groups) * kk, n * p)
-
-
-def _to_channels_first(a: np.ndarray, groups: int) -> np.ndarray:
-    """Return ``(N, C, *S)`` array ``a`` as ``(groups, C/g, N * prod(S))`` (one copy)."""
-    n, c = a.shape[:2]
-    return np.ascontiguousarray(a.swapaxes(0, 1)).reshape(groups, c // groups, -1)
 
 
 def _conv_out(size, kernel, stride, padding, dilation):
@@ -112,31 +137,119 @@ def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size
     size = x.shape[2:]
     kernel = w.shape[2:]
     cog = w.shape[1]
-    xm = _to_channels_first(x, groups)  # (g, Cin/g, N*P)
-    wm = np.ascontiguousarray(w.reshape(groups, cin // groups, -1).transpose(0, 2, 1))
-    cols = np.matmul(wm, xm).reshape((groups * cog,) + tuple(kernel) + (n,) + tuple(size))
+    kk = math.prod(kernel)
+    xm = _batch_last(x).reshape(groups, cin // groups, -1)  # (g, Cin/g, P*N)
+    # (g, K*Cout/g, Cin/g): rows over (kernel offset, output channel)
+    wm = w.reshape(groups, cin // groups, cog, kk).transpose(0, 3, 2, 1)
+    wm = np.ascontiguousarray(wm).reshape(groups, kk * cog, cin // groups)
+    cols = np.matmul(wm, xm).reshape((groups, kk, cog) + tuple(size) + (n,))
     full = tuple(
         max((s - 1) * t + d * (k - 1) + 1, lo + os)
         for s, t, d, k, (lo, _), os in zip(size, stride, dilation, kernel, padding, output_size)
     )
-    # col2im in (C, N, ...) layout, so that every strided add reads its operand in order;
-    # one copy of the (smaller) output moves it to NCHW at the end
-    buf = np.zeros((groups * cog, n) + full, dtype=x.dtype)
-    for k in np.ndindex(*kernel):
-        sl = tuple(
-            slice(ki * d, ki * d + t * (s - 1) + 1, t)
-            for ki, d, t, s in zip(k, dilation, stride, size)
-        )
-        buf[(slice(None), slice(None)) + sl] += cols[(slice(None),) + k]
+    # col2im: one strided add of a whole (C, *S, N) block per kernel offset
+    buf = np.zeros((groups, cog) + full + (n,), dtype=x.dtype)
+    for j, k in enumerate(np.ndindex(*kernel)):
+        buf[(slice(None), slice(None)) + _offset_slices(k, dilation, stride, size)] += cols[:, j]
     crop = tuple(slice(lo, lo + os) for (lo, _), os in zip(padding, output_size))
-    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop].swapaxes(0, 1))
+    buf = buf.reshape((groups * cog,) + full + (n,))[(slice(None),) + crop]
+    return np.ascontiguousarray(np.moveaxis(buf, -1, 0))
+
+
+# ---------------------------------------------------------------------------------------------
+# unit-stride 2-D convolutions: an implicit GEMM over row-shifted copies
+#
+# Full im2col copies the input prod(K) times. For a unit-stride, undilated, ungrouped 2-D
+# convolution it is enough to copy it kw times, once per column shift j
+# (``rows[n, c, j, h, q] = xpad[n, c, h, q + j]``): the window of kernel row i is then the
+# view ``rows[:, :, :, i:i + OH]``, a plain (C * kw, OH * OW) matrix per sample, so each kernel
+# row is one batched GEMM straight into NCHW order, accumulated over the kh rows.
+
+
+def _rows_apply(x, kw: int, out_channels: int, padding, stride, dilation, groups) -> bool:
+    """True when the row-shift kernels apply and pay off: each per-sample GEMM must be big
+    enough (measured here: at least 16 x 32 operands; smaller ones lose to one im2col GEMM)."""
+    return (
+        x.ndim == 4
+        and groups == 1
+        and stride == (1, 1)
+        and dilation == (1, 1)
+        and x.shape[1] * kw >= 16
+        and out_channels >= 32
+        and all(lo >= 0 and hi >= 0 for lo, hi in padding)
+    )
+
+
+def _shifted_rows(x, kw: int, padding) -> tuple:
+    """Return (rows, out): ``rows[n, c, j, h, q] = xpad[n, c, h, q + j]`` over the padded
+    height and the OW output columns."""
+    n, c, h, wd = x.shape
+    (pt, pb), (pl, pr) = padding
+    hp, ow = h + pt + pb, wd + pl + pr - kw + 1
+    rows = np.empty((n, c, kw, hp, ow), dtype=x.dtype)
+    rows[:, :, :, :pt] = 0
+    rows[:, :, :, pt + h :] = 0
+    for j in range(kw):
+        q0, q1 = max(0, pl - j), min(ow, wd + pl - j)  # output columns reading real input
+        inner = rows[:, :, j, pt : pt + h]
+        inner[..., :q0] = 0
+        inner[..., q1:] = 0
+        if q0 < q1:
+            inner[..., q0:q1] = x[:, :, :, q0 + j - pl : q1 + j - pl]
+    return rows, ow
+
+
+def _conv2d_rows(x, w, padding) -> np.ndarray:
+    n, c = x.shape[:2]
+    o, _, kh, kw = w.shape
+    rows, ow = _shifted_rows(x, kw, padding)
+    oh = rows.shape[3] - kh + 1
+    wr = np.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(kh, o, c * kw)
+    out = np.matmul(wr[0], rows[:, :, :, :oh].reshape(n, c * kw, oh * ow))
+    if kh > 1:
+        tmp = np.empty_like(out)
+        for i in range(1, kh):
+            np.matmul(wr[i], rows[:, :, :, i : i + oh].reshape(n, c * kw, oh * ow), out=tmp)
+            out += tmp
+    return out.reshape(n, o, oh, ow)
+
+
+def _conv2d_rows_weight(x, g, weight_shape, padding) -> np.ndarray:
+    n, c = x.shape[:2]
+    o, _, kh, kw = weight_shape
+    rows, ow = _shifted_rows(x, kw, padding)
+    oh = g.shape[2]
+    gm = g.reshape(n, o, oh * ow)
+    gw = np.empty((o, kh, c * kw), dtype=g.dtype)
+    for i in range(kh):
+        win = rows[:, :, :, i : i + oh].reshape(n, c * kw, oh * ow)
+        np.sum(np.matmul(gm, win.transpose(0, 2, 1)), axis=0, out=gw[:, i])
+    return np.ascontiguousarray(gw.reshape(o, kh, c, kw).transpose(0, 2, 1, 3))
+
+
+def _conv2d_rows_transpose(x, w, padding, output_size):
+    """The unit-stride transposed convolution as a convolution with the flipped kernel, or
+    None when its padding would be negative."""
+    kh, kw = w.shape[2:]
+    pads = tuple((k - 1 - lo, k - 1 - hi) for k, (lo, hi) in zip((kh, kw), padding))
+    full = tuple(s + k - 1 - lo - hi for s, k, (lo, hi) in zip(x.shape[2:], (kh, kw), padding))
+    if any(lo < 0 or hi < 0 for lo, hi in pads) or full != tuple(output_size):
+        return None
+    wf = np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
+    return _conv2d_rows(x, wf, pads)
 
 
 @op("convolution", grad_fn="ConvolutionBackward0", save=(0, 1))
 def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size, groups):
     """Forward of every convolution; ``padding`` holds one (lo, hi) pair per spatial dim."""
+    out = None
     if transposed:
-        out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+        if _rows_apply(x, w.shape[-1], w.shape[1], padding, stride, dilation, groups):
+            out = _conv2d_rows_transpose(x, w, padding, output_size)
+        if out is None:
+            out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+    elif _rows_apply(x, w.shape[-1], w.shape[0], padding, stride, dilation, groups):
+        out = _conv2d_rows(x, w, padding)
     else:
         out = _conv_forward(x, w, stride, padding, dilation, groups)
     if b is not None:
@@ -167,6 +280,9 @@ def _(ctx, g, *, stride, padding, dilation, transposed, output_size, groups):
 @op("convolution_weight", grad_fn="ConvolutionBackwardBackward0", save=(0, 1))
 def _convolution_weight(x, g, *, weight_shape, stride, padding, dilation, groups):
     """Return the weight gradient of ``convolution(x, w)`` under upstream gradient ``g``."""
+    rows_ok = _rows_apply(x, weight_shape[-1], weight_shape[0], padding, stride, dilation, groups)
+    if rows_ok and math.prod(g.shape[2:]) >= 256:  # the weight GEMMs contract over OH * OW
+        return _conv2d_rows_weight(x, g, weight_shape, padding)
     out = g.shape[2:]
     kernel = weight_shape[2:]
     cols = _cols(x, kernel, stride, padding, dilation, groups, out)  # (g, CgK, N*P)

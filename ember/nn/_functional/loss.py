@@ -411,7 +411,26 @@ def _nll_parts(x, t, weight, ignore_index):
     return picked, w, safe
 
 
+def _nll_common_case(x, t, weight, ignore_index) -> bool:
+    """True for a batch of class scores (N, C), no class weights, and targets that cannot be
+    ``ignore_index`` and are in range: the case with a shortcut (a few NumPy calls)."""
+    return (
+        x.ndim == 2
+        and weight is None
+        and t.size
+        and (ignore_index < 0 or ignore_index >= x.shape[1])
+        and 0 <= t.min()
+        and t.max() < x.shape[1]
+    )
+
+
 def _nll_forward(x, t, reduction="mean", weight=None, ignore_index=-100):
+    if _nll_common_case(x, t, weight, ignore_index):
+        loss = -x[np.arange(len(t)), t]
+        if reduction == "none":
+            return loss
+        total = loss.sum(dtype=x.dtype)
+        return np.asarray(total if reduction == "sum" else total / x.dtype.type(len(t)))
     picked, w, _ = _nll_parts(x, t, weight, ignore_index)
     loss = -picked * w
     if reduction == "none":
@@ -439,8 +458,28 @@ def _nll_backward(ctx, g, reduction="mean", weight=None, ignore_index=-100):
     return g * _wrap(np.ascontiguousarray(coef)), None
 
 
+def _nll_array_backward(ctx, g, reduction="mean", weight=None, ignore_index=-100):
+    if not ctx.needs_input_grad[0]:
+        return None, None
+    x, t = ctx.saved_arrays
+    if not _nll_common_case(x, t, weight, ignore_index):
+        return tuple(
+            None if r is None else r._data
+            for r in _nll_backward(ctx, _wrap(g), reduction, weight, ignore_index)
+        )
+    n = len(t)
+    out = np.zeros_like(x)
+    rows = np.arange(n)
+    if reduction == "none":
+        out[rows, t] = -g
+    else:
+        out[rows, t] = -g / n if reduction == "mean" else -g
+    return out, None
+
+
 _nll = op("nll_loss", grad_fn="NllLossBackward0", save=(0, 1))(_nll_forward)
 _nll.backward(_nll_backward)
+_nll.array_backward(_nll_array_backward)
 _nll2d = op("nll_loss2d", grad_fn="NllLoss2DBackward0", save=(0, 1))(_nll_forward)
 _nll2d.backward(_nll_backward)
 
