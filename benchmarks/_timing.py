@@ -126,3 +126,65 @@ def check_outputs(got, ref, tol: float) -> str | None:
         if not np.allclose(g, r, rtol=tol, atol=tol, equal_nan=True):
             return f"values differ (max abs diff {np.nanmax(np.abs(g - r)):.3g})"
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# --json records (the benchmark contract; collected by benchmarks/run.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def median_ms(t: Timing | Exception | None) -> float | None:
+    """Return the median per-call time of ``t`` in milliseconds (None for an error or no run)."""
+    return t.median * 1e3 if isinstance(t, Timing) else None
+
+
+def bench_record(
+    workload: str,
+    case: str,
+    ember: float | None,
+    torch: float | None = None,
+    numpy: float | None = None,
+    *,
+    target: tuple[str, float] | str | None = None,
+    status: str | None = None,
+    unit: str = "ms",
+) -> dict:
+    """Return one ``--json`` record: ``{"workload", "case", "unit", "ember", "torch", "numpy",
+    "target", "status"}``.
+
+    ``target=("torch", 2.5)`` means ember/torch <= 2.5 (``"numpy"`` likewise); the status is then
+    computed here from the figures given: "PASS", "MISS", or None when a figure is missing.
+    Any other target is a free-form string whose ``status`` the caller passes.
+    """
+    if isinstance(target, tuple):
+        ref_name, limit = target
+        ref = {"torch": torch, "numpy": numpy}[ref_name]
+        target = f"ember/{ref_name} <= {limit:g}"
+        status = None
+        if ember is not None and ref:
+            status = "PASS" if ember / ref <= limit else "MISS"
+
+    def num(v):
+        return None if v is None or not math.isfinite(v) else float(v)
+
+    return {
+        "workload": workload,
+        "case": case,
+        "unit": unit,
+        "ember": num(ember),
+        "torch": num(torch),
+        "numpy": num(numpy),
+        "target": target,
+        "status": status,
+    }
+
+
+def write_json(path: str | None, records: list[dict]) -> None:
+    """Write ``records`` to ``path`` as a JSON list (nothing when ``path`` is None)."""
+    if path is None:
+        return
+    import json
+
+    with open(path, "w") as f:
+        json.dump(records, f, indent=1)
+        f.write("\n")

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import measure_interleaved  # noqa: E402
+from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
 
 import ember  # noqa: E402
 import ember.utils.checkpoint  # noqa: E402
@@ -136,14 +136,15 @@ def ember_memory(variant, params, x):
     return held / 2**20, peak / 2**20
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small model, short timing (CI smoke)")
     ap.add_argument("--depth", type=int, default=16)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=None)
-    args = ap.parse_args()
+    ap.add_argument("--json", metavar="PATH", help="also write one JSON record per variant here")
+    args = ap.parse_args(argv)
     if args.quick:
         args.depth, args.width, args.batch = 9, 64, 512
     repeat = args.repeat or (3 if args.quick else 5)
@@ -161,7 +162,7 @@ def main() -> int:
     print(header + f" {'vs plain':>9}  grads")
     print("-" * (len(header) + 20))
 
-    status = 0
+    status, records = 0, []
     step(ember, "plain", e_params, e_x)
     reference = grads_of(e_params)
     plain_ms = None
@@ -186,6 +187,15 @@ def main() -> int:
             f"{variant:<14} {held:8.2f} {peak:8.2f} {e_ms:9.1f} {t_txt} "
             f"{e_ms / plain_ms:8.2f}x  {'ok' if ok else 'DIFFER'} ({diff:.1e})"
         )
+        records.append(
+            bench_record(
+                "checkpoint",
+                f"{variant} (held {held:.1f} MB, peak {peak:.1f} MB)",
+                median_ms(timings["ember"]) if ok else None,
+                median_ms(timings.get("torch")),
+            )
+        )
+    write_json(args.json, records)
     return status
 
 

@@ -41,6 +41,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import bench_record, write_json
 
 SHAPE = (3, 32, 32)
 BATCH = 64
@@ -159,12 +162,39 @@ class Loader:
         return dt / seen
 
 
+def json_records(times: dict, raw: float, libs: list[str]) -> list[dict]:
+    """Return the ``--json`` records: median ms per batch with 0 and 2 workers, ember and torch,
+    with the targets judged on the medians (w0 overhead over the raw work, w2 speedup over w0)."""
+    med = {key: statistics.median(v) * 1e3 for key, v in times.items()}
+    e0, e2 = med[("ember", 0)], med[("ember", 2)]
+    t0, t2 = (med[("torch", 0)], med[("torch", 2)]) if "torch" in libs else (None, None)
+    return [
+        bench_record(
+            "dataloader",
+            "num_workers=0, ms/batch",
+            e0,
+            t0,
+            target="ember overhead over the raw work < 10%",
+            status="PASS" if e0 / (raw * 1e3) - 1 < 0.10 else "MISS",
+        ),
+        bench_record(
+            "dataloader",
+            "num_workers=2, ms/batch",
+            e2,
+            t2,
+            target="ember speedup over num_workers=0 >= 1.7x",
+            status="PASS" if e0 / e2 >= 1.7 else "MISS",
+        ),
+    ]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI smoke: 1 short repeat")
     ap.add_argument("--repeat", type=int, default=None, help="epochs timed per loader")
     ap.add_argument("--batches", type=int, default=None, help="batches per epoch")
     ap.add_argument("--no-torch", action="store_true", help="skip the torch column")
+    ap.add_argument("--json", metavar="PATH", help="also write JSON records (median ms/batch)")
     args = ap.parse_args(argv)
     repeat = args.repeat or (1 if args.quick else 4)
     batches = args.batches or (6 if args.quick else 16)
@@ -249,6 +279,7 @@ def main(argv=None) -> int:
         + ", ".join(f"{lib} w{w}: {s:.0%}" for (lib, w), s in spread.items())
     )
     del loaders
+    write_json(args.json, json_records(times, raw, libs))
     return 1 if failed else 0
 
 

@@ -48,7 +48,7 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import Timing, measure_interleaved
+from _timing import Timing, bench_record, measure_interleaved, write_json
 
 N_ELEM = 16
 N_BLOCKS = 50
@@ -508,8 +508,29 @@ def print_row(case: Case, cells: dict[str, Cell | None]):
     )
 
 
-def run_benchmarks(cases, ember, torch, opts) -> list[tuple[str, str, str]]:
-    """Run and print all selected cases. Returns problems as (library, case key, message)."""
+def json_record(case: Case, cells: dict[str, Cell | None]) -> dict:
+    """Return the ``--json`` record of one case: medians over the repeats, in the table's unit."""
+
+    def median(name):
+        cell = cells[name]
+        if cell is None or cell.timing is None or cell.bad:
+            return None
+        return cell.timing.median * case.scale
+
+    return bench_record(
+        "foundation",
+        f"{case.key} {case.label}",
+        median("ember"),
+        median("torch"),
+        median("numpy"),
+        target=case.target,
+        unit="us/op" if case.scale == PER_OP else "ms",
+    )
+
+
+def run_benchmarks(cases, ember, torch, opts, records=None) -> list[tuple[str, str, str]]:
+    """Run and print all selected cases. Returns problems as (library, case key, message);
+    appends one ``--json`` record per case to ``records`` when given."""
     problems = []
     group = None
     # Order matters only for the round-robin: NumPy, then ember, then torch.
@@ -520,6 +541,8 @@ def run_benchmarks(cases, ember, torch, opts) -> list[tuple[str, str, str]]:
             print_group_header(group)
         cells = run_case(case, libs, seed=1000 + i, opts=opts)
         print_row(case, cells)
+        if records is not None:
+            records.append(json_record(case, cells))
         for name, cell in cells.items():
             if cell is not None and (cell.error or cell.bad):
                 problems.append((name, case.key, cell.error or f"wrong result: {cell.bad}"))
@@ -610,6 +633,9 @@ def parse_args(argv=None):
         "--min-time", type=float, help="min seconds per repeat (default 0.2, quick 0.05)"
     )
     p.add_argument("--strict", action="store_true", help="re-raise workload errors (tracebacks)")
+    p.add_argument(
+        "--json", metavar="PATH", help="also write one JSON record per case (median times) here"
+    )
     opts = p.parse_args(argv)
     opts.repeat = opts.repeat or (3 if opts.quick else 7)
     opts.min_time = opts.min_time or (0.05 if opts.quick else 0.2)
@@ -636,7 +662,9 @@ def main(argv=None) -> int:
         return 0
 
     t0 = time.perf_counter()
-    problems = run_benchmarks(cases, ember, torch, opts)
+    records: list[dict] = []
+    problems = run_benchmarks(cases, ember, torch, opts, records)
+    write_json(opts.json, records)
     if ember is None:
         problems.insert(0, ("ember", "*", ember_err))
     print_problems(problems)

@@ -35,7 +35,7 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import measure_interleaved  # noqa: E402
+from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
 
 import ember  # noqa: E402
 import ember.nn as enn  # noqa: E402
@@ -300,6 +300,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
     args = ap.parse_args(argv)
     import torch
 
@@ -310,7 +311,7 @@ def main(argv=None) -> int:
         f"{'case':8} {'torch ms':>9} {'ember ms':>9} {'numpy ms':>9} {'ember/t':>8} "
         f"{'numpy/t':>8} {'target':>7}  check"
     )
-    status = 0
+    status, records = 0, []
     for name in names:
         t_fn, e_fn, n_fn, err = CASES[name](torch)
         ok = err < 1e-3
@@ -332,6 +333,17 @@ def main(argv=None) -> int:
             f"{name:8} {ms['torch']:9.2f} {ms['ember']:9.2f} {ms['numpy']:9.2f} {re:8.2f} "
             f"{rn:8.2f} {TARGETS[name]:6.1f}x {tag} {'ok' if ok else f'! err={err:.2g}'}"
         )
+        records.append(
+            bench_record(
+                "nn",
+                name,
+                median_ms(res["ember"]) if ok else None,
+                median_ms(res["torch"]),
+                median_ms(res["numpy"]),
+                target=("torch", TARGETS[name]),
+            )
+        )
+    write_json(args.json, records)
     return status
 
 

@@ -34,7 +34,13 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import check_outputs, measure_interleaved  # noqa: E402
+from _timing import (  # noqa: E402
+    bench_record,
+    check_outputs,
+    measure_interleaved,
+    median_ms,
+    write_json,
+)
 
 TARGET = 1.2
 
@@ -82,6 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--min-time", type=float, default=None)
+    ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
     args = ap.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 7)
     min_time = args.min_time or (0.05 if args.quick else 0.2)
@@ -108,7 +115,7 @@ def main(argv=None) -> int:
     header = f"{'case':<14}{'ember':>9}{'numpy':>9}{'torch':>9}{'e/np':>7}{'e/torch':>9}"
     print(header)
     print("-" * len(header))
-    status, misses = 0, []
+    status, misses, records = 0, [], []
     for name in names:
         efn, nfn = CASES[name]
         try:
@@ -135,6 +142,16 @@ def main(argv=None) -> int:
         line += f"{ratio:7.2f}" if ratio else f"{'':>7}"
         line += f"{e / tt:9.2f}" if e and tt else f"{'':>9}"
         print(f"{line}  {verdict}")
+        records.append(
+            bench_record(
+                "reduce",
+                name,
+                None if problem else median_ms(res.get("ember")),
+                median_ms(res.get("torch")),
+                median_ms(res.get("numpy")),
+                target=("numpy", TARGET),
+            )
+        )
         if problem:
             status = 1
             misses.append(f"{name}: {problem}")
@@ -142,6 +159,7 @@ def main(argv=None) -> int:
             misses.append(f"{name}: ember/numpy {ratio:.2f}x")
     if misses:
         print("\nNotes:\n  " + "\n  ".join(misses))
+    write_json(args.json, records)
     return status
 
 

@@ -36,7 +36,7 @@ for _p in (str(HERE), str(HERE.parent)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import measure_interleaved  # noqa: E402
+from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
 
 import ember  # noqa: E402
 
@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mb", type=int, default=200, help="state dict size in MiB")
     ap.add_argument("--quick", action="store_true", help="20 MiB, 3 repeats")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", metavar="PATH", help="also write one JSON record per row here")
     args = ap.parse_args(argv)
     if args.quick:
         args.mb, args.repeat = 20, 3
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
     version = torch.__version__ if torch else "-"
     print(f"ember {ember.__version__}, torch {version}, numpy {np.__version__}")
 
-    problems = []
+    problems, records = [], []
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMPDIR")) as tmp:
         pe, pt = os.path.join(tmp, "ember.pt"), os.path.join(tmp, "torch.pt")
         pf = os.path.join(tmp, "ember_file.pt")
@@ -137,11 +138,21 @@ def main(argv=None) -> int:
             else:
                 target = ""
             print(f"{name:<20} {fmt(tt) if tt else '-':>12} {fmt(te):>12} {ratio:>12}  {target}")
+            e_ms, t_ms = median_ms(te), median_ms(tt)
+            if name == "mmap load":
+                verdict = None if e_ms is None else ("PASS" if e_ms < 50 else "MISS")
+                rec = bench_record(
+                    "serialization", name, e_ms, t_ms, target="ember < 50 ms", status=verdict
+                )
+            else:
+                rec = bench_record("serialization", name, e_ms, t_ms, target=("torch", 1.5))
+            records.append(rec)
             for lib, t in res.items():
                 if isinstance(t, Exception):
                     problems.append(f"{name} ({lib}): {type(t).__name__}: {t}")
     for p in problems:
         print("PROBLEM:", p)
+    write_json(args.json, records)
     return 1 if problems else 0
 
 

@@ -48,11 +48,14 @@ get_worker_info = _utils.worker.get_worker_info
 
 
 class _DatasetKind:
+    """The two kinds of dataset a loader reads (map-style or iterable), as torch's."""
+
     Map = 0
     Iterable = 1
 
     @staticmethod
     def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        """Return the fetcher that turns sampler indices into (collated) batches."""
         if kind == _DatasetKind.Map:
             return _utils.fetch._MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
         return _utils.fetch._IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)

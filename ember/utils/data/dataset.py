@@ -131,6 +131,7 @@ class ConcatDataset(Dataset[_T_co]):
 
     @staticmethod
     def cumsum(sequence) -> list[int]:
+        """Return the running totals of the datasets' lengths (the end index of each one)."""
         r, s = [], 0
         for e in sequence:
             s += len(e)
