@@ -95,7 +95,7 @@ def test_next_functions_and_accumulate_grad():
     assert b.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
     assert b.grad_fn.next_functions[0][0].next_functions[0][0] is acc
     assert b.grad_fn.next_functions[1] == (None, 0)
-    assert acc.next_functions == () and acc.name() == "AccumulateGrad"
+    assert acc.next_functions == () and acc.name() == "torch::autograd::AccumulateGrad"
     assert a.grad_fn.name() == "MulBackward0" and isinstance(a.grad_fn, Node)
     assert isinstance(acc, ember.autograd.graph.Node)
     # the AccumulateGrad node lives as long as a graph uses it, and no longer

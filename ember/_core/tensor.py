@@ -684,7 +684,7 @@ class Tensor:
 
         data = self._data
         default = D.get_default_dtype().name
-        grad_fn = self.grad_fn.name() if self.grad_fn is not None else None
+        grad_fn = type(self.grad_fn).__name__ if self.grad_fn is not None else None
         return format_tensor(
             data,
             dtype_name=self.dtype.name,

@@ -17,6 +17,9 @@ class CopySlices(Node):
 
     __slots__ = ("view_fn", "fn", "_layout")
 
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
     def __init__(self, base, view_fn, fn):
         super().__init__()
         self.view_fn = view_fn

@@ -272,6 +272,9 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
     def __init__(self, variable):
         super().__init__()
         self._seq = float("inf")  # run as soon as ready, as torch's UINT64_MAX

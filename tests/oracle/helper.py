@@ -137,7 +137,7 @@ def check(
         assert_same(e, t, atol=atol, rtol=rtol, what=f"output {i}", strides=strides)
         if isinstance(t, torch.Tensor) and grad_fn:
             tn = type(t.grad_fn).__name__ if t.grad_fn is not None else None
-            en = e.grad_fn.name() if e.grad_fn is not None else None
+            en = type(e.grad_fn).__name__ if e.grad_fn is not None else None
             assert en == tn, f"output {i}: grad_fn {en} != {tn}"
             assert e.requires_grad == t.requires_grad, f"output {i}: requires_grad differs"
     if version:
