@@ -5,7 +5,15 @@ from __future__ import annotations
 from ember.nn import functional, init, modules, utils
 from ember.nn.modules import *  # noqa: F403
 from ember.nn.modules import __all__ as _modules_all
-from ember.nn.parameter import Buffer, Parameter, UninitializedParameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Buffer", "Parameter", "UninitializedParameter", "init", "utils", "modules"]
+__all__ = [
+    "Buffer",
+    "Parameter",
+    "UninitializedBuffer",
+    "UninitializedParameter",
+    "init",
+    "utils",
+    "modules",
+]
 __all__ += list(_modules_all) + ["functional"]

@@ -5,7 +5,14 @@ from __future__ import annotations
 import ember
 from ember._core.tensor import Tensor
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "is_lazy"]
+__all__ = [
+    "Parameter",
+    "Buffer",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "UninitializedTensorMixin",
+    "is_lazy",
+]
 
 
 def _alias(data: Tensor, cls: type, requires_grad: bool) -> Tensor:
@@ -54,7 +61,84 @@ class Parameter(Tensor):
         return result
 
 
-class UninitializedParameter(Parameter):
+_SHAPE_MSG = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+    "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+    "one. Call `forward` to initialize the parameters before accessing their attributes."
+)
+
+
+class UninitializedTensorMixin:
+    """What uninitialized parameters and buffers share: no shape until ``materialize``."""
+
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor ``shape`` (uninitialized values) and turn it into ``cls_to_become``."""
+        if dtype is None:
+            dtype = self.dtype
+        self.data = ember.empty(tuple(shape), dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_MSG)
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+            "initialize the parameters before calling `module.share_memory()`."
+        )
+
+    def _recast(self, dtype):
+        if dtype is None or dtype == self.dtype:
+            return self
+        out = type(self)(self.requires_grad, None, dtype)
+        if hasattr(self, "persistent"):
+            out.persistent = self.persistent
+        return out
+
+    def to(self, *args, **kwargs):
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, ember.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+        return self._recast(dtype)
+
+    def float(self, memory_format=None):
+        return self._recast(ember.float32)
+
+    def double(self, memory_format=None):
+        return self._recast(ember.float64)
+
+    def half(self, memory_format=None):
+        return self._recast(ember.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self._recast(ember.bfloat16)
+
+    def cpu(self, memory_format=None):
+        return self
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (type(self), (self.requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, None, self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet (lazy modules); ``materialize`` gives it one."""
 
     cls_to_become = Parameter
@@ -63,24 +147,22 @@ class UninitializedParameter(Parameter):
         t = ember.empty(0, dtype=dtype)
         return _alias(t, cls, requires_grad)
 
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the parameter ``shape`` (uninitialized values) and turn it into a Parameter."""
-        if dtype is None:
-            dtype = self.dtype
-        new = ember.empty(tuple(shape), dtype=dtype)
-        self._data = new._data
-        self.dtype = new.dtype
-        self.__class__ = self.cls_to_become
 
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (lazy modules); ``materialize`` gives it one."""
 
-    __str__ = __repr__
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent=True):
+        t = _alias(ember.empty(0, dtype=dtype), cls, requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
 
 
 def is_lazy(param) -> bool:
-    """Return True if ``param`` is an uninitialized (lazy) parameter."""
-    return isinstance(param, UninitializedParameter)
+    """Return True if ``param`` is an uninitialized (lazy) parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
 
 
 class _BufferMeta(type):

@@ -157,3 +157,11 @@ def test_gumbel_softmax():
     freq = EF.gumbel_softmax(lg, hard=True).sum(0).numpy() / 4000
     p = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum()
     np.testing.assert_allclose(freq, p, atol=0.04)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_as_torch_function_and_method(name):
+    x = rand(3, 5)
+    check(lambda lib, x: getattr(lib, name)(x, 1), [x])
+    check(lambda lib, x: getattr(x, name)(-1, dtype=lib.float64), [x])
+    check(lambda lib, x: getattr(x, name)(dim=0), [x])

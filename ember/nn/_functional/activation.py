@@ -713,6 +713,20 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return dispatch(_log_softmax, (input,), {"dim": dim})
 
 
+def _softmax_method(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """Return ``exp(x) / sum(exp(x))`` along ``dim`` (``torch.softmax``, ``Tensor.softmax``)."""
+    return softmax(input, dim, dtype=dtype)
+
+
+def _log_softmax_method(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """Return ``log(softmax(x))`` along ``dim`` (``torch.log_softmax``, ``Tensor.log_softmax``)."""
+    return log_softmax(input, dim, dtype=dtype)
+
+
+Tensor.softmax = _softmax_method
+Tensor.log_softmax = _log_softmax_method
+
+
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:

@@ -19,12 +19,14 @@ from ember._ops.pointwise import like
 from ember._ops.registry import SAME, dispatch, op
 from ember.nn._functional.activation import log_softmax, logsigmoid
 from ember.nn._functional.activation import softplus as _softplus
+from ember.nn._functional.ctc import ctc_loss
 
 # the margin and embedding losses live in loss_margin.py
 __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "cross_entropy",
+    "ctc_loss",
     "gaussian_nll_loss",
     "huber_loss",
     "kl_div",

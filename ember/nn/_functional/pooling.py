@@ -23,6 +23,7 @@ __all__ = [
     "max_pool3d",
     "max_unpool1d",
     "max_unpool2d",
+    "max_unpool3d",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
@@ -31,8 +32,10 @@ __all__ = [
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
 ]
 
 
@@ -68,46 +71,53 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     pads = _pads(size, kernel, stride, padding, dilation, out)
     fill = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
-    # one whole-array maximum per kernel offset (an argmax over a short last axis is slow),
-    # then the first offset reaching the max wins, as in torch; a NaN wins (torch: the last)
-    offsets = list(np.ndindex(*kernel))
-    views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
-    best = views[0].copy()
-    for v in views[1:]:
-        np.maximum(best, v, out=best)
     # flat input offset of each kernel offset; the result is base(output position) + offset
+    offsets = list(np.ndindex(*kernel))
     koff = [
         sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
         for k in offsets
     ]
-    off = np.full(best.shape, koff[0], dtype=np.int64)
-    for j in range(len(views) - 1, 0, -1):
-        np.copyto(off, koff[j], where=views[j] == best)
-    if len(views) > 1:
-        np.copyto(off, koff[0], where=views[0] == best)
+    # whole-array passes per kernel offset (an argmax over a short last axis is slow, and so
+    # are masked copies): a strictly greater value takes the window, so the first offset
+    # reaching the max wins, as in torch; ``off += (koff - off) * greater`` in int32
+    views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
+    best = views[0].copy()
+    it = np.int32 if math.prod(size) + max(koff) < 2**31 else np.int64
+    off = np.full(best.shape, koff[0], dtype=it)
+    gt = np.empty(best.shape, bool)
+    step = np.empty(best.shape, dtype=it)
+    for v, k in zip(views[1:], koff[1:]):
+        np.greater(v, best, out=gt)
+        np.maximum(best, v, out=best)  # propagates NaN, handled below
+        np.subtract(it(k), off, out=step)
+        np.multiply(step, gt, out=step)
+        off += step
     if x.dtype.kind in "fc":
         nan = np.isnan(best)
-        if nan.any():
-            for j, v in enumerate(views):
-                np.copyto(off, koff[j], where=nan & np.isnan(v))
+        if nan.any():  # a NaN wins the window (torch: the last one)
+            for v, k in zip(views, koff):
+                np.copyto(off, k, where=nan & np.isnan(v))
     base = 0
     for i in range(nd):
         o = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         base = base * size[i] + (o * stride[i] - padding[i])
-    idx = off + base
-    return idx.astype(np.int64, copy=False)
+    idx = off.astype(np.int64)
+    idx += base
+    return idx
 
 
 def _gather_forward(x, idx, nd):
     m = math.prod(x.shape[: x.ndim - nd])
-    flat = x.reshape(m, -1)
-    return np.take_along_axis(flat, idx.reshape(m, -1), -1).reshape(idx.shape)
+    flat = x.reshape(m, math.prod(x.shape[x.ndim - nd :]))
+    picks = idx.reshape(m, math.prod(idx.shape[idx.ndim - nd :]))
+    return np.take_along_axis(flat, picks, -1).reshape(idx.shape)
 
 
 def _scatter_forward(g, idx, shape, nd):
     m = math.prod(shape[: len(shape) - nd])
     sp = math.prod(shape[len(shape) - nd :])
-    flat = idx.reshape(m, -1) + (np.arange(m, dtype=np.int64) * sp)[:, None]
+    per = math.prod(idx.shape[idx.ndim - nd :])
+    flat = idx.reshape(m, per) + (np.arange(m, dtype=np.int64) * sp)[:, None]
     res = np.bincount(flat.ravel(), weights=g.reshape(-1), minlength=m * sp)
     return res.astype(g.dtype, copy=False).reshape(shape)
 
@@ -117,10 +127,21 @@ def _gather_op(name, grad_fn):
     def fwd(x, idx, *, nd):
         return _gather_forward(x, idx, nd)
 
+    # the backward is a scatter whose own backward is this gather (torch's XBackwardBackward0)
+    @op(name + "_backward", grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"), save=(1,))
+    def scatter(g, idx, *, shape, nd):
+        return _scatter_forward(g, idx, shape, nd)
+
     @fwd.backward
     def _(ctx, g, *, nd):
         (idx,) = ctx.saved_tensors
-        return _scatter(g, idx, ctx._input_meta[0][0], nd), None
+        shape = tuple(ctx._input_meta[0][0])
+        return dispatch(scatter, (g, idx), {"shape": shape, "nd": nd}), None
+
+    @scatter.backward
+    def _(ctx, gg, *, shape, nd):
+        (idx,) = ctx.saved_tensors
+        return dispatch(fwd, (gg, idx), {"nd": nd}), None
 
     return fwd
 
@@ -129,22 +150,8 @@ _GATHER = {
     2: _gather_op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0"),
     3: _gather_op("max_pool3d_with_indices", "MaxPool3DWithIndicesBackward0"),
     "adaptive": _gather_op("adaptive_max_pool2d", "AdaptiveMaxPool2DBackward0"),
+    "adaptive3d": _gather_op("adaptive_max_pool3d", "AdaptiveMaxPool3DBackward0"),
 }
-
-
-@op("max_pool_scatter", grad_fn="MaxPool2DWithIndicesBackwardBackward0", save=(1,))
-def _scatter_op(g, idx, *, shape, nd):
-    return _scatter_forward(g, idx, shape, nd)
-
-
-@_scatter_op.backward
-def _(ctx, gg, *, shape, nd):
-    (idx,) = ctx.saved_tensors
-    return dispatch(_GATHER[2], (gg, idx), {"nd": nd}), None
-
-
-def _scatter(g, idx, shape, nd) -> Tensor:
-    return dispatch(_scatter_op, (g, idx), {"shape": tuple(shape), "nd": nd})
 
 
 def _check_pool_args(nd, name, x, kernel, stride, padding, dilation):
@@ -226,28 +233,48 @@ def max_pool3d(
 # max unpooling: a scatter whose backward is a gather
 
 
-@op("max_unpool2d", grad_fn="MaxUnpool2DBackward0", save=(1,))
-def _unpool(x, idx, *, shape):
-    nd = 2
-    n, c = math.prod(shape[:-nd]), 1
-    sp = math.prod(shape[-nd:])
-    if idx.size and (idx.min() < 0 or idx.max() >= sp):
-        raise RuntimeError(
-            f"Found an invalid max index: {int(idx.max())} (output volumes are "
-            f"of size {'x'.join(map(str, shape[2:]))}"
-        )
-    out = np.zeros((n, c, sp), dtype=x.dtype)
-    np.put_along_axis(out, idx.reshape(n, c, -1), x.reshape(n, c, -1), -1)
-    return out.reshape(shape)
+def _unpool_op(nd: int):
+    @op(f"max_unpool{nd}d", grad_fn=f"MaxUnpool{nd}DBackward0", save=(1,))
+    def fwd(x, idx, *, shape):
+        n, c = math.prod(shape[:-nd]), 1
+        sp = math.prod(shape[-nd:])
+        if idx.size and (idx.min() < 0 or idx.max() >= sp):
+            bad = idx[(idx < 0) | (idx >= sp)].flat[0]
+            raise RuntimeError(
+                f"Found an invalid max index: {int(bad)} (output volumes are "
+                f"of size {'x'.join(map(str, shape[-nd:]))})"
+            )
+        out = np.zeros((n, c, sp), dtype=x.dtype)
+        np.put_along_axis(out, idx.reshape(n, c, -1), x.reshape(n, c, -1), -1)
+        return out.reshape(shape)
+
+    @fwd.backward
+    def _(ctx, g, *, shape):
+        (idx,) = ctx.saved_tensors
+        return dispatch(_GATHER[nd], (g, idx), {"nd": nd}), None
+
+    return fwd
 
 
-@_unpool.backward
-def _(ctx, g, *, shape):
-    (idx,) = ctx.saved_tensors
-    return dispatch(_GATHER[2], (g, idx), {"nd": 2}), None
+_UNPOOL = {2: _unpool_op(2), 3: _unpool_op(3)}
 
 
 def _max_unpool_nd(nd, x, indices, kernel_size, stride, padding, output_size):
+    from ember._ops.registry import _type_name
+
+    if indices.dtype != _long():
+        got = f" but got: {_type_name(indices.dtype)}" if nd == 2 else ""  # torch's wording
+        raise RuntimeError("elements in indices should be type int64" + got)
+    if x.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+            f"tensor with {x.dim()} dimensions."
+        )
+    if tuple(x.shape) != tuple(indices.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor ({list(x.shape)}) "
+            f"but got indices tensor with shape: {list(indices.shape)}"
+        )
     kernel = _ntuple(kernel_size, nd)
     stride = kernel if stride is None else _ntuple(stride, nd)
     padding = _ntuple(padding, nd)
@@ -257,14 +284,27 @@ def _max_unpool_nd(nd, x, indices, kernel_size, stride, padding, output_size):
     if output_size is None:
         size = default
     else:
-        size = tuple(output_size)[-nd:]
+        size = tuple(output_size)
+        if len(size) == nd + 2:
+            size = size[2:]
+        if len(size) != nd:
+            raise ValueError(
+                f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
+                f"has a length of '{len(size)}'"
+            )
         for i, (s, d, t) in enumerate(zip(size, default, stride)):
             if not d - t < s < d + t:
                 raise ValueError(
                     f"invalid output_size {list(output_size)} (dim {i} must be between "
                     f"{d - t} and {d + t})"
                 )
-    return dispatch(_unpool, (x, indices), {"shape": tuple(x.shape[:-nd]) + size})
+    return dispatch(_UNPOOL[nd], (x, indices), {"shape": tuple(x.shape[:-nd]) + size})
+
+
+def _long():
+    import ember
+
+    return ember.int64
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -287,6 +327,11 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Compute a partial inverse of :func:`max_pool2d`."""
     return _max_unpool_nd(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Compute a partial inverse of :func:`max_pool3d`."""
+    return _max_unpool_nd(3, input, indices, kernel_size, stride, padding, output_size)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,23 +475,35 @@ def avg_pool3d(
     )
 
 
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """Apply a 1D power-average pooling over an input signal."""
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     from ember import abs as _abs
     from ember import relu, sign
 
-    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return (sign(out) * relu(_abs(out))).mul(kernel_size).pow(1.0 / norm_type)
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    k = math.prod(_ntuple(kernel_size, nd))
+    return (sign(out) * relu(_abs(out))).mul(k).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Apply a 1D power-average pooling over an input signal."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Apply a 2D power-average pooling over an input signal."""
-    from ember import abs as _abs
-    from ember import relu, sign
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
-    kw, kh = _ntuple(kernel_size, 2)
-    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return (sign(out) * relu(_abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Apply a 3D power-average pooling over an input signal."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -569,26 +626,59 @@ def _adaptive_max_indices(x, sizes):
         r = grids[0][np.arange(o0)[:, None], k0]
         c = grids[1][np.arange(o1)[None, :], k1]
         return (r * size[1] + c).astype(np.int64)
+    if nd == 3:
+        return _adaptive_max_indices_3d(x, grids, size, sizes)
     win = x[..., grids[0]]
     a = win.argmax(-1)
     return grids[0][np.arange(sizes[0]), a].astype(np.int64)
 
 
+def _adaptive_max_indices_3d(x, grids, size, sizes):
+    g0, g1, g2 = grids
+    (o0, l0), (o1, l1), (o2, l2) = g0.shape, g1.shape, g2.shape
+    win = x[
+        ...,
+        g0[:, :, None, None, None, None],
+        g1[None, None, :, :, None, None],
+        g2[None, None, None, None, :, :],
+    ]  # (..., o0, L0, o1, L1, o2, L2)
+    lead = win.ndim - 6
+    perm = tuple(range(lead)) + tuple(lead + i for i in (0, 2, 4, 1, 3, 5))
+    win = win.transpose(perm).reshape(x.shape[:lead] + (o0, o1, o2, l0 * l1 * l2))
+    k0, k1, k2 = np.unravel_index(win.argmax(-1), (l0, l1, l2))
+    d = g0[np.arange(o0)[:, None, None], k0]
+    h = g1[np.arange(o1)[None, :, None], k1]
+    w = g2[np.arange(o2)[None, None, :], k2]
+    return ((d * size[1] + h) * size[2] + w).astype(np.int64)
+
+
+def _check_nonempty(name: str, x) -> None:
+    for i in range(1, x.dim()):
+        if x.shape[i] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(x.shape)} with dimension {i} being empty"
+            )
+
+
 def _adaptive_max_nd(nd, x, output_size, return_indices):
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
-            f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+            f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
             f"{list(x.shape)}"
         )
+    _check_nonempty(f"adaptive_max_pool{nd}d", x)
     sizes = _out_sizes(x, output_size, nd)
     idx = _wrap(_adaptive_max_indices(x._data, sizes))
-    vals = dispatch(_GATHER["adaptive"], (x, idx), {"nd": nd})
+    vals = dispatch(_GATHER["adaptive3d" if nd == 3 else "adaptive"], (x, idx), {"nd": nd})
     return (vals, idx) if return_indices else vals
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Apply a 1D adaptive max pooling over an input signal."""
     o = _ntuple(output_size, 1)
+    if input.dim() in (2, 3):
+        _check_nonempty("adaptive_max_pool1d", input)
     vals, idx = _adaptive_max_nd(2, input.unsqueeze(-2), (1,) + o, True)
     vals, idx = vals.squeeze(-2), idx.squeeze(-2)
     return (vals, idx) if return_indices else vals
@@ -597,3 +687,8 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Apply a 2D adaptive max pooling over an input signal."""
     return _adaptive_max_nd(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Apply a 3D adaptive max pooling over an input signal."""
+    return _adaptive_max_nd(3, input, output_size, return_indices)

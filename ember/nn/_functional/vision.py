@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ember._core.tensor import Tensor
+from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import dispatch, op
 from ember.nn._functional import pooling as _pool
 
@@ -68,6 +68,10 @@ _NAMES = {
     ("trilinear", 3): "UpsampleTrilinear3D",
 }
 _OPS = {k: _linear_ops("upsample_" + v.lower(), v + "Backward0") for k, v in _NAMES.items()}
+_AA_OPS = {
+    "bilinear": _linear_ops("upsample_bilinear2d_aa", "UpsampleBilinear2DAaBackward0"),
+    "bicubic": _linear_ops("upsample_bicubic2d_aa", "UpsampleBicubic2DAaBackward0"),
+}
 
 
 def _scale(n_in, n_out, align_corners, scale):
@@ -119,6 +123,42 @@ def _matrix(mode, n_in, n_out, align_corners, scale) -> np.ndarray:
     return m
 
 
+def _aa_filter(mode, x):
+    """torch's antialias filters: the triangle, or Keys' cubic with a = -0.5 (as PIL)."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def _aa_matrix(mode, n_in, n_out, align_corners, scale, dt) -> np.ndarray:
+    """Return the ``(n_out, n_in)`` antialiasing resampling matrix of one spatial dim
+    (torch's ``_compute_weights_aa``: the filter widens by the downscaling factor)."""
+    interp = 2 if mode == "bilinear" else 4
+    s = dt(_scale(n_in, n_out, align_corners, scale))
+    half = dt(interp * 0.5)
+    support = half * s if s >= 1 else half
+    invscale = dt(1) / s if s >= 1 else dt(1)
+    center = s * (np.arange(n_out).astype(dt) + dt(0.5))
+    xmin = np.maximum(np.trunc(center - support + dt(0.5)).astype(np.int64), 0)
+    xmax = np.minimum(np.trunc(center + support + dt(0.5)).astype(np.int64), n_in)
+    width = int(math.ceil(support)) * 2 + 1
+    xsize = np.clip(xmax - xmin, 0, width)
+    j = np.arange(width)
+    offsets = ((j[None, :] + xmin[:, None]).astype(dt) - center[:, None] + dt(0.5)) * invscale
+    valid = j[None, :] < xsize[:, None]
+    w = np.where(valid, _aa_filter(mode, offsets).astype(dt), dt(0))
+    total = w.sum(1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
+    m = np.zeros((n_out, n_in))
+    rows = np.broadcast_to(np.arange(n_out)[:, None], w.shape)
+    m[rows[valid], (j[None, :] + xmin[:, None])[valid]] = w[valid]
+    return m
+
+
 def interpolate(
     input: Tensor,
     size=None,
@@ -137,8 +177,6 @@ def interpolate(
             )
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("ember: antialias=True is not supported")
     nd = input.dim() - 2
     if nd < 1:
         raise ValueError(
@@ -179,6 +217,18 @@ def interpolate(
             scales = (None,) * nd
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if antialias:
+        dt = np.float64 if input._data.dtype == np.float64 else np.float32
+        mats = tuple(
+            _aa_matrix(mode, n_in, n_out, align_corners, sc, dt)
+            for n_in, n_out, sc in zip(input.shape[2:], out, scales)
+        )
+        return dispatch(_AA_OPS[mode], (input,), {"mats": mats, "nearest": False})
     if mode == "area":
         fn = {
             1: _pool.adaptive_avg_pool1d,
@@ -326,42 +376,81 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# affine_grid and grid_sample (2D), compositions of ember ops: gradients w.r.t. the input, the
-# grid and theta come from the ops they are made of (torch records single fused nodes).
+# affine_grid and grid_sample (2D and 3D), compositions of ember ops: gradients w.r.t. the input,
+# the grid and theta come from the ops they are made of (torch records single fused nodes).
+
+_ALIGN_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+
+
+def _base_coords(k: int, align_corners: bool) -> np.ndarray:
+    if align_corners:
+        return np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
+    return (np.arange(k) * 2 + 1) / k - 1
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
-    """Generate a 2D sampling grid, given a batch of affine matrices ``theta`` (N, 2, 3)."""
-    import ember
+    """Generate a 2D or 3D sampling grid, given a batch of affine matrices ``theta`` (N, 2, 3)
+    for a 4D ``size`` (N, C, H, W) or (N, 3, 4) for a 5D ``size`` (N, C, D, H, W)."""
+    import warnings
 
     if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     if not (theta.dtype.is_floating_point or theta.dtype.is_complex):
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
-    if len(size) != 4:
+    dims = list(size)
+    if len(dims) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(
+                "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    elif len(dims) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(
+                "Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{size}. Got {theta.shape}."
+            )
+    else:
         raise NotImplementedError(
             "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
             f"respectively. Got size {size}."
         )
-    if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
-        raise ValueError(
-            "Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-            f"{size}. Got {list(theta.shape)}."
+    if align_corners and min(dims[2:]) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
         )
-    n, _, h, w = size
+    elif min(dims) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n, spatial = dims[0], dims[2:]
+    # base coordinates (x, y[, z], 1): x runs along the last dim
+    axes = np.meshgrid(*[_base_coords(k, align_corners) for k in spatial], indexing="ij")
+    coords = list(axes[::-1]) + [np.ones_like(axes[0])]
+    npts = math.prod(spatial)
+    base = np.stack(coords, -1).reshape(1, npts, len(coords)).astype(theta._data.dtype)
+    shape = (n, *spatial, len(spatial))
+    return dispatch(_affine_grid_op, (theta,), {"base": base, "shape": shape})
 
-    def base(k):
-        if align_corners:
-            v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
-        else:
-            v = (np.arange(k) * 2 + 1) / k - 1
-        return v
 
-    bx, by = np.meshgrid(base(w), base(h))
-    b = np.stack([bx, by, np.ones_like(bx)], -1).reshape(1, h * w, 3)
-    bt = ember.from_numpy(b.astype(theta._data.dtype))
-    return ember.matmul(bt, theta.transpose(1, 2)).view(n, h, w, 2)
+@op("affine_grid_generator", grad_fn="AffineGridGeneratorBackward0")
+def _affine_grid_op(theta, *, base, shape):
+    # (1, P, k + 1) @ (N, k + 1, k) -> (N, P, k), viewed as the grid
+    return np.matmul(base, theta.transpose(0, 2, 1)).reshape(shape)
+
+
+@_affine_grid_op.backward
+def _(ctx, g, *, base, shape):
+    import ember
+
+    g = g.reshape(shape[0], -1, shape[-1])
+    return ember.matmul(g.transpose(1, 2), ember.from_numpy(base.astype(g._data.dtype)))
 
 
 def _reflect(x, lo2, hi2):
@@ -378,17 +467,33 @@ def _reflect(x, lo2, hi2):
     return ember.where(even, extra + mn, span - extra + mn)
 
 
-def _source(coord, size, padding_mode, align_corners):
+def _unnormalize(coord, size, align_corners):
     if align_corners:
-        c = (coord + 1) / 2 * (size - 1)
-    else:
-        c = ((coord + 1) * size - 1) / 2
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _pad_coord(c, size, padding_mode, align_corners):
+    """torch's ``compute_coordinates``: clip (border) or reflect then clip (reflection)."""
     if padding_mode == "border":
         c = c.clamp(0, size - 1)
     elif padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
         c = c.clamp(0, size - 1)
     return c
+
+
+def _cubic_coeffs(t):
+    """Return the four cubic-convolution weights (A = -0.75) of fractional offsets ``t``."""
+    a = -0.75
+
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return (c2(t + 1), c1(t), c1(1 - t), c2(2 - t))
 
 
 def grid_sample(
@@ -398,8 +503,9 @@ def grid_sample(
     padding_mode: str = "zeros",
     align_corners: bool | None = None,
 ) -> Tensor:
-    """Sample ``input`` (N, C, H, W) at the locations of ``grid`` (N, Ho, Wo, 2) in [-1, 1]."""
-    import ember
+    """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the locations of ``grid``
+    (N, Ho, Wo, 2) or (N, Do, Ho, Wo, 3) in [-1, 1]; 'bilinear' is trilinear for volumes."""
+    import warnings
 
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
@@ -411,40 +517,146 @@ def grid_sample(
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'"
         )
-    if mode == "bicubic" or input.dim() != 4:
-        raise NotImplementedError("ember: grid_sample supports 4D input, bilinear and nearest")
     if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    n, c, h, w = input.shape
-    _, ho, wo, _ = grid.shape
-    ix = _source(grid[..., 0], w, padding_mode, align_corners).reshape(n, ho * wo)
-    iy = _source(grid[..., 1], h, padding_mode, align_corners).reshape(n, ho * wo)
-    flat = input.reshape(n, c, h * w)
-    bidx = ember.arange(n).reshape(n, 1)
+    nd = input.dim() - 2
+    shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got {shapes}"
+        )
+    if grid.shape[-1] != nd:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {nd} in last dimension, but got grid "
+            f"with sizes {list(grid.shape)}"
+        )
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+                f"has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+    want = 4 if input.dim() == 4 else 5
+    if input.dim() != want or grid.dim() != want:
+        raise RuntimeError(
+            f"grid_sampler(): expected {want}D input and grid with same number of dimensions, "
+            f"but got {shapes}"
+        )
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(
+            f"grid_sampler(): expected input and grid to have same dtype, but input has "
+            f"{_dtype_name(input.dtype)} and grid has {_dtype_name(grid.dtype)}"
+        )
+    params = {"mode": mode, "padding_mode": padding_mode, "align_corners": bool(align_corners)}
+    return dispatch(_GRID_OPS[nd], (input, grid), params)
 
-    def tap(yy, xx):
-        # values (N, C, Ho*Wo) at integer positions, zero outside the input
-        inside = (xx >= 0) & (xx <= w - 1) & (yy >= 0) & (yy <= h - 1)
-        xi = xx.clamp(0, w - 1).long()
-        yi = yy.clamp(0, h - 1).long()
-        v = flat[bidx, :, yi * w + xi].permute(0, 2, 1)
+
+def _dtype_name(dt) -> str:
+    from ember._ops.registry import _type_name
+
+    return _type_name(dt)
+
+
+def _grid_sampler_op(nd: int):
+    """One fused op per dimensionality, with torch's node name. The forward and the backward
+    both run the composition of ember ops below: the backward differentiates it (through the
+    saved input and grid when ``create_graph``, so double backward works)."""
+    import ember
+
+    @op(f"grid_sampler_{nd}d", grad_fn=f"GridSampler{nd}DBackward0", save=(0, 1))
+    def fwd(x, grid, *, mode, padding_mode, align_corners):
+        with ember.no_grad():
+            out = _grid_sample(_wrap(x), _wrap(grid), mode, padding_mode, align_corners)
+        return np.ascontiguousarray(out._data)
+
+    @fwd.backward
+    def _(ctx, g, *, mode, padding_mode, align_corners):
+        x, grid = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        create = ember.is_grad_enabled()
+        if not create:
+            x = x.detach().requires_grad_(needs[0])
+            grid = grid.detach().requires_grad_(needs[1])
+        wrt = [t for t, need in zip((x, grid), needs) if need]
+        with ember.enable_grad():
+            out = _grid_sample(x, grid, mode, padding_mode, align_corners)
+        grads = iter(ember.autograd.grad(out, wrt, g, create_graph=create, allow_unused=True))
+        res = []
+        for t, need in zip((x, grid), needs):
+            gi = next(grads) if need else None
+            res.append(ember.zeros_like(t) if need and gi is None else gi)
+        return tuple(res)
+
+    return fwd
+
+
+def _grid_sample(input, grid, mode, padding_mode, align_corners):
+    """grid_sample as a composition of ember ops (checked arguments)."""
+    import ember
+
+    nd = input.dim() - 2
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
+    out_sp = tuple(grid.shape[1:-1])
+    npts = math.prod(out_sp)
+    strides = [math.prod(sizes[k + 1 :]) for k in range(nd)]
+    flat = input.reshape(n, c, math.prod(sizes))
+    bidx = ember.arange(n).reshape(n, 1)
+    # unnormalised coordinates per input dim (grid's last entry is x: the last input dim)
+    raw = [
+        _unnormalize(grid[..., nd - 1 - k], sizes[k], align_corners).reshape(n, npts)
+        for k in range(nd)
+    ]
+
+    def tap(idx):
+        # values (N, C, P) at integer positions ``idx`` (one per input dim), zero outside
+        inside = None
+        lin = None
+        for k, (i, size) in enumerate(zip(idx, sizes)):
+            ok = (i >= 0) & (i <= size - 1)
+            inside = ok if inside is None else inside & ok
+            term = i.clamp(0, size - 1).long() * strides[k]
+            lin = term if lin is None else lin + term
+        v = flat[bidx, :, lin].permute(0, 2, 1)
         return v * inside.unsqueeze(1).to(input.dtype)
 
+    if mode == "bicubic":
+        base = [ember.floor(r).detach() for r in raw]
+        coeffs = [_cubic_coeffs(r - b) for r, b in zip(raw, base)]
+        out = None
+        for i in range(4):
+            for j in range(4):
+                pos = [base[0] - 1 + i, base[1] - 1 + j]
+                pos = [_pad_coord(p, s_, padding_mode, align_corners) for p, s_ in zip(pos, sizes)]
+                term = tap(pos) * (coeffs[0][i] * coeffs[1][j]).unsqueeze(1)
+                out = term if out is None else out + term
+        return out.reshape(n, c, *out_sp)
+    src = [_pad_coord(r, s_, padding_mode, align_corners) for r, s_ in zip(raw, sizes)]
     if mode == "nearest":
-        out = tap(ember.round(iy).detach(), ember.round(ix).detach())
+        out = tap([ember.round(x).detach() for x in src])
         # torch gives the grid a zero gradient here (not None): keep it in the graph at 0
         never = ember.zeros((), dtype=ember.bool)
-        out = out + ember.where(never, (ix + iy).sum(), 0.0).to(out.dtype)
-    else:
-        x0 = ember.floor(ix).detach()
-        y0 = ember.floor(iy).detach()
-        x1, y1 = x0 + 1, y0 + 1
-        wx1, wy1 = ix - x0, iy - y0
-        wx0, wy0 = 1 - wx1, 1 - wy1
-        out = (
-            tap(y0, x0) * (wy0 * wx0).unsqueeze(1)
-            + tap(y0, x1) * (wy0 * wx1).unsqueeze(1)
-            + tap(y1, x0) * (wy1 * wx0).unsqueeze(1)
-            + tap(y1, x1) * (wy1 * wx1).unsqueeze(1)
-        )
-    return out.reshape(n, c, ho, wo)
+        total = src[0]
+        for x in src[1:]:
+            total = total + x
+        out = out + ember.where(never, total.sum(), 0.0).to(out.dtype)
+        return out.reshape(n, c, *out_sp)
+    lo = [ember.floor(x).detach() for x in src]
+    w1 = [x - f for x, f in zip(src, lo)]
+    w0 = [1 - w for w in w1]
+    out = None
+    for corner in range(2**nd):
+        bits = [(corner >> (nd - 1 - k)) & 1 for k in range(nd)]
+        weight = None
+        for k, bit in enumerate(bits):
+            w = w1[k] if bit else w0[k]
+            weight = w if weight is None else weight * w
+        term = tap([lo[k] + bits[k] for k in range(nd)]) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out.reshape(n, c, *out_sp)
+
+
+_GRID_OPS = {2: _grid_sampler_op(2), 3: _grid_sampler_op(3)}

@@ -46,6 +46,7 @@ _LAYER_FILES = (
     "fold",
     "distance",
     "channelshuffle",
+    "lazy",
 )
 for _name in _LAYER_FILES:
     _mod = _importlib.import_module(f"ember.nn.modules.{_name}")

@@ -16,6 +16,7 @@ __all__ = [
     "register_module_forward_hook",
     "register_module_full_backward_pre_hook",
     "register_module_full_backward_hook",
+    "register_module_backward_hook",
 ]
 
 
@@ -55,6 +56,8 @@ _global_forward_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks_always_called: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
 _global_backward_hooks: OrderedDict = OrderedDict()
+# whether the global backward hooks are full (True), legacy (False) or none yet (None)
+_global_is_full_backward_hook: dict = {"value": None}
 
 
 def _global_handle(hooks: OrderedDict, value, *extra) -> RemovableHandle:
@@ -88,6 +91,24 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """Register a backward hook common to all modules (run before the module's own)."""
+    if _global_is_full_backward_hook["value"] is False:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a "
+            "global Module hook. Please use only one of them."
+        )
+    _global_is_full_backward_hook["value"] = True
+    return _global_handle(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """Register a legacy (non-full) backward hook common to all modules; deprecated in favour
+    of ``register_module_full_backward_hook``."""
+    if _global_is_full_backward_hook["value"] is True:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a "
+            "global Module hook. Please use only one of them."
+        )
+    _global_is_full_backward_hook["value"] = False
     return _global_handle(_global_backward_hooks, hook)
 
 
@@ -162,6 +183,32 @@ class _ModuleHooks:
         self._has_hooks = True
         return handle
 
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Register a legacy ``hook(module, grad_input, grad_output)`` on the grad_fn of the
+        module's (first) output: ``grad_input`` are the gradients of that last node's inputs.
+        Deprecated in favour of ``register_full_backward_hook``."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        self._has_hooks = True
+        return handle
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """Return (full backward hooks, legacy backward hooks), the global ones first."""
+        full: list = []
+        legacy: list = []
+        glob = _global_is_full_backward_hook["value"]
+        if glob is not None:
+            (full if glob else legacy).extend(_global_backward_hooks.values())
+        if self._is_full_backward_hook is not None:
+            (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
+        return full, legacy
+
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False):
         """Register ``hook(module, grad_input, grad_output)`` to run when the gradients
         w.r.t. the module's inputs are computed; it may return a new grad_input."""
@@ -218,15 +265,13 @@ class _ModuleHooks:
         from ember.nn.modules._backward_hook import BackwardHook
 
         bw_hook = None
-        if (
-            self._backward_hooks
-            or self._backward_pre_hooks
-            or _global_backward_hooks
-            or _global_backward_pre_hooks
-        ):
+        full, legacy = [], []
+        if self._backward_hooks or _global_backward_hooks:
+            full, legacy = self._get_backward_hooks()
+        if full or self._backward_pre_hooks or _global_backward_pre_hooks:
             bw_hook = BackwardHook(
                 self,
-                {**_global_backward_hooks, **self._backward_hooks},
+                dict(enumerate(full)),
                 {**_global_backward_pre_hooks, **self._backward_pre_hooks},
             )
         called_always = False
@@ -265,6 +310,8 @@ class _ModuleHooks:
                     result = out
             if bw_hook is not None:
                 result = bw_hook.setup_output_hook(result)
+            if legacy:
+                _attach_legacy_hooks(self, legacy, args, result)
             return result
         except Exception:
             if not called_always:
@@ -277,6 +324,98 @@ class _ModuleHooks:
                         with_kwargs = hook_id in self._forward_hooks_with_kwargs
                         _call_silenced(hook, self, args, kwargs, None, with_kwargs)
             raise
+
+
+class _WrappedHook:
+    """A legacy module backward hook as a node post-hook: ``hook(module, *node_hook_args)``."""
+
+    def __init__(self, hook: Callable, module, node) -> None:
+        self.hook = hook
+        self.module = weakref.ref(module)
+        self.node = weakref.ref(node)
+
+    def __call__(self, grad_inputs, grad_outputs):
+        from ember.autograd.engine import _validate
+
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        # torch validates (sums broadcast gradients back to the input shapes) before post-hooks
+        node = self.node()
+        metas = node._input_meta if node is not None else ()
+        if len(metas) == len(grad_inputs):
+            grad_inputs = tuple(
+                g if g is None or m is None else _validate(node, i, g, m)
+                for i, (g, m) in enumerate(zip(grad_inputs, metas))
+            )
+        return self.hook(module, grad_inputs, grad_outputs)
+
+
+def _attach_legacy_hooks(module, hooks: list, args: tuple, result) -> None:
+    """Register the legacy backward hooks on the grad_fn of the first output tensor."""
+    from ember._core.tensor import Tensor
+
+    var = result
+    while not isinstance(var, Tensor):
+        if isinstance(var, dict):
+            var = next(v for v in var.values() if isinstance(v, Tensor))
+        else:
+            var = var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    for hook in hooks:
+        grad_fn.register_hook(_WrappedHook(hook, module, grad_fn))
+    _maybe_warn_legacy_hook(args, result, grad_fn)
+
+
+_LEGACY = "Using a non-full backward hook "
+_DOCUMENTED = " Please use register_full_backward_hook to get the documented behavior."
+
+
+def _maybe_warn_legacy_hook(inputs, result, grad_fn) -> None:
+    """Warn, as torch does, when the legacy hook will miss part of grad_input/grad_output."""
+    from ember._core.tensor import Tensor
+
+    def warn(msg: str) -> None:
+        warnings.warn(msg, FutureWarning, stacklevel=4)
+
+    if isinstance(result, Tensor):
+        result = (result,)
+    elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+        return warn(
+            "Using non-full backward hooks on a Module that does not return a single Tensor or "
+            "a tuple of Tensors is deprecated and will be removed in future versions. This "
+            "hook will be missing some of the grad_output." + _DOCUMENTED
+        )
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+        return warn(
+            "Using non-full backward hooks on a Module that does not take as input a single "
+            "Tensor or a tuple of Tensors is deprecated and will be removed in future versions. "
+            "This hook will be missing some of the grad_input." + _DOCUMENTED
+        )
+    out_fns = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not out_fns or (len(out_fns) == 1 and grad_fn not in out_fns):
+        warn(
+            _LEGACY + "when outputs are nested in python data structure is deprecated and will "
+            "be removed in future versions. This hook will be missing some grad_output."
+        )
+    elif len(out_fns) > 1:
+        warn(
+            _LEGACY + "when outputs are generated by different autograd Nodes is deprecated "
+            "and will be removed in future versions. This hook will be missing some "
+            "grad_output." + _DOCUMENTED
+        )
+    else:
+        in_fns = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        if in_fns != {n for n, _ in grad_fn.next_functions}:
+            warn(
+                _LEGACY + "when the forward contains multiple autograd Nodes is deprecated and "
+                "will be removed in future versions. This hook will be missing some "
+                "grad_input." + _DOCUMENTED
+            )
 
 
 def _with_module(hook, module, *args):

@@ -14,6 +14,7 @@ __all__ = [
     "BCEWithLogitsLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
+    "CTCLoss",
     "GaussianNLLLoss",
     "HingeEmbeddingLoss",
     "HuberLoss",
@@ -431,4 +432,28 @@ class MultiMarginLoss(_WeightedLoss):
             margin=self.margin,
             weight=self.weight,
             reduction=self.reduction,
+        )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of log-probabilities (T, N, C)."""
+
+    __constants__ = ["blank", "reduction"]
+    blank: int
+    zero_infinity: bool
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )

@@ -14,6 +14,7 @@ from ember.nn.modules._hooks import (
     _HOOK_DICTS,
     RemovableHandle,
     _ModuleHooks,
+    register_module_backward_hook,
     register_module_forward_hook,
     register_module_forward_pre_hook,
     register_module_full_backward_hook,
@@ -28,6 +29,7 @@ __all__ = [
     "register_module_forward_hook",
     "register_module_full_backward_pre_hook",
     "register_module_full_backward_hook",
+    "register_module_backward_hook",
 ]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -670,8 +672,9 @@ class Module(_ModuleHooks):
                                 input_param.requires_grad_(param.requires_grad)
                         setattr(self, name, input_param)
                     elif lazy:
-                        param.materialize(input_param.shape)
-                        param.copy_(input_param)
+                        if not is_lazy(input_param):  # uninitialised into uninitialised: no-op
+                            param.materialize(input_param.shape)
+                            param.copy_(input_param)
                     else:
                         param.copy_(input_param)
             except Exception as ex:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ember._core.tensor import Tensor
 from ember.nn._functional import pooling as F
 from ember.nn.modules.module import Module
-from ember.nn.modules.utils import _pair, _single
+from ember.nn.modules.utils import _pair, _single, _triple
 
 __all__ = [
     "MaxPool1d",
@@ -13,6 +13,7 @@ __all__ = [
     "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
@@ -21,8 +22,10 @@ __all__ = [
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
 ]
 
 
@@ -113,6 +116,21 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         return F.max_unpool2d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Compute a partial inverse of :class:`MaxPool3d`."""
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _triple(kernel_size)
+        self.stride = _triple(stride if (stride is not None) else kernel_size)
+        self.padding = _triple(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool3d(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
 
@@ -244,6 +262,12 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool2d)
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Apply a 3D adaptive max pooling over an input signal."""
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
+
+
 class _LPPoolNd(Module):
     __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
 
@@ -274,3 +298,9 @@ class LPPool2d(_LPPoolNd):
     """Apply a 2D power-average pooling over an input signal."""
 
     _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Apply a 3D power-average pooling over an input signal."""
+
+    _fn = staticmethod(F.lp_pool3d)
