@@ -30,3 +30,9 @@ from ember.nn._functional.vision import *  # noqa: E402, F403
 from ember.nn._functional.vision import __all__ as _vision_all  # noqa: E402
 
 __all__ += list(_conv_all) + list(_pooling_all) + list(_vision_all)
+
+from ember.nn._functional.attention import *  # noqa: E402, F403
+from ember.nn._functional.attention import __all__ as _attention_all  # noqa: E402
+from ember.nn._functional.attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
+
+__all__ += list(_attention_all)

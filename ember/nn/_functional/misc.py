@@ -1,5 +1,5 @@
-"""Embedding, one_hot, distances, padding, linear/bilinear and scaled dot-product attention of
-``ember.nn.functional``.
+"""Embedding, one_hot, distances, padding, linear/bilinear of ``ember.nn.functional``
+(scaled dot-product attention lives in ``attention.py``).
 
 ``embedding`` and ``pad`` are ops with torch's grad_fn names. Their backward passes are linear
 maps written in ember ops (a scatter-add op whose own backward is the gather, and a product
@@ -7,8 +7,6 @@ with a constant selection matrix per padded dim), so they are differentiable aga
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -25,7 +23,6 @@ __all__ = [
     "one_hot",
     "pad",
     "pdist",
-    "scaled_dot_product_attention",
 ]
 
 
@@ -364,57 +361,3 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     from ember.nn.modules.linear import _bilinear
 
     return _bilinear(input1, input2, weight, bias)
-
-
-# ------------------------------------------------------------------------------ attention
-
-
-def scaled_dot_product_attention(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    scale: float | None = None,
-    enable_gqa: bool = False,
-) -> Tensor:
-    """Return ``softmax(q k^T * scale + mask) v`` (causal mask, dropout, grouped heads)."""
-    from ember.nn._functional.activation import softmax
-    from ember.nn._functional.dropout import dropout
-
-    L, S = query.shape[-2], key.shape[-2]
-    scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    bias = np.zeros((L, S), dtype=query._data.dtype)
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                "is_causal=True"
-            )
-        bias = np.where(np.tri(L, S, dtype=bool), bias, -np.inf).astype(bias.dtype)
-    bias_t = _wrap(bias)
-    if attn_mask is not None:
-        if attn_mask.dtype is ember.bool:
-            neg = np.where(attn_mask._data, 0.0, -np.inf).astype(bias.dtype)
-            bias_t = bias_t + _wrap(neg)
-        else:
-            bias_t = attn_mask + bias_t
-    if enable_gqa:
-        rep_k = query.shape[-3] // key.shape[-3]
-        rep_v = query.shape[-3] // value.shape[-3]
-        key = _repeat_heads(key, rep_k)
-        value = _repeat_heads(value, rep_v)
-    attn = ember.matmul(query, key.transpose(-2, -1)) * scale_factor
-    attn = softmax(attn + bias_t, dim=-1)
-    if dropout_p > 0.0:
-        attn = dropout(attn, dropout_p, training=True)
-    return ember.matmul(attn, value)
-
-
-def _repeat_heads(t: Tensor, rep: int) -> Tensor:
-    if rep == 1:
-        return t
-    shape = tuple(t.shape)
-    e = t.unsqueeze(-3).expand(shape[:-2] + (rep,) + shape[-2:])
-    return e.reshape(shape[:-3] + (shape[-3] * rep,) + shape[-2:])

@@ -47,6 +47,8 @@ _LAYER_FILES = (
     "distance",
     "channelshuffle",
     "lazy",
+    "attention",
+    "transformer",
 )
 for _name in _LAYER_FILES:
     _mod = _importlib.import_module(f"ember.nn.modules.{_name}")

@@ -490,3 +490,13 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+def __getattr__(name: str):
+    # torch defines MultiheadAttention in this module; ember in attention.py (imported lazily:
+    # attention.py imports the layers defined here)
+    if name == "MultiheadAttention":
+        from ember.nn.modules.attention import MultiheadAttention
+
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

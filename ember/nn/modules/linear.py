@@ -79,6 +79,10 @@ class Linear(Module):
         )
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under another name: the out-projection of ``MultiheadAttention``."""
+
+
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``A`` of shape (out_features, in1_features, in2_features)."""
 
