@@ -637,3 +637,14 @@ def test_anomaly_mode_names_the_failing_node():
         with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan values"):
             (x.sqrt() * 0).sum().backward()
     assert not ember.autograd.anomaly_mode.is_anomaly_enabled()
+
+
+def test_array_backward_with_parameters_saved():
+    # ops with an array backward read saved Parameters (a Tensor subclass) as arrays too
+    w = ember.nn.Parameter(ember.randn(4, 3))
+    x = ember.randn(2, 4, requires_grad=True)
+    (x @ w).sum().backward()
+    assert arr(w.grad).tolist() == arr(x.detach().sum(0)).reshape(4, 1).repeat(3, 1).tolist()
+    ln = ember.nn.LayerNorm(3)
+    ln(ember.randn(2, 3)).sum().backward()
+    assert ln.weight.grad.shape == (3,) and ln.bias.grad.tolist() == [2.0, 2.0, 2.0]

@@ -78,7 +78,7 @@ class OpNode(Node):
     def saved_arrays(self) -> tuple:
         """The saved inputs/outputs as arrays (checked against in-place changes as
         ``saved_tensors`` are); non-Tensor saved values as they are."""
-        return tuple([t._data if type(t) is Tensor else t for t in self.saved_tensors])
+        return tuple([t._data if isinstance(t, Tensor) else t for t in self.saved_tensors])
 
     def apply(self, grads: list) -> tuple:
         op = self.op

@@ -198,6 +198,33 @@ def _(ctx, g, k, eps):
     return (gx if need[0] else None), (g * xhat if need[1] else None), (g if need[2] else None)
 
 
+@_layer_norm.array_backward
+def _(ctx, g, k, eps):
+    x, w = ctx.saved_arrays
+    axes = tuple(range(x.ndim - k, x.ndim))
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    xhat = x - x.mean(axis=axes, keepdims=True, dtype=acc)
+    invstd = np.square(xhat).mean(axis=axes, keepdims=True)
+    invstd += eps
+    np.sqrt(invstd, out=invstd)
+    np.reciprocal(invstd, out=invstd)
+    xhat *= invstd
+    need = ctx.needs_input_grad
+    gx = None
+    if need[0]:
+        gxhat = g * w if w is not None else g
+        gx = gxhat - gxhat.mean(axis=axes, keepdims=True)
+        gxhat = gxhat * xhat
+        gx -= xhat * gxhat.mean(axis=axes, keepdims=True)
+        gx *= invstd
+    gw = g * xhat if need[1] else None
+    return (
+        None if gx is None else gx.astype(x.dtype, copy=False),
+        None if gw is None else gw.astype(x.dtype, copy=False),
+        g if need[2] else None,
+    )
+
+
 def _check_normalized_shape(input: Tensor, normalized_shape, weight) -> tuple:
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)

@@ -47,6 +47,7 @@ _LAYER_FILES = (
     "distance",
     "channelshuffle",
     "lazy",
+    "rnn",
     "attention",
     "transformer",
 )

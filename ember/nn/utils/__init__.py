@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ember.nn.utils import fusion, parametrizations, parametrize
+from ember.nn.utils import fusion, parametrizations, parametrize, rnn
 from ember.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -36,11 +36,5 @@ __all__ = [
     "fuse_linear_bn_weights",
     "weight_norm",
     "remove_weight_norm",
+    "rnn",
 ]
-
-try:  # written by the RNN engineer
-    from ember.nn.utils import rnn  # noqa: F401
-
-    __all__.append("rnn")
-except ImportError:
-    pass
