@@ -186,7 +186,6 @@ def main(argv=None) -> int:
                     "optim",
                     f"{case}_per_parameter",
                     per if ok else None,
-                    tms,
                     target=f"per-parameter/fused >= {SPEEDUP_TARGET:g}",
                     status=None if speedup is None else ("PASS" if speedup >= 3 else "MISS"),
                 )

@@ -1,4 +1,10 @@
-"""Storage: the bytes a tensor views. Derived from the NumPy array that owns the memory."""
+"""Storage: the bytes a tensor views. Derived from the NumPy array that owns the memory.
+
+A tensor's storage is the whole owning array, its offset the distance from its start: a view's
+storage is its base's, and a parameter the optimizer's fused path re-pointed at its group's flat
+buffer (``ember/optim/_flat.py``) reports that buffer, with its offset in it, like torch
+parameters flattened into one buffer.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["Adadelta"]
@@ -18,6 +20,7 @@ class Adadelta(SingleTensorOptimizer):
         "differentiable": False,
         "capturable": False,
     }
+    _flat_keys = ("square_avg", "acc_delta")
 
     def __init__(
         self,
@@ -64,3 +67,26 @@ class Adadelta(SingleTensorOptimizer):
         delta.div_(std).mul_(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         p.add_(delta, alpha=-group["lr"])
+
+    def _flat_update(self, group, fg) -> None:
+        rho, eps = group["rho"], group["eps"]
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"], group["weight_decay"])
+        p, tmp, delta = fg.p, fg.tmp, fg.scratch(0)
+        square_avg, acc_delta = fg.bufs["square_avg"], fg.bufs["acc_delta"]
+        square_avg *= rho
+        np.multiply(g, g, out=tmp)
+        tmp *= 1 - rho
+        square_avg += tmp
+        np.add(square_avg, eps, out=tmp)
+        np.sqrt(tmp, out=tmp)  # std
+        np.add(acc_delta, eps, out=delta)
+        np.sqrt(delta, out=delta)
+        delta /= tmp
+        delta *= g
+        acc_delta *= rho
+        np.multiply(delta, delta, out=tmp)
+        tmp *= 1 - rho
+        acc_delta += tmp
+        delta *= group["lr"]
+        p -= delta

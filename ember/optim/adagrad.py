@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ember.optim._single import SingleTensorOptimizer, _full_like, check, check_common, scalar
 
 __all__ = ["Adagrad"]
@@ -13,6 +15,7 @@ class Adagrad(SingleTensorOptimizer):
     """Implements Adagrad, as ``torch.optim.Adagrad`` (state is created for every parameter)."""
 
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _flat_keys = ("sum",)
 
     def __init__(
         self,
@@ -57,7 +60,9 @@ class Adagrad(SingleTensorOptimizer):
         state["sum"] = _full_like(p, self.defaults["initial_accumulator_value"])
 
     def share_memory(self) -> None:
-        """Move the ``sum`` state to shared memory."""
+        """Move the ``sum`` state to shared memory (the optimizer then keeps the per-parameter
+        path, so that the updates stay in the shared memory)."""
+        self._shared_state = True
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
@@ -73,3 +78,18 @@ class Adagrad(SingleTensorOptimizer):
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(group["eps"])
         p.addcdiv_(grad, std, value=-clr)
+
+    def _flat_update(self, group, fg) -> None:
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"], group["weight_decay"])
+        p, tmp = fg.p, fg.tmp
+        step = fg.steps.astype(np.float64)
+        clr = fg.per_element(group["lr"] / (1 + (step - 1) * group["lr_decay"]))
+        state_sum = fg.bufs["sum"]
+        np.multiply(g, g, out=tmp)
+        state_sum += tmp
+        np.sqrt(state_sum, out=tmp)
+        tmp += group["eps"]
+        np.divide(g, tmp, out=tmp)
+        tmp *= clr
+        p -= tmp

@@ -145,12 +145,18 @@ class Adam(Optimizer):
     def _flat_step(self, index, group, params) -> None:
         lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
         beta1, beta2 = group["betas"]
-        for p in params:  # new parameters get torch's zero state before the buffers are built
-            self._init_state(p, amsgrad)
         keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-        fg = flat_group(self, index, params, keys, with_step=True)
+        fg = flat_group(  # new parameters get torch's zero state before the buffers are built
+            self,
+            index,
+            params,
+            keys,
+            with_step=True,
+            init=lambda p, st: self._init_state(p, amsgrad),
+        )
         fg.gather()
-        p, g, tmp = fg.p, fg.g, fg.tmp
+        l2 = wd != 0 and not group["decoupled_weight_decay"]
+        p, g, tmp = fg.p, fg.grad(writable=group["maximize"] or l2), fg.tmp
         m, v = fg.bufs["exp_avg"], fg.bufs["exp_avg_sq"]
         fg.steps += 1
         if group["maximize"]:

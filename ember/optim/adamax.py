@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from ember.optim._flat import lerp_
 from ember.optim._single import SingleTensorOptimizer, _maximum, _zeros_like, check_common, scalar
 
 __all__ = ["Adamax"]
@@ -18,6 +21,7 @@ class Adamax(SingleTensorOptimizer):
         "differentiable": False,
         "capturable": False,
     }
+    _flat_keys = ("exp_avg", "exp_inf")
 
     def __init__(
         self,
@@ -61,3 +65,19 @@ class Adamax(SingleTensorOptimizer):
         exp_inf.copy_(_maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"])))
         clr = group["lr"] / (1 - beta1 ** step_t.item())
         p.addcdiv_(exp_avg, exp_inf, value=-clr)
+
+    def _flat_update(self, group, fg) -> None:
+        beta1, beta2 = group["betas"]
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"], group["weight_decay"])
+        p, tmp = fg.p, fg.tmp
+        exp_avg, exp_inf = fg.bufs["exp_avg"], fg.bufs["exp_inf"]
+        lerp_(exp_avg, g, 1 - beta1, tmp)
+        exp_inf *= beta2
+        np.abs(g, out=tmp)
+        tmp += group["eps"]
+        np.maximum(exp_inf, tmp, out=exp_inf)
+        clr = fg.per_element(group["lr"] / (1 - beta1 ** fg.steps.astype(np.float64)))
+        np.divide(exp_avg, exp_inf, out=tmp)
+        tmp *= clr
+        p -= tmp

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common, scalar
 
 __all__ = ["ASGD"]
@@ -18,6 +20,7 @@ class ASGD(SingleTensorOptimizer):
         "differentiable": False,
         "capturable": False,
     }
+    _flat_keys = ("ax",)
 
     def __init__(
         self,
@@ -68,3 +71,28 @@ class ASGD(SingleTensorOptimizer):
         step = step_t.item()
         eta.fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
         mu.fill_(1 / max(1, step - group["t0"]))
+
+    _flat_scalars = ("step", "eta", "mu")
+
+    def _flat_update(self, group, fg) -> None:
+        lr, lambd = group["lr"], group["lambd"]
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"], group["weight_decay"])
+        p, tmp, ax = fg.p, fg.tmp, fg.bufs["ax"]
+        eta_value = fg.scalars["eta"].astype(np.float64)
+        mu = fg.scalars["mu"]
+        p *= fg.per_element(1 - lambd * eta_value)
+        np.multiply(g, fg.per_element(eta_value), out=tmp)
+        p -= tmp
+        one = mu == 1
+        if one.all():
+            np.copyto(ax, p)
+        else:
+            np.subtract(p, ax, out=tmp)
+            tmp *= fg.per_element(mu.astype(np.float64))
+            ax += tmp
+            if one.any():
+                np.copyto(ax, p, where=np.repeat(one, fg.sizes))
+        step = fg.steps.astype(np.float64)
+        fg.scalars["eta"][:] = lr / ((1 + lambd * lr * step) ** group["alpha"])
+        fg.scalars["mu"][:] = 1 / np.maximum(1, step - group["t0"])

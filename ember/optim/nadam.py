@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from ember.optim._flat import lerp_
 from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["NAdam"]
@@ -19,6 +22,7 @@ class NAdam(SingleTensorOptimizer):
         "differentiable": False,
         "decoupled_weight_decay": False,
     }
+    _flat_keys = ("exp_avg", "exp_avg_sq")
 
     def __init__(
         self,
@@ -81,3 +85,36 @@ class NAdam(SingleTensorOptimizer):
         denom.add_(group["eps"])
         p.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_prod)))
         p.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
+
+    _flat_scalars = ("step", "mu_product")
+
+    def _flat_update(self, group, fg) -> None:
+        lr, wd, md = group["lr"], group["weight_decay"], group["momentum_decay"]
+        beta1, beta2 = group["betas"]
+        decoupled = group["decoupled_weight_decay"]
+        fg.steps += 1
+        step = fg.steps.astype(np.float64)
+        if wd != 0 and decoupled:
+            fg.p *= 1 - lr * wd
+        g = fg.prepared_grad(group["maximize"], 0 if decoupled else wd)
+        p, tmp, denom = fg.p, fg.tmp, fg.scratch(0)
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
+        mu_product = fg.scalars["mu_product"]
+        mu_product *= mu.astype(np.float32)  # float32 state, as torch's mu_product.mul_(mu)
+        mu_prod = mu_product.astype(np.float64)
+        exp_avg, exp_avg_sq = fg.bufs["exp_avg"], fg.bufs["exp_avg_sq"]
+        lerp_(exp_avg, g, 1 - beta1, tmp)
+        exp_avg_sq *= beta2
+        np.multiply(g, g, out=tmp)
+        tmp *= 1 - beta2
+        exp_avg_sq += tmp
+        np.divide(exp_avg_sq, fg.per_element(1 - beta2**step), out=denom)
+        np.sqrt(denom, out=denom)
+        denom += group["eps"]
+        np.divide(g, denom, out=tmp)
+        tmp *= fg.per_element(-lr * (1.0 - mu) / (1.0 - mu_prod))
+        p += tmp
+        np.divide(exp_avg, denom, out=tmp)
+        tmp *= fg.per_element((-lr * mu_next) / (1.0 - mu_prod * mu_next))
+        p += tmp

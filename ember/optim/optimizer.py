@@ -157,7 +157,8 @@ class Optimizer:
             "_optimizer_load_state_dict_post_hooks",
         ):
             self.__dict__.setdefault(name, OrderedDict())
-        self._flat = {}  # the flat buffers view the old state: rebuild on the next step
+        # flat buffers (optim/_flat.py) survive: a stale one is rebuilt from at the next step
+        self.__dict__.setdefault("_flat", {})
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
@@ -295,7 +296,10 @@ class Optimizer:
     # -- gradients and groups ------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None`` by default, else to zeros)."""
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
+            fg = None if set_to_none else self._flat.get(index)
+            if fg is not None and fg.zero_grads(group["params"]):
+                continue  # one fill of the group's flat gradient (optim/_flat.py)
             for p in group["params"]:
                 g = p.grad
                 if g is None:
@@ -383,4 +387,3 @@ class Optimizer:
         if not seen.isdisjoint(id(p) for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
-        self._flat = {}

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from ember.optim._flat import lerp_
 from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common, scalar
 
 __all__ = ["RAdam"]
@@ -19,6 +22,7 @@ class RAdam(SingleTensorOptimizer):
         "capturable": False,
         "decoupled_weight_decay": False,
     }
+    _flat_keys = ("exp_avg", "exp_avg_sq")
 
     def __init__(
         self,
@@ -80,3 +84,40 @@ class RAdam(SingleTensorOptimizer):
             p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
+
+    def _flat_update(self, group, fg) -> None:
+        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        beta1, beta2 = group["betas"]
+        decoupled = group["decoupled_weight_decay"]
+        fg.steps += 1
+        step = fg.steps.astype(np.float64)
+        if wd != 0 and decoupled:
+            fg.p *= 1 - lr * wd
+        g = fg.prepared_grad(group["maximize"], 0 if decoupled else wd)
+        p, tmp, tmp2 = fg.p, fg.tmp, fg.scratch(0)
+        exp_avg, exp_avg_sq = fg.bufs["exp_avg"], fg.bufs["exp_avg_sq"]
+        lerp_(exp_avg, g, 1 - beta1, tmp)
+        exp_avg_sq *= beta2
+        np.multiply(g, g, out=tmp)
+        tmp *= 1 - beta2
+        exp_avg_sq += tmp
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rectified = rho_t > 5.0
+        np.divide(exp_avg, fg.per_element(bias_correction1), out=tmp)  # bias-corrected exp_avg
+        tmp *= lr
+        if rectified.any():
+            rt = np.where(rectified, rho_t, rho_inf)  # (unused where not rectified)
+            rect = ((rt - 4) * (rt - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rt)) ** 0.5
+            np.sqrt(exp_avg_sq, out=tmp2)
+            tmp2 += eps
+            np.divide(fg.per_element(bias_correction2**0.5), tmp2, out=tmp2)  # adaptive lr
+            tmp2 *= tmp
+            tmp2 *= fg.per_element(rect)
+            if rectified.all():
+                tmp, tmp2 = tmp2, tmp
+            else:
+                np.copyto(tmp, tmp2, where=np.repeat(rectified, fg.sizes))
+        p -= tmp

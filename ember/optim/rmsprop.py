@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from ember.optim._flat import lerp_
 from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["RMSprop"]
@@ -20,6 +23,7 @@ class RMSprop(SingleTensorOptimizer):
         "differentiable": False,
         "capturable": False,
     }
+    _flat_keys = ("square_avg",)  # see _flat_state_keys
 
     def __init__(
         self,
@@ -82,3 +86,41 @@ class RMSprop(SingleTensorOptimizer):
             p.add_(buf, alpha=-lr)
         else:
             p.addcdiv_(grad, avg, value=-lr)
+
+    def _flat_state_keys(self, group) -> tuple[str, ...]:
+        keys = ("square_avg",)
+        if group["momentum"] > 0:
+            keys += ("momentum_buffer",)
+        if group["centered"]:
+            keys += ("grad_avg",)
+        return keys
+
+    def _flat_update(self, group, fg) -> None:
+        alpha, lr = group["alpha"], group["lr"]
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"], group["weight_decay"])
+        p, tmp, avg = fg.p, fg.tmp, fg.scratch(0)
+        square_avg = fg.bufs["square_avg"]
+        square_avg *= alpha
+        np.multiply(g, g, out=tmp)
+        tmp *= 1 - alpha
+        square_avg += tmp
+        if group["centered"]:
+            grad_avg = fg.bufs["grad_avg"]
+            lerp_(grad_avg, g, 1 - alpha, tmp)
+            np.multiply(grad_avg, grad_avg, out=tmp)
+            np.subtract(square_avg, tmp, out=avg)
+            np.sqrt(avg, out=avg)
+        else:
+            np.sqrt(square_avg, out=avg)
+        avg += group["eps"]
+        if group["momentum"] > 0:
+            buf = fg.bufs["momentum_buffer"]
+            buf *= group["momentum"]
+            np.divide(g, avg, out=tmp)
+            buf += tmp
+            np.multiply(buf, lr, out=tmp)
+        else:
+            np.divide(g, avg, out=tmp)
+            tmp *= lr
+        p -= tmp

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ember.optim._single import (
     SingleTensorOptimizer,
     _full_like,
@@ -25,6 +27,7 @@ class Rprop(SingleTensorOptimizer):
         "differentiable": False,
         "capturable": False,
     }
+    _flat_keys = ("prev", "step_size")
 
     def __init__(
         self,
@@ -70,3 +73,23 @@ class Rprop(SingleTensorOptimizer):
         grad = _where(negative, 0.0, grad).to(grad.dtype)
         p.addcmul_(grad.sign(), step_size, value=-1)
         prev.copy_(grad)
+
+    def _flat_update(self, group, fg) -> None:
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        fg.steps += 1
+        g = fg.prepared_grad(group["maximize"])
+        dt = fg.p.dtype.type
+        p, sign, upd = fg.p, fg.tmp, fg.scratch(0)
+        prev, step_size = fg.bufs["prev"], fg.bufs["step_size"]
+        np.multiply(g, prev, out=sign)
+        np.sign(sign, out=sign)
+        factor = np.where(sign > 0, dt(etaplus), np.where(sign < 0, dt(etaminus), dt(1)))
+        step_size *= factor
+        np.maximum(step_size, step_size_min, out=step_size)
+        np.minimum(step_size, step_size_max, out=step_size)
+        np.copyto(prev, g)
+        prev[sign < 0] = 0
+        np.sign(prev, out=upd)
+        upd *= step_size
+        p -= upd

@@ -119,7 +119,8 @@ class SGD(Optimizer):
         keys = ("momentum_buffer",) if momentum != 0 else ()
         fg = flat_group(self, index, params, keys, with_step=False)
         fg.gather()
-        p, g, tmp = fg.p, fg.g, fg.tmp
+        writable = group["maximize"] or wd != 0 or (momentum != 0 and group["nesterov"])
+        p, g, tmp = fg.p, fg.grad(writable), fg.tmp
         if group["maximize"]:
             np.negative(g, out=g)
         if wd != 0:
