@@ -61,7 +61,7 @@ from ember.random import (
 
 globals().update(_API)
 
-from ember import fft, linalg, return_types, serialization, testing, utils
+from ember import fft, linalg, return_types, serialization, special, testing, utils
 from ember._core.threads import get_num_threads, set_num_threads
 from ember.serialization import load, save
 from ember.utils.dlpack import from_dlpack

@@ -18,6 +18,7 @@ from ember._ops.pointwise import (
     dkind,
     need_tensor,
     not_implemented,
+    overload,
     where,
     with_out,
     zeros_like,
@@ -266,43 +267,47 @@ logaddexp2 = _publish2(
 # ------------------------------------------------------------------------------ xlogy
 
 
-def _np_xlogy(x, y):
-    a = x if isinstance(x, np.ndarray) else np.asarray(y)
-    if dkind(a) == "c":
-        raise not_implemented("xlogy_cpu", a)
-    r = np.multiply(x, np.log(y))
-    r = np.where(np.asarray(x) == 0, 0, r)
-    return np.where(np.isnan(y), np.nan, r).astype(r.dtype, copy=False)
+def x_times_log_ops(name: str, grad_fn: str, np_log, kernel: str, shift: int, public):
+    """Return torch's three overloads (Tensor-Tensor, Scalar-Tensor, Tensor-Scalar) of
+    ``x * np_log(y)``, 0 where ``x`` is 0 unless ``y`` is NaN: xlogy (``np.log``, ``shift`` 0)
+    and special.xlog1py (``np.log1p``, 1). ``public()`` returns the public function."""
+
+    def forward(x, y):
+        a = x if isinstance(x, np.ndarray) else np.asarray(y)
+        if dkind(a) == "c":
+            raise not_implemented(kernel, a)
+        r = np.multiply(x, np_log(y))
+        r = np.where(np.asarray(x) == 0, 0, r)
+        return np.where(np.isnan(y), np.nan, r).astype(r.dtype, copy=False)
+
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gx = gy = None
+        if need[0]:
+            # torch: xlogy(grad, other), zeroed where self == 0 and other <= -shift
+            ya = y._data if isinstance(y, Tensor) else y
+            zero = _mask((x._data == 0) & (ya <= -shift))
+            gx = where(zero, 0.0, public()(g, y))
+        if need[1]:
+            gy = g * x / (y + shift if shift else y)
+        return gx, gy
+
+    ops = tuple(
+        op(name, grad_fn=f"{grad_fn}{i}", save=(0, 1), promote=FLOAT)(forward) for i in range(3)
+    )
+    for o in ops:
+        o.backward(backward)
+    return ops
 
 
-_xlogy = op("xlogy", grad_fn="XlogyBackward0", save=(0, 1), promote=FLOAT)(_np_xlogy)
-_xlogy_ss = op("xlogy", grad_fn="XlogyBackward1", save=(0, 1), promote=FLOAT)(_np_xlogy)
-_xlogy_so = op("xlogy", grad_fn="XlogyBackward2", save=(0, 1), promote=FLOAT)(_np_xlogy)
-
-
-def _xlogy_backward(ctx, g):
-    x, y = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    gx = gy = None
-    if need[0]:
-        # torch: xlogy(grad, other), zeroed where self == 0 and other <= 0
-        ya = y._data if isinstance(y, Tensor) else y
-        zero = _mask((x._data == 0) & (ya <= 0))
-        gx = where(zero, 0.0, xlogy(g, y))
-    if need[1]:
-        gy = g * x / y
-    return gx, gy
-
-
-for _o in (_xlogy, _xlogy_ss, _xlogy_so):
-    _o.backward(_xlogy_backward)
+_xlogy, _xlogy_ss, _xlogy_so = x_times_log_ops(
+    "xlogy", "XlogyBackward", np.log, "xlogy_cpu", 0, lambda: xlogy
+)
 
 
 def _xlogy_op(input, other):
-    if not isinstance(input, Tensor):
-        need_tensor("xlogy", other, "other", 2)
-        return _xlogy_ss
-    return _xlogy if isinstance(other, Tensor) else _xlogy_so
+    return overload("xlogy", input, other, _xlogy, _xlogy_ss, _xlogy_so)
 
 
 def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:

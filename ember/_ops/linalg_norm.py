@@ -1,5 +1,6 @@
-"""Norms: vector_norm (one op with torch's norm_backward), matrix_norm and norm (built from
-vector_norm, svdvals, amax/amin as torch builds them), cond."""
+"""Norms: matrix_norm and norm (built from vector_norm, svdvals, amax/amin as torch builds
+them), cond. ``vector_norm`` (one op with torch's norm_backward) is shared with ``ember.norm``
+and lives with the reductions in ``reduce.py``."""
 
 from __future__ import annotations
 
@@ -13,114 +14,7 @@ from ember._ops import linalg_util as U
 from ember._ops.linalg_util import check_float, check_matrix, check_tensor
 from ember._ops.linalg_util import out_ as _out
 from ember._ops.pointwise import where
-from ember._ops.registry import dispatch, op
-
-
-def _vnorm_np(x, ord, dims, keepdim):
-    if ord == 2:
-        if x.dtype == np.float64 and len(dims) == x.ndim and x.size:
-            flat = x.reshape(-1)  # the whole tensor: one BLAS dot (float32 sums pairwise)
-            r = np.sqrt(np.dot(flat, flat))
-            return np.reshape(r, (1,) * x.ndim) if keepdim else r
-        sq = x * x if x.dtype.kind == "f" else (x * x.conj()).real
-        return np.sqrt(np.sum(sq, axis=dims, keepdims=keepdim))
-    a = np.abs(x)
-    if ord == math.inf:
-        return np.amax(a, axis=dims, keepdims=keepdim)
-    if ord == -math.inf:
-        return np.amin(a, axis=dims, keepdims=keepdim)
-    if ord == 0:
-        return np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
-    if ord == 1:
-        return np.sum(a, axis=dims, keepdims=keepdim)
-    return np.power(np.sum(np.power(a, ord), axis=dims, keepdims=keepdim), 1.0 / ord)
-
-
-@op("linalg_vector_norm", grad_fn="LinalgVectorNormBackward0", save=(0, "result"))
-def _vector_norm(x, ord, dims, keepdim):
-    return np.asarray(_vnorm_np(x, ord, dims, keepdim))
-
-
-@_vector_norm.backward
-def _(ctx, g, ord, dims, keepdim):
-    x, norm = ctx.saved_tensors
-    if not keepdim and x.ndim:
-        for d in dims:
-            g, norm = g.unsqueeze(d), norm.unsqueeze(d)
-    p = float(ord)
-    if p == 0.0:
-        return x * 0
-    if p == 1.0:
-        return x.sign() * g
-    # where the norm is 0 the gradient is 0: divide by norm + 1 there and mask (no nan)
-    zero = norm._data == 0
-    safe = norm + U.const(zero.astype(norm._data.dtype))
-    nonzero = U.const(~zero)
-    if p == 2.0:
-        return g * (x / safe) * nonzero
-    if math.isinf(p):
-        ax = np.abs(x._data)
-        m = (ax == norm._data) | np.isnan(ax)
-        share = U.const((m / m.sum(dims, keepdims=True)).astype(g._data.dtype))
-        return x.sign() * (g * share)
-    if p < 1.0:
-        xz = U.const(x._data == 0)
-        scaled = x.sign() * ((x.abs() + xz) ** (p - 1)) * U.const(x._data != 0)
-        return scaled * g * norm ** (1 - p)
-    if p < 2.0:
-        scaled = x.sign() * x.abs() ** (p - 1)
-    else:
-        scaled = x * x.abs() ** (p - 2)
-    return scaled * (g / safe ** (p - 1)) * nonzero
-
-
-def _dims(dim, ndim: int) -> tuple:
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, (int, np.integer)):
-        return (wrap_dim(int(dim), ndim),)
-    dims = tuple(wrap_dim(int(d), ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError("linalg.vector_norm: dim must not contain repeated dimensions")
-    return dims if dims else tuple(range(ndim))
-
-
-def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None):
-    """Return the vector ``ord``-norm of ``x`` over ``dim`` (all elements when None)."""
-    check_tensor("linalg_vector_norm", x, "input")
-    if isinstance(ord, str) or not isinstance(ord, (int, float, np.number)):
-        raise TypeError(
-            f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-            f"{type(ord).__name__}"
-        )
-    if dtype is not None:
-        if not (dtype.is_floating_point or dtype.is_complex):
-            raise RuntimeError(
-                f"linalg.vector_norm: dtype should be floating point or complex. Got "
-                f"{U.type_name(dtype)} instead."
-            )
-        x = x.to(dtype)
-    dt = x.dtype
-    if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{U.type_name(dt)}"
-        )
-    dims = _dims(dim, x.ndim)
-    if x.ndim == 0:
-        dims = ()
-    if (
-        (ord < 0 or math.isinf(ord))
-        and any(x.shape[d] == 0 for d in dims)
-        or ((ord < 0 or math.isinf(ord)) and x.numel() == 0 and not dims)
-    ):
-        raise RuntimeError(
-            "linalg.vector_norm cannot compute the "
-            f"{'inf' if ord == math.inf else '-inf' if ord == -math.inf else ord} norm on an "
-            "empty tensor because the operation does not have an identity"
-        )
-    params = {"ord": float(ord), "dims": dims, "keepdim": bool(keepdim)}
-    return _out(dispatch(_vector_norm, (x,), params), out)
+from ember._ops.reduce import vector_norm
 
 
 def _matrix_dims(dim, ndim, fn="linalg.matrix_norm"):

@@ -3,10 +3,14 @@ float_power, square, reciprocal, and their in-place forms; the helpers shared by
 families (``out=`` handling, argument checks, in-place variants computing into the tensor).
 
 Forward: NumPy on arrays already promoted by dispatch. Backward: ember ops on Tensors, so it
-is itself differentiable. Gradients of broadcast inputs are summed back by the engine.
+is itself differentiable. Gradients of broadcast inputs are summed back by the engine. Hot
+backward formulas (mul, sin, cos, tanh, sigmoid) also declare an ``array_backward`` (see
+``registry.py``), built with ``fast_backward``: NumPy on float32/float64 arrays, taken when
+backward records no graph (no ``create_graph``).
 The family's other files: ``operators.py`` (``+ - * /``... and temporaries), ``unary.py``,
-``special.py`` (kernels in ``special_math.py``), ``binary.py``, ``ternary.py`` (clamp, lerp,
-addcmul, addcdiv), ``compare.py``; ``copying.py`` holds where, clone, copy_ and the casts.
+``special.py`` and ``special_more.py`` (kernels in ``special_math.py``), ``binary.py``,
+``ternary.py`` (clamp, lerp, addcmul, addcdiv), ``compare.py``; ``copying.py`` holds where,
+clone, copy_ and the casts.
 """
 
 from __future__ import annotations
@@ -97,9 +101,9 @@ def with_out(
     return copy_out(res, out)
 
 
-def copy_out(res: Tensor, out: Tensor) -> Tensor:
+def copy_out(res: Tensor, out: Tensor, check_dtype: bool = True) -> Tensor:
     """Write ``res`` into ``out``: castable dtype, resized (with torch's warning) if needed."""
-    if not D.can_cast(res.dtype, out.dtype):
+    if check_dtype and not D.can_cast(res.dtype, out.dtype):
         raise RuntimeError(
             f"result type {_type_name(res.dtype)} can't be cast to the desired output type "
             f"{_type_name(out.dtype)}"
@@ -169,6 +173,42 @@ def like(x: np.ndarray, v):
     """Return the Python number ``v`` as a scalar of ``x``'s float dtype (ml_dtypes' bfloat16
     does not treat Python floats as weak scalars, as NumPy's own dtypes do)."""
     return x.dtype.type(v) if dkind(x) == "f" and type(v) is not complex else v
+
+
+# ------------------------------------------------------------------------------ fast backward
+
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def fast_backward(np_fn):
+    """Return an op's ``array_backward`` running ``np_fn(ctx, g, *saved_arrays)`` when the
+    gradient and the saved arrays are real float32/float64 arrays of one dtype (0-d ones too
+    small to matter: NumPy returns scalars for them), else ``NotImplemented``, so that the
+    op's backward in ember ops runs. ``np_fn`` may update in place the temporaries it creates
+    (fewer passes over memory and fresh pages)."""
+
+    def run(ctx, g, **params):
+        if g is None or not g.ndim or g.dtype not in _FAST_DTYPES:
+            return NotImplemented
+        arrays = ctx.saved_arrays
+        if any(type(a) is np.ndarray and a.dtype != g.dtype for a in arrays):
+            return NotImplemented
+        return np_fn(ctx, g, *arrays, **params)
+
+    return run
+
+
+def lone_value(g: np.ndarray, shape: tuple):
+    """Return ``g`` as a NumPy scalar when it is one value broadcast to ``shape`` (the gradient
+    ``sum`` hands back), else ``g``: ``x * scalar`` reads one array instead of two."""
+    if g.ndim and g.shape == shape and not any(g.strides) and g.size:
+        return g[(0,) * g.ndim]
+    return g
+
+
+def times(g: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Return ``g * d`` written into ``d``, a temporary of ``g``'s shape the caller owns."""
+    return np.multiply(d, lone_value(g, d.shape), out=d)
 
 
 def _is_int(a) -> bool:
@@ -248,11 +288,35 @@ def _mul(x, y):
     return np.multiply(x, y)
 
 
+def _np_mul_backward(ctx, g, x, y):
+    need = ctx.needs_input_grad
+    if (
+        x is y
+        and need[0]
+        and need[1]
+        and ctx.next_functions[0] == ctx.next_functions[1]
+        and ctx._post_hooks is None
+    ):
+        # x * x: one gradient 2 * g * x (the engine would add two halves: two more passes)
+        s = lone_value(g, x.shape)
+        if type(s) is not np.ndarray:
+            return np.multiply(x, s + s), None
+        r = np.multiply(g, x)
+        return np.add(r, r, out=r), None
+    return (
+        np.multiply(g, y) if need[0] else None,
+        np.multiply(g, x) if need[1] else None,
+    )
+
+
 @_mul.backward
 def _(ctx, g):
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
     return (g * _conj(y) if need[0] else None, g * _conj(x) if need[1] else None)
+
+
+_mul.array_backward(fast_backward(_np_mul_backward))
 
 
 def _alpha(alpha, inputs=()):
@@ -463,13 +527,18 @@ def fmod(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
     return with_out("fmod", fop, (input, other), _EMPTY, out)
 
 
+def overload(fn: str, input, other, tensor_tensor, scalar_tensor, tensor_scalar):
+    """Return the op of torch's overload for ``(input, other)``: Tensor-Tensor, Scalar-Tensor
+    (``other`` must then be a Tensor) or Tensor-Scalar (their grad_fn names differ)."""
+    if not isinstance(input, Tensor):
+        need_tensor(fn, other, "other", 2)
+        return scalar_tensor
+    return tensor_tensor if isinstance(other, Tensor) else tensor_scalar
+
+
 def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
     """Return the Python-style remainder of ``input / other`` (the sign of ``other``)."""
-    if not isinstance(input, Tensor):
-        need_tensor("remainder", other, "other", 2)
-        rop = _rem_rs
-    else:
-        rop = _rem_t if isinstance(other, Tensor) else _rem_s
+    rop = overload("remainder", input, other, _rem_t, _rem_rs, _rem_s)
     if out is None:
         return dispatch(rop, (input, other))
     return with_out("remainder", rop, (input, other), _EMPTY, out)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 
 import numpy as np
 
@@ -126,23 +125,6 @@ def save_outputs(res, *tensors) -> None:
     node._saved = tuple(saved)
 
 
-# C++ names torch uses in "Expected out tensor to have dtype ..." messages
-_CPP_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def check_out(fn: str, out, inputs: tuple, n: int = 1, differentiable: bool = True) -> None:
     """Raise torch's errors for ``out=``: wrong type, or (for a differentiable op) an input
     that requires grad."""
@@ -161,32 +143,16 @@ def check_out(fn: str, out, inputs: tuple, n: int = 1, differentiable: bool = Tr
 
 def out_dtype_error(want: D.dtype, got: D.dtype) -> RuntimeError:
     return RuntimeError(
-        f"Expected out tensor to have dtype {_CPP_NAMES[want.name]}, but got "
-        f"{_CPP_NAMES[got.name]} instead"
+        f"Expected out tensor to have dtype {D.cpp_type_name(want)}, but got "
+        f"{D.cpp_type_name(got)} instead"
     )
 
 
 def write_out(out: Tensor, res: Tensor) -> Tensor:
     """Copy ``res`` into ``out`` (resizing it as torch does, with its warning); return ``out``."""
-    arr = res._data
-    dst = out._data
-    if dst.shape != arr.shape:
-        if dst.size:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(dst.shape)}, which does not match the required output shape "
-                f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
-                "release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
-                "t.resize_(0).",
-                UserWarning,
-                stacklevel=3,
-            )
-        out._data = np.array(arr, dtype=dst.dtype, order="C")
-    else:
-        np.copyto(dst, arr, casting="unsafe")
-    out._vc[0] += 1
-    return out
+    from ember._ops.pointwise import copy_out
+
+    return copy_out(res, out, check_dtype=False)
 
 
 def _dtype_arg(fn: str, dtype) -> D.dtype | None:
@@ -587,6 +553,11 @@ def count_nonzero(input, dim=None):
 
 
 def _check_norm_input(x: Tensor, dtype) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            "linalg_vector_norm(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(x).__name__}"
+        )
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
@@ -595,6 +566,12 @@ def _check_norm_input(x: Tensor, dtype) -> None:
     if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(
             "linalg.vector_norm: dtype should be floating point or complex, but got "
+            f"{_type_name(dtype)}"
+        )
+    if dtype is not None and dtype.is_complex != x.dtype.is_complex:
+        kind = "complex" if x.dtype.is_complex else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
             f"{_type_name(dtype)}"
         )
 
@@ -686,9 +663,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def _ord_str(ord: float) -> str:
+    # torch prints the order as a C++ double: -1.0 as "-1", -0.5 as "-0.5"
     if math.isinf(ord):
         return "inf" if ord > 0 else "-inf"
-    return repr(ord)
+    return str(int(ord)) if ord.is_integer() else repr(ord)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

@@ -89,8 +89,10 @@ class OpNode(Node):
                 self, *[None if g is None else g._data for g in grads], **self.params
             )
             if type(out) is not tuple:
-                return (_wrap_grad(out),)
-            return tuple([_wrap_grad(a) for a in out])
+                if out is not NotImplemented:  # (it may decline: the ember formula runs)
+                    return (_wrap_grad(out),)
+            else:
+                return tuple([_wrap_grad(a) for a in out])
         out = op.backward_fn(self, *grads, **self.params)
         return out if type(out) is tuple else (out,)
 
@@ -159,7 +161,8 @@ class Op:
 
     def array_backward(self, fn):
         """Declare the same backward on arrays, ``fn(ctx, *grad_arrays, **params) -> arrays``
-        (``ctx.saved_arrays``), used when the backward pass is not itself recorded."""
+        (``ctx.saved_arrays``), used when the backward pass is not itself recorded; it may
+        return ``NotImplemented`` for inputs it does not handle (the backward then runs)."""
         self.array_backward_fn = fn
         return fn
 

@@ -1,5 +1,6 @@
-"""Vectorised special functions on float64 NumPy arrays: erf, erfc, erfinv, lgamma, digamma,
-trigamma, Hurwitz zeta, i0, i1.
+"""Vectorised special functions on float64 NumPy arrays: erf, erfc, erfcx, erfinv, ndtri,
+lgamma, digamma, trigamma, Hurwitz zeta, i0, i0e, i1, i1e (single-precision kernels and
+block-by-block evaluation: ``special_single.py``).
 
 NumPy has none of these and scipy is not a dependency. Each kernel takes and returns float64
 arrays and works on whole arrays (masks and fixed-count loops, never a Python loop over
@@ -180,15 +181,46 @@ def erfinv(y: np.ndarray) -> np.ndarray:
     for _ in range(2):
         xc -= (erf(xc) - yc) / (_TWO_OVER_SQRT_PI * np.exp(-xc * xc))
     x[central] = xc
-    w = 1.0 - a[~central]
+    x[~central] = np.copysign(_erfcinv_tail(1.0 - a[~central]), y[~central])
+    x[a > 1.0] = np.nan
+    return x
+
+
+def _erfcinv_tail(w):
+    """Return x >= 0 with erfc(x) = w for 0 <= w < 0.3 (the tails of erfinv, w = 1 - |y|)."""
     z = np.sqrt(-np.log(w / 2.0))
     xt = _polevl(z, _EI_C) / _polevl(z, _EI_D)
     for _ in range(3):
         xt += (erfc(xt) - w) / (_TWO_OVER_SQRT_PI * np.exp(-xt * xt))
     xt[w == 0.0] = np.inf
-    x[~central] = np.copysign(xt, y[~central])
-    x[a > 1.0] = np.nan
+    return xt
+
+
+def _erfcinv_log(w):
+    """As ``_erfcinv_tail``, refined by Newton steps on log(erfc(x)) = log(w): exact to the
+    last bits even where w is subnormal (and erfc(x) - w has no bits left)."""
+    x = _erfcinv_tail(w)
+    ok = w > 0
+    xo, lw = x[ok], np.log(w[ok])
+    for _ in range(2):
+        r = erfcx(xo)
+        xo = xo + (np.log(r) - xo * xo - lw) * (0.5 * math.sqrt(_PI)) * r
+    x[ok] = xo
     return x
+
+
+def ndtri(p: np.ndarray) -> np.ndarray:
+    """Return the inverse of the standard normal CDF elementwise (float64): sqrt(2) erfinv(2p - 1)
+    in the middle, -sqrt(2) erfcinv(2p) in the tails (no rounding of 2p - 1 there)."""
+    p = np.asarray(p, dtype=np.float64)
+    out = np.empty_like(p)
+    mid = (p >= 0.15) & (p <= 0.85)
+    out[mid] = math.sqrt(2.0) * erfinv(2.0 * p[mid] - 1.0)
+    lo, hi = p < 0.15, p > 0.85
+    out[lo] = -math.sqrt(2.0) * _erfcinv_log(np.maximum(2.0 * p[lo], 0.0))
+    out[hi] = math.sqrt(2.0) * _erfcinv_log(np.maximum(2.0 * (1.0 - p[hi]), 0.0))
+    out[(p < 0) | (p > 1) | np.isnan(p)] = np.nan
+    return out
 
 
 # ------------------------------------------------------------------------------ lgamma
@@ -595,14 +627,18 @@ _I1_B = (
 )
 
 
-def _bessel(x, coef_a, coef_b, times_x):
+def _bessel(x, coef_a, coef_b, times_x, scaled=False):
+    # Cephes computes exp(|x|) times a Chebyshev series: ``scaled`` leaves out the exp
     a = np.abs(np.asarray(x, dtype=np.float64))
     out = np.empty_like(a)
     near = a <= 8.0
     an = a[near]
-    out[near] = np.exp(an) * _chbevl(an / 2.0 - 2.0, coef_a) * (an if times_x else 1.0)
+    out[near] = _chbevl(an / 2.0 - 2.0, coef_a) * (an if times_x else 1.0)
     af = a[~near]
-    out[~near] = np.exp(af) * _chbevl(32.0 / af - 2.0, coef_b) / np.sqrt(af)
+    out[~near] = _chbevl(32.0 / af - 2.0, coef_b) / np.sqrt(af)
+    if not scaled:
+        out[near] *= np.exp(an)
+        out[~near] *= np.exp(af)
     return out
 
 
@@ -611,8 +647,47 @@ def i0(x: np.ndarray) -> np.ndarray:
     return _bessel(x, _I0_A, _I0_B, False)
 
 
+def i0e(x: np.ndarray) -> np.ndarray:
+    """Return ``exp(-|x|) i0(x)`` elementwise (no overflow for large ``x``)."""
+    return _bessel(x, _I0_A, _I0_B, False, scaled=True)
+
+
 def i1(x: np.ndarray) -> np.ndarray:
     """Return the modified Bessel function of the first kind, order 1, elementwise."""
     x = np.asarray(x, dtype=np.float64)
     out = _bessel(x, _I1_A, _I1_B, True)
     return np.where(x < 0, -out, out)
+
+
+def i1e(x: np.ndarray) -> np.ndarray:
+    """Return ``exp(-|x|) i1(x)`` elementwise."""
+    x = np.asarray(x, dtype=np.float64)
+    out = _bessel(x, _I1_A, _I1_B, True, scaled=True)
+    return np.where(x < 0, -out, out)
+
+
+def erfcx(x: np.ndarray) -> np.ndarray:
+    """Return the scaled complementary error function ``exp(x^2) erfc(x)`` elementwise
+    (float64): Cephes' erfc rational functions without their ``exp(-x^2)`` factor."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    out = np.empty_like(a)
+    small = a < 1.0
+    xs = x[small]
+    out[small] = np.exp(xs * xs) * erfc(xs)
+    big = ~small
+    al = a[big]
+    near = al < 8.0
+    r = np.empty_like(al)
+    r[near] = _polevl(al[near], _ERFC_P) / _p1evl(al[near], _ERFC_Q)
+    af = al[~near]
+    huge = af > 1e8  # there the series would overflow; erfcx(a) = 1 / (a sqrt(pi)) to rounding
+    fit = np.minimum(af, 1e8)
+    r[~near] = np.where(
+        huge, 1.0 / (af * math.sqrt(_PI)), _polevl(fit, _ERFC_R) / _p1evl(fit, _ERFC_S)
+    )
+    # erfcx(-a) = 2 exp(a^2) - erfcx(a) (inf beyond a ~ 26.6, as torch)
+    neg = x[big] < 0
+    r[neg] = 2.0 * np.exp(al[neg] * al[neg]) - r[neg]
+    out[big] = r
+    return out

@@ -305,34 +305,18 @@ def _(ctx, g):
     )
 
 
-_C_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _lerp_plan(input, end, weight):
     need_tensor("lerp", input)
     need_tensor("lerp", end, "end", 2)
-    want = _C_NAMES[input.dtype.name]
+    want = D.cpp_type_name(input.dtype)
     if end.dtype is not input.dtype:
         raise RuntimeError(
-            f"expected dtype {want} for `end` but got dtype {_C_NAMES[end.dtype.name]}"
+            f"expected dtype {want} for `end` but got dtype {D.cpp_type_name(end.dtype)}"
         )
     if isinstance(weight, Tensor):
         if weight.dtype is not input.dtype and weight._data.ndim:
             raise RuntimeError(
-                f"expected dtype {want} for `weight` but got dtype {_C_NAMES[weight.dtype.name]}"
+                f"expected dtype {want} for `weight` but got dtype {D.cpp_type_name(weight.dtype)}"
             )
         # a 0-d weight takes part in the promotion (int inputs with a float weight: float)
         dt = result_dtype((input, end, weight))

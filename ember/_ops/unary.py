@@ -17,10 +17,12 @@ from ember._core.tensor import Tensor
 from ember._ops.pointwise import (
     _conj,
     dkind,
+    fast_backward,
     into_variant,
     keep_layout,
     need_tensor,
     not_implemented,
+    times,
     where,
     with_out,
     zeros_like,
@@ -322,8 +324,10 @@ def _(ctx, g):
 
 _sin, sin = unary("sin", "SinBackward0", np.sin, doc="Return the sine of the elements.")
 _sin.backward(lambda ctx, g: g * _conj(ctx.saved_tensors[0].cos()))
+_sin.array_backward(fast_backward(lambda ctx, g, x: times(g, np.cos(x))))
 _cos, cos = unary("cos", "CosBackward0", np.cos, doc="Return the cosine of the elements.")
 _cos.backward(lambda ctx, g: g * -_conj(ctx.saved_tensors[0].sin()))
+_cos.array_backward(fast_backward(lambda ctx, g, x: times(g, np.negative(np.sin(x)))))
 _tan, tan = unary(
     "tan", "TanBackward0", np.tan, save=("result",), doc="Return the tangent of the elements."
 )
@@ -363,10 +367,18 @@ _tanh, tanh = unary(
 )
 
 
+def _np_tanh_backward(ctx, g, y):
+    d = np.multiply(y, y)
+    return times(g, np.subtract(1, d, out=d))
+
+
 @_tanh.backward
 def _(ctx, g):
     (r,) = ctx.saved_tensors
     return g * _conj(1 - r * r)
+
+
+_tanh.array_backward(fast_backward(_np_tanh_backward))
 
 
 _asinh, asinh = unary(
@@ -435,10 +447,18 @@ _sigmoid, sigmoid = unary(
 )
 
 
+def _np_sigmoid_backward(ctx, g, y):
+    d = np.subtract(1, y)
+    return times(g, np.multiply(d, y, out=d))
+
+
 @_sigmoid.backward
 def _(ctx, g):
     (y,) = ctx.saved_tensors
     return g * _conj((1 - y) * y)
+
+
+_sigmoid.array_backward(fast_backward(_np_sigmoid_backward))
 
 
 @op("logit", grad_fn="LogitBackward0", save=(0,), promote=FLOAT)

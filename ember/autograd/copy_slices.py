@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._core.tensor import contiguous_format
 from ember.autograd.node import Node, _empty_like_layout, edge_of
 
 
@@ -41,7 +42,7 @@ class CopySlices(Node):
 
         g = grads[0]
         if self._layout is None:
-            result = g.clone()
+            result = g.clone(memory_format=contiguous_format)  # the base is C-contiguous
         else:  # torch: grad.new_empty_strided(base.sizes(), base.strides()).copy_(grad)
             result = _wrap(_empty_like_layout(self._layout, g._data.dtype)).copy_(g)
         grad_slice = replay_view(result, self.view_fn)

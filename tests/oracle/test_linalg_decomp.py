@@ -488,6 +488,44 @@ def test_norm_errors():
         check_raises(fn, ins, match_message=True)
 
 
+def test_vector_norm_shared_with_norm():
+    # ember.norm and ember.linalg.vector_norm run one op: same node, same rules
+    check(lambda lib, x: lib.linalg.vector_norm(x, 3, 1) + lib.norm(x, 3, 1), [rand(2, 3)])
+    assert ember.linalg.vector_norm is ember._ops.reduce.vector_norm
+    # half types reduce in float32, as torch (no overflow of 300 ** 2 in float16)
+    check(lambda lib, x: lib.linalg.vector_norm(x * 300), [rand(2, 3, dtype="float16")], rtol=2e-3)
+    check(lambda lib, x: lib.linalg.vector_norm(x, 3), [rand(4, dtype="bfloat16")], rtol=1e-2)
+    check(lambda lib, x: lib.linalg.vector_norm(x, dim=()), [rand(2, 3)])
+    check(lambda lib, x: lib.linalg.vector_norm(x, dim=0), [rand()])
+    check(lambda lib, x: lib.linalg.vector_norm(x, INF, dim=1), [rand(0, 3)])
+    check(lambda lib, x: lib.linalg.matrix_norm(x, dtype=lib.float64), [rand(2, 3)])
+
+
+def test_vector_norm_errors_and_out():
+    for fn, ins in [
+        (lambda lib, x: lib.linalg.vector_norm(x, dtype=lib.int64), [rand(3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, dtype=lib.complex128), [rand(3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, dtype=lib.float32), [rand(3, dtype=C128)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, dim=(0, 0)), [rand(2, 3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, dim=(1, -1)), [rand(2, 3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, dim=3), [rand(2, 3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, -1.0), [rand(0, 3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x, -0.5), [rand(0, 3)]),
+        (lambda lib, x: lib.linalg.vector_norm(x.tolist()), [rand(3)]),
+        (
+            lambda lib, x: lib.linalg.vector_norm(x, dim=0, out=lib.empty(3, dtype=lib.float64)),
+            [rand(2, 3)],
+        ),
+    ]:
+        check_raises(fn, ins, match_message=True)
+    check_raises(
+        lambda lib, x: lib.linalg.vector_norm(x, dim=0, out=lib.empty(3)), [rand(2, 3)], grad=True
+    )
+    check(
+        lambda lib, x: lib.linalg.vector_norm(x, dim=0, out=lib.empty(3)), [rand(2, 3)], grad=False
+    )
+
+
 # ------------------------------------------------------------------------------ second order
 
 
