@@ -157,18 +157,20 @@ def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size
 
 
 # ---------------------------------------------------------------------------------------------
-# unit-stride 2-D convolutions: an implicit GEMM over row-shifted copies
+# unit-stride 2-D convolutions: an implicit GEMM over column-shifted copies
 #
 # Full im2col copies the input prod(K) times. For a unit-stride, undilated, ungrouped 2-D
-# convolution it is enough to copy it kw times, once per column shift j
-# (``rows[n, c, j, h, q] = xpad[n, c, h, q + j]``): the window of kernel row i is then the
-# view ``rows[:, :, :, i:i + OH]``, a plain (C * kw, OH * OW) matrix per sample, so each kernel
-# row is one batched GEMM straight into NCHW order, accumulated over the kh rows.
+# convolution it is enough to copy it kw times, once per column shift j, into
+# ``rows[c, j, n, h, q] = xpad[n, c, h, q + j]`` (rows over the padded height). Flattened to
+# (C * kw, N * Hp * OW), the window of kernel row i is the same matrix shifted by i * OW
+# columns: a plain strided view. So each kernel row is ONE GEMM over the whole batch,
+# accumulated over the kh rows; it also computes the kh - 1 bottom rows of each padded sample,
+# which the crop drops (a few percent more flops for no copies).
 
 
 def _rows_apply(x, kw: int, out_channels: int, padding, stride, dilation, groups) -> bool:
-    """True when the row-shift kernels apply and pay off: each per-sample GEMM must be big
-    enough (measured here: at least 16 x 32 operands; smaller ones lose to one im2col GEMM)."""
+    """True when the row-shift kernels apply and pay off (measured here: the GEMMs need at
+    least 16 x 32 operands; smaller ones lose to one im2col GEMM)."""
     return (
         x.ndim == 4
         and groups == 1
@@ -180,51 +182,58 @@ def _rows_apply(x, kw: int, out_channels: int, padding, stride, dilation, groups
     )
 
 
-def _shifted_rows(x, kw: int, padding) -> tuple:
-    """Return (rows, out): ``rows[n, c, j, h, q] = xpad[n, c, h, q + j]`` over the padded
-    height and the OW output columns."""
+def _shifted_rows(x, kh: int, kw: int, padding) -> tuple:
+    """Return (flat rows ``(C * kw, N * Hp * OW + (kh - 1) * OW)``, (N, Hp, OW))."""
     n, c, h, wd = x.shape
     (pt, pb), (pl, pr) = padding
     hp, ow = h + pt + pb, wd + pl + pr - kw + 1
-    rows = np.empty((n, c, kw, hp, ow), dtype=x.dtype)
+    span = n * hp * ow
+    flat = np.empty((c * kw, span + (kh - 1) * ow), dtype=x.dtype)
+    flat[:, span:] = 0  # read only by the rows the crop drops
+    rows = flat[:, :span].reshape(c, kw, n, hp, ow)
     rows[:, :, :, :pt] = 0
     rows[:, :, :, pt + h :] = 0
+    xt = x.transpose(1, 0, 2, 3)
     for j in range(kw):
         q0, q1 = max(0, pl - j), min(ow, wd + pl - j)  # output columns reading real input
-        inner = rows[:, :, j, pt : pt + h]
+        inner = rows[:, j, :, pt : pt + h]
         inner[..., :q0] = 0
         inner[..., q1:] = 0
         if q0 < q1:
-            inner[..., q0:q1] = x[:, :, :, q0 + j - pl : q1 + j - pl]
-    return rows, ow
+            inner[..., q0:q1] = xt[..., q0 + j - pl : q1 + j - pl]
+    return flat, (n, hp, ow)
 
 
 def _conv2d_rows(x, w, padding) -> np.ndarray:
-    n, c = x.shape[:2]
+    c = x.shape[1]
     o, _, kh, kw = w.shape
-    rows, ow = _shifted_rows(x, kw, padding)
-    oh = rows.shape[3] - kh + 1
-    wr = np.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(kh, o, c * kw)
-    out = np.matmul(wr[0], rows[:, :, :, :oh].reshape(n, c * kw, oh * ow))
-    if kh > 1:
-        tmp = np.empty_like(out)
-        for i in range(1, kh):
-            np.matmul(wr[i], rows[:, :, :, i : i + oh].reshape(n, c * kw, oh * ow), out=tmp)
-            out += tmp
-    return out.reshape(n, o, oh, ow)
+    flat, (n, hp, ow) = _shifted_rows(x, kh, kw, padding)
+    span = n * hp * ow
+    # one GEMM for all kernel rows (M = kh * O suits BLAS better than kh GEMMs of M = O);
+    # kernel row i then contributes its product shifted by i * OW columns
+    wr = np.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(kh * o, c * kw)
+    y = np.matmul(wr, flat).reshape(kh, o, -1)
+    out = y[0, :, :span]
+    for i in range(1, kh):
+        out += y[i, :, i * ow : i * ow + span]
+    out = out.reshape(o, n, hp, ow)[:, :, : hp - kh + 1]
+    return np.ascontiguousarray(out.transpose(1, 0, 2, 3))
 
 
 def _conv2d_rows_weight(x, g, weight_shape, padding) -> np.ndarray:
-    n, c = x.shape[:2]
+    c = x.shape[1]
     o, _, kh, kw = weight_shape
-    rows, ow = _shifted_rows(x, kw, padding)
+    flat, (n, hp, ow) = _shifted_rows(x, kh, kw, padding)
+    span = n * hp * ow
     oh = g.shape[2]
-    gm = g.reshape(n, o, oh * ow)
-    gw = np.empty((o, kh, c * kw), dtype=g.dtype)
+    # kernel row i pairs the gradient at column p with the rows at p + i * OW: stack the
+    # gradient shifted right by i * OW for each i, then ONE GEMM against the rows
+    gs = np.zeros((kh, o, flat.shape[1]), dtype=g.dtype)
     for i in range(kh):
-        win = rows[:, :, :, i : i + oh].reshape(n, c * kw, oh * ow)
-        np.sum(np.matmul(gm, win.transpose(0, 2, 1)), axis=0, out=gw[:, i])
-    return np.ascontiguousarray(gw.reshape(o, kh, c, kw).transpose(0, 2, 1, 3))
+        # (the cropped bottom rows of each sample get zero gradient)
+        gs[i, :, i * ow : i * ow + span].reshape(o, n, hp, ow)[:, :, :oh] = g.transpose(1, 0, 2, 3)
+    gw = np.matmul(gs.reshape(kh * o, -1), flat.T)  # (kh * O, C * kw)
+    return np.ascontiguousarray(gw.reshape(kh, o, c, kw).transpose(1, 2, 0, 3))
 
 
 def _conv2d_rows_transpose(x, w, padding, output_size):
@@ -280,8 +289,7 @@ def _(ctx, g, *, stride, padding, dilation, transposed, output_size, groups):
 @op("convolution_weight", grad_fn="ConvolutionBackwardBackward0", save=(0, 1))
 def _convolution_weight(x, g, *, weight_shape, stride, padding, dilation, groups):
     """Return the weight gradient of ``convolution(x, w)`` under upstream gradient ``g``."""
-    rows_ok = _rows_apply(x, weight_shape[-1], weight_shape[0], padding, stride, dilation, groups)
-    if rows_ok and math.prod(g.shape[2:]) >= 256:  # the weight GEMMs contract over OH * OW
+    if _rows_apply(x, weight_shape[-1], weight_shape[0], padding, stride, dilation, groups):
         return _conv2d_rows_weight(x, g, weight_shape, padding)
     out = g.shape[2:]
     kernel = weight_shape[2:]

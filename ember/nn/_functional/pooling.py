@@ -106,42 +106,52 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     return idx
 
 
-def _gather_forward(x, idx, nd):
-    m = math.prod(x.shape[: x.ndim - nd])
-    flat = x.reshape(m, math.prod(x.shape[x.ndim - nd :]))
-    picks = idx.reshape(m, math.prod(idx.shape[idx.ndim - nd :]))
-    return np.take_along_axis(flat, picks, -1).reshape(idx.shape)
-
-
-def _scatter_forward(g, idx, shape, nd):
+def _plane_index(idx, shape, nd):
+    """Return per-plane flat indices ``idx`` as indices into the whole flattened array."""
     m = math.prod(shape[: len(shape) - nd])
     sp = math.prod(shape[len(shape) - nd :])
     per = math.prod(idx.shape[idx.ndim - nd :])
-    flat = idx.reshape(m, per) + (np.arange(m, dtype=np.int64) * sp)[:, None]
-    res = np.bincount(flat.ravel(), weights=g.reshape(-1), minlength=m * sp)
+    return idx.reshape(m, per) + (np.arange(m, dtype=np.int64) * sp)[:, None]
+
+
+def _gather_forward(x, idx, nd):
+    return x.reshape(-1).take(_plane_index(idx, x.shape, nd)).reshape(idx.shape)
+
+
+def _scatter_forward(g, idx, shape, nd, unique=False):
+    flat = _plane_index(idx, shape, nd).ravel()
+    size = math.prod(shape)
+    if unique:  # windows that do not overlap: each input element receives at most one value
+        res = np.zeros(size, dtype=g.dtype)
+        res[flat] = g.reshape(-1)
+        return res.reshape(shape)
+    res = np.bincount(flat, weights=g.reshape(-1), minlength=size)
     return res.astype(g.dtype, copy=False).reshape(shape)
 
 
 def _gather_op(name, grad_fn):
+    # ``unique``: the indices never repeat within a plane (max pooling windows that do not
+    # overlap), so the backward scatter is a plain assignment
     @op(name, grad_fn=grad_fn, save=(1,))
-    def fwd(x, idx, *, nd):
+    def fwd(x, idx, *, nd, unique=False):
         return _gather_forward(x, idx, nd)
 
     # the backward is a scatter whose own backward is this gather (torch's XBackwardBackward0)
     @op(name + "_backward", grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"), save=(1,))
-    def scatter(g, idx, *, shape, nd):
-        return _scatter_forward(g, idx, shape, nd)
+    def scatter(g, idx, *, shape, nd, unique=False):
+        return _scatter_forward(g, idx, shape, nd, unique)
 
     @fwd.backward
-    def _(ctx, g, *, nd):
+    def _(ctx, g, *, nd, unique=False):
         (idx,) = ctx.saved_tensors
         shape = tuple(ctx._input_meta[0][0])
-        return dispatch(scatter, (g, idx), {"shape": shape, "nd": nd}), None
+        params = {"shape": shape, "nd": nd, "unique": unique}
+        return dispatch(scatter, (g, idx), params), None
 
     @scatter.backward
-    def _(ctx, gg, *, shape, nd):
+    def _(ctx, gg, *, shape, nd, unique=False):
         (idx,) = ctx.saved_tensors
-        return dispatch(fwd, (gg, idx), {"nd": nd}), None
+        return dispatch(fwd, (gg, idx), {"nd": nd, "unique": unique}), None
 
     return fwd
 
@@ -188,7 +198,9 @@ def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, retur
             f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too small"
         )
     idx = _wrap(_max_indices(x._data, kernel, stride, padding, dilation, ceil_mode))
-    vals = dispatch(_GATHER[nd], (x, idx), {"nd": nd})
+    # windows that do not overlap pick each input element at most once
+    unique = all(t >= d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
+    vals = dispatch(_GATHER[nd], (x, idx), {"nd": nd, "unique": unique})
     return (vals, idx) if return_indices else vals
 
 
