@@ -132,25 +132,51 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
     return np.ascontiguousarray(res.reshape((o, n) + out).swapaxes(0, 1))
 
 
+def _col2im_rows(x, wm, groups, cog, kernel, full) -> np.ndarray:
+    """col2im of a unit-stride 2-D transposed convolution as ``prod(K)`` contiguous adds.
+
+    The input is laid out ``(C, H, Wf, N)`` with its rows padded to the output width ``Wf``
+    (zeros), so that, flattened, the block kernel offset (i, j) adds into the output is the
+    product shifted by ``(i * Wf + j) * N``: one long contiguous add each. The zero columns
+    add nothing where a shift wraps into the next row.
+    """
+    n, cin, h, wd = x.shape
+    (kh, kw), (hf, wf) = kernel, full
+    xp = np.zeros((cin, h, wf, n), dtype=x.dtype)
+    np.copyto(xp[:, :, :wd], x.transpose(1, 2, 3, 0))
+    cols = np.matmul(wm, xp.reshape(groups, cin // groups, -1))  # (g, K*Cout/g, H*Wf*N)
+    cols = cols.reshape(groups, kh * kw, cog, -1)
+    span = h * wf * n
+    buf = np.zeros((groups, cog, hf * wf * n + (kw - 1) * n), dtype=x.dtype)
+    for j, (ki, kj) in enumerate(np.ndindex(kh, kw)):
+        start = (ki * wf + kj) * n
+        buf[:, :, start : start + span] += cols[:, j]
+    return buf[:, :, : hf * wf * n].reshape((groups, cog, hf, wf, n))
+
+
 def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size):
     n, cin = x.shape[:2]
     size = x.shape[2:]
     kernel = w.shape[2:]
     cog = w.shape[1]
     kk = math.prod(kernel)
-    xm = _batch_last(x).reshape(groups, cin // groups, -1)  # (g, Cin/g, P*N)
     # (g, K*Cout/g, Cin/g): rows over (kernel offset, output channel)
     wm = w.reshape(groups, cin // groups, cog, kk).transpose(0, 3, 2, 1)
     wm = np.ascontiguousarray(wm).reshape(groups, kk * cog, cin // groups)
-    cols = np.matmul(wm, xm).reshape((groups, kk, cog) + tuple(size) + (n,))
     full = tuple(
         max((s - 1) * t + d * (k - 1) + 1, lo + os)
         for s, t, d, k, (lo, _), os in zip(size, stride, dilation, kernel, padding, output_size)
     )
-    # col2im: one strided add of a whole (C, *S, N) block per kernel offset
-    buf = np.zeros((groups, cog) + full + (n,), dtype=x.dtype)
-    for j, k in enumerate(np.ndindex(*kernel)):
-        buf[(slice(None), slice(None)) + _offset_slices(k, dilation, stride, size)] += cols[:, j]
+    if len(size) == 2 and stride == (1, 1) and dilation == (1, 1):
+        buf = _col2im_rows(x, wm, groups, cog, kernel, full)
+    else:
+        xm = _batch_last(x).reshape(groups, cin // groups, -1)  # (g, Cin/g, P*N)
+        cols = np.matmul(wm, xm).reshape((groups, kk, cog) + tuple(size) + (n,))
+        # col2im: one strided add of a whole (C, *S, N) block per kernel offset
+        buf = np.zeros((groups, cog) + full + (n,), dtype=x.dtype)
+        for j, k in enumerate(np.ndindex(*kernel)):
+            sl = _offset_slices(k, dilation, stride, size)
+            buf[(slice(None), slice(None)) + sl] += cols[:, j]
     crop = tuple(slice(lo, lo + os) for (lo, _), os in zip(padding, output_size))
     buf = buf.reshape((groups * cog,) + full + (n,))[(slice(None),) + crop]
     return np.ascontiguousarray(np.moveaxis(buf, -1, 0))
