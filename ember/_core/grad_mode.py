@@ -174,6 +174,7 @@ class set_grad_enabled(_DecoratorContextManager):
     __repr__ = __str__
 
     def clone(self):
+        """Return a new context manager with the same settings."""
         return self.__class__(self.mode)
 
 
@@ -200,4 +201,5 @@ class inference_mode(_DecoratorContextManager):
         STATE.grad_enabled, STATE.inference = self._prev
 
     def clone(self):
+        """Return a new context manager with the same settings."""
         return self.__class__(self.mode)

@@ -47,6 +47,7 @@ class UntypedStorage:
         return self._bytes.size
 
     def element_size(self) -> int:
+        """Return the size of one element in bytes (1 for an untyped storage)."""
         return 1
 
     @property
@@ -56,6 +57,7 @@ class UntypedStorage:
         return CPU
 
     def tolist(self) -> list:
+        """Return the bytes of the storage as a list of ints."""
         return self._bytes.tolist()
 
     def __getitem__(self, i):

@@ -340,6 +340,7 @@ class Tensor:
         return is_shared_array(self._data)
 
     def is_pinned(self) -> bool:
+        """Return False: ember tensors live in ordinary (pageable) host memory."""
         return False
 
     @property

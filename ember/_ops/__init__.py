@@ -1,5 +1,6 @@
 """The op table. Importing this package registers every op family and its Tensor methods."""
 
+from ember._core.tensor import Tensor
 from ember._ops import (  # noqa: F401
     binary,
     compare,
@@ -32,3 +33,23 @@ from ember._ops import (  # noqa: F401
 from ember._ops.registry import API
 
 __all__ = ["API"]
+
+
+def _document_inplace_methods() -> None:
+    # an in-place method defined next to its op without a docstring of its own says what it is
+    for name, fn in list(vars(Tensor).items()):
+        base = name[:-1]
+        if (
+            name.endswith("_")
+            and not name.startswith("_")
+            and callable(fn)
+            and not getattr(fn, "__doc__", None)
+            and hasattr(Tensor, base)
+        ):
+            try:
+                fn.__doc__ = f"In-place version of :meth:`Tensor.{base}`; return ``self``."
+            except (AttributeError, TypeError):  # a builtin or a bound method
+                pass
+
+
+_document_inplace_methods()

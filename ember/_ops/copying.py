@@ -105,6 +105,7 @@ def _(ctx, g):
 
 
 def _copy_(self, src, non_blocking=False):
+    """Copy the elements of ``src`` into ``self`` (broadcast, cast); return ``self``."""
     if not isinstance(src, Tensor):
         raise TypeError(
             f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"

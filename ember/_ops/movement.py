@@ -223,6 +223,7 @@ def tile(input: Tensor, dims) -> Tensor:
 
 
 def _tile_method(self: Tensor, *dims, **kwargs) -> Tensor:
+    """Return the tensor repeated ``dims`` times along each dim (``torch.tile``)."""
     if "dims" in kwargs:
         return tile(self, kwargs["dims"])
     return tile(self, _sizes(dims))

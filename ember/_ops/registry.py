@@ -632,5 +632,7 @@ def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
 
     method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`."
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`; return ``self``."
     setattr(Tensor, name, method)
     return method

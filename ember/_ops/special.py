@@ -144,7 +144,14 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 expose(polygamma, method=False)
-Tensor.polygamma = lambda self, n: polygamma(n, self)
+
+
+def _polygamma_method(self, n: int) -> Tensor:
+    """Return the ``n``-th derivative of the digamma function of the elements."""
+    return polygamma(n, self)
+
+
+Tensor.polygamma = _polygamma_method
 Tensor.polygamma_ = lambda self, n: dispatch_inplace(_polygamma_inplace, self, (self,), _check_n(n))
 
 

@@ -31,6 +31,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off (and NaN checks with ``check_nan``)."""
     FLAGS.enabled = bool(enabled)
     FLAGS.check_nan = bool(check_nan)
 

@@ -245,6 +245,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Return the forward-mode derivatives of the outputs (override to define them)."""
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."

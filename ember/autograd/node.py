@@ -258,6 +258,7 @@ class Node:
         return add_hook(table, (output_nr, fn))
 
     def apply(self, grads: list) -> tuple:
+        """Return the gradients for this node's inputs, given those of its outputs."""
         raise NotImplementedError
 
     def __call__(self, *grads):

@@ -394,6 +394,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reset the slopes to ``init``."""
         with ember.no_grad():
             self.weight.fill_(self.init)
 

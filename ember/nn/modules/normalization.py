@@ -48,6 +48,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reset the affine weight to ones and the bias to zeros."""
         if self.elementwise_affine:
             with ember.no_grad():
                 self.weight.fill_(1.0)
@@ -100,6 +101,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reset the affine weight to ones and the bias to zeros."""
         if self.affine:
             with ember.no_grad():
                 self.weight.fill_(1.0)
@@ -140,6 +142,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reset the weight to ones."""
         if self.elementwise_affine:
             with ember.no_grad():
                 self.weight.fill_(1.0)

@@ -190,6 +190,7 @@ class RNNBase(Module):
     # ----------------------------------------------------------------------------- checks
 
     def check_input(self, input: Tensor, batch_sizes) -> None:
+        """Raise torch's errors for an input of the wrong dtype, rank or size."""
         w = self._flat_weights[0]
         if input.dtype != w.dtype:
             raise ValueError(
@@ -206,6 +207,7 @@ class RNNBase(Module):
             )
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
+        """Return the shape the hidden state must have for this input."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
@@ -217,14 +219,17 @@ class RNNBase(Module):
     def check_hidden_size(
         self, hx: Tensor, expected: tuple, msg: str = "Expected hidden size {}, got {}"
     ) -> None:
+        """Raise torch's error when ``hx`` does not have the expected size."""
         if tuple(hx.size()) != tuple(expected):
             raise RuntimeError(msg.format(expected, list(hx.size())))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes) -> None:
+        """Raise torch's errors for a bad input or hidden state."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx: Tensor, permutation: Tensor | None):
+        """Return the hidden state reordered by ``permutation`` (packed input)."""
         if permutation is None:
             return hx
         return _apply_permutation(hx, permutation)
@@ -396,6 +401,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
+        """Return the shape the cell state must have for this input."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
@@ -404,6 +410,7 @@ class LSTM(RNNBase):
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def check_forward_args(self, input: Tensor, hidden, batch_sizes) -> None:
+        """Raise torch's errors for a bad input or (h_0, c_0) pair."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(
             hidden[0],
@@ -417,6 +424,7 @@ class LSTM(RNNBase):
         )
 
     def permute_hidden(self, hx, permutation: Tensor | None):
+        """Return the (h, c) states reordered by ``permutation`` (packed input)."""
         if permutation is None:
             return hx
         return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)

@@ -69,6 +69,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
+        """Re-initialise the weight from N(0, 1), zeroing the ``padding_idx`` row."""
         with ember.no_grad():
             self.weight.normal_()
         self._fill_padding_idx_with_zero()
@@ -192,6 +193,7 @@ class EmbeddingBag(Module):
         self.include_last_offset = include_last_offset
 
     def reset_parameters(self) -> None:
+        """Re-initialise the weight from N(0, 1), zeroing the ``padding_idx`` row."""
         with ember.no_grad():
             self.weight.normal_()
             if self.padding_idx is not None:
