@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 _state: dict = {"n": None, "limiter": None}
 
 
@@ -55,3 +57,52 @@ def set_num_threads(num: int) -> None:
 
 
 __all__ = ["get_num_threads", "set_num_threads"]
+
+
+# ------------------------------------------------------------------------------ elementwise split
+
+_POOL: dict = {"executor": None}
+# below this many elements a second thread costs more than it saves
+PARALLEL_MIN = 1 << 17
+
+
+def _executor():
+    ex = _POOL["executor"]
+    if ex is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        ex = _POOL["executor"] = ThreadPoolExecutor(1, thread_name_prefix="ember-intra-op")
+    return ex
+
+
+def _forget_executor() -> None:  # a forked child has no worker thread: make a new pool there
+    _POOL["executor"] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_executor)
+
+
+def parallel_halves(fn, n: int, *arrays) -> None:
+    """Run ``fn(*arrays)``, elementwise in-place NumPy work on flat arrays of length ``n``, as
+    two halves on two threads when ``n`` is large and two threads are allowed (NumPy releases
+    the GIL inside its loops, so memory-bound passes get the second core's bandwidth, as torch's
+    parallel ``_foreach`` kernels do). Arguments that are not length-``n`` arrays are passed to
+    both halves as they are."""
+    if n < PARALLEL_MIN or get_num_threads() < 2:
+        fn(*arrays)
+        return
+    h = n // 2
+    split = [isinstance(a, np.ndarray) and a.shape == (n,) for a in arrays]
+    lo = [a[:h] if s else a for a, s in zip(arrays, split)]
+    hi = [a[h:] if s else a for a, s in zip(arrays, split)]
+    future = _executor().submit(fn, *hi)
+    fn(*lo)
+    future.result()
+
+
+def parallel_pair(first, second) -> None:
+    """Run ``first()`` on the pool's thread and ``second()`` on this one; wait for both."""
+    future = _executor().submit(first)
+    second()
+    future.result()

@@ -531,6 +531,14 @@ def _(ctx, g):
     return g * (y > 0)
 
 
+def _np_relu_backward(ctx, g, y):
+    out = np.greater(y, 0)
+    return np.multiply(g, out, out=np.empty_like(g))
+
+
+_relu.array_backward(fast_backward(_np_relu_backward))
+
+
 # ------------------------------------------------------------------------------ rounding
 
 

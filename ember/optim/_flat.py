@@ -51,6 +51,7 @@ from operator import is_ as _is
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair
 
 __all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
 
@@ -263,7 +264,19 @@ class FlatGroup:
         self._grads = grads
         if not all(g._data is v for g, v in zip(grads, self.g_bound)):
             self._release_stale(grads)
-            np.concatenate([g._data for g in grads], axis=None, out=self.g)
+            arrays = [g._data for g in grads]
+            n = self.g.size
+            if n >= PARALLEL_MIN and len(arrays) > 1 and get_num_threads() > 1:
+                # two concatenations, split at the parameter nearest the middle, on two threads
+                k = min(max(int(np.searchsorted(self.bounds, n // 2)), 1), len(arrays) - 1)
+                cut = int(self.bounds[k])
+                g = self.g
+                parallel_pair(
+                    lambda: np.concatenate(arrays[k:], axis=None, out=g[cut:]),
+                    lambda: np.concatenate(arrays[:k], axis=None, out=g[:cut]),
+                )
+            else:
+                np.concatenate(arrays, axis=None, out=self.g)
 
     def _release_stale(self, grads: list[Tensor]) -> None:
         """Forget the flat-gradient views that are no longer a parameter's ``.grad``. If one is

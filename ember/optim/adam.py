@@ -8,6 +8,7 @@ import numpy as np
 
 from ember._core.dtype import float32
 from ember._core.grad_mode import enable_grad
+from ember._core.threads import parallel_halves
 from ember._ops import API
 from ember.optim._flat import can_fuse, flat_group
 from ember.optim._single import _COMPLEX
@@ -156,38 +157,50 @@ class Adam(Optimizer):
         )
         fg.gather()
         l2 = wd != 0 and not group["decoupled_weight_decay"]
-        p, g, tmp = fg.p, fg.grad(writable=group["maximize"] or l2), fg.tmp
-        m, v = fg.bufs["exp_avg"], fg.bufs["exp_avg_sq"]
+        maximize, decoupled = group["maximize"], group["decoupled_weight_decay"]
         fg.steps += 1
-        if group["maximize"]:
-            np.negative(g, out=g)
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p *= 1 - lr * wd
-            else:
-                np.multiply(p, wd, out=tmp)
-                g += tmp
-        # exp_avg.lerp_(grad, 1 - beta1) == exp_avg + (1 - beta1) * (grad - exp_avg)
-        np.subtract(g, m, out=tmp)
-        tmp *= 1 - beta1
-        m += tmp
-        v *= beta2
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
-        v += tmp
         steps = fg.steps.astype(np.float64)
-        bias_correction1 = 1 - beta1**steps
-        bias_correction2_sqrt = (1 - beta2**steps) ** 0.5
-        step_size = fg.per_element(lr / bias_correction1)
-        if amsgrad:
-            mx = fg.bufs["max_exp_avg_sq"]
-            np.maximum(mx, v, out=mx)
-            np.sqrt(mx, out=tmp)
-        else:
-            np.sqrt(v, out=tmp)
-        tmp /= fg.per_element(bias_correction2_sqrt)
-        tmp += eps
-        np.divide(m, tmp, out=tmp)
-        tmp *= step_size
-        p -= tmp
+        step_size = fg.per_element(lr / (1 - beta1**steps))
+        bias_correction2_sqrt = fg.per_element((1 - beta2**steps) ** 0.5)
+
+        def update(p, g, tmp, m, v, mx, step_size, bias_correction2_sqrt):
+            if maximize:
+                np.negative(g, out=g)
+            if wd != 0:
+                if decoupled:
+                    p *= 1 - lr * wd
+                else:
+                    np.multiply(p, wd, out=tmp)
+                    g += tmp
+            # exp_avg.lerp_(grad, 1 - beta1) == exp_avg + (1 - beta1) * (grad - exp_avg)
+            np.subtract(g, m, out=tmp)
+            tmp *= 1 - beta1
+            m += tmp
+            v *= beta2
+            np.multiply(g, g, out=tmp)
+            tmp *= 1 - beta2
+            v += tmp
+            if amsgrad:
+                np.maximum(mx, v, out=mx)
+                np.sqrt(mx, out=tmp)
+            else:
+                np.sqrt(v, out=tmp)
+            tmp /= bias_correction2_sqrt
+            tmp += eps
+            np.divide(m, tmp, out=tmp)
+            tmp *= step_size
+            p -= tmp
+
+        parallel_halves(
+            update,
+            fg.p.size,
+            fg.p,
+            fg.grad(writable=maximize or l2),
+            fg.tmp,
+            fg.bufs["exp_avg"],
+            fg.bufs["exp_avg_sq"],
+            fg.bufs["max_exp_avg_sq"] if amsgrad else None,
+            step_size,
+            bias_correction2_sqrt,
+        )
         fg.scatter()

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ember._core.grad_mode import enable_grad
+from ember._core.threads import parallel_halves
 from ember.optim._flat import can_fuse, flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
@@ -120,28 +121,32 @@ class SGD(Optimizer):
         fg = flat_group(self, index, params, keys, with_step=False)
         fg.gather()
         writable = group["maximize"] or wd != 0 or (momentum != 0 and group["nesterov"])
-        p, g, tmp = fg.p, fg.grad(writable), fg.tmp
-        if group["maximize"]:
-            np.negative(g, out=g)
-        if wd != 0:
-            np.multiply(p, wd, out=tmp)
-            g += tmp
-        if momentum != 0:
-            buf = fg.bufs["momentum_buffer"]
-            if fresh:
-                buf[...] = g
-            else:
-                buf *= momentum
-                if dampening:
-                    np.multiply(g, 1 - dampening, out=tmp)
-                    buf += tmp
-                else:
-                    buf += g
-            if group["nesterov"]:
-                np.multiply(buf, momentum, out=tmp)
+        maximize, nesterov = group["maximize"], group["nesterov"]
+        buf = fg.bufs["momentum_buffer"] if momentum != 0 else None
+
+        def update(p, g, tmp, buf):
+            if maximize:
+                np.negative(g, out=g)
+            if wd != 0:
+                np.multiply(p, wd, out=tmp)
                 g += tmp
-            else:
-                g = buf
-        np.multiply(g, lr, out=tmp)
-        p -= tmp
+            if momentum != 0:
+                if fresh:
+                    buf[...] = g
+                else:
+                    buf *= momentum
+                    if dampening:
+                        np.multiply(g, 1 - dampening, out=tmp)
+                        buf += tmp
+                    else:
+                        buf += g
+                if nesterov:
+                    np.multiply(buf, momentum, out=tmp)
+                    g += tmp
+                else:
+                    g = buf
+            np.multiply(g, lr, out=tmp)
+            p -= tmp
+
+        parallel_halves(update, fg.p.size, fg.p, fg.grad(writable), fg.tmp, buf)
         fg.scatter()

@@ -460,3 +460,52 @@ def test_vector_to_parameters_after_rebind_keeps_the_vector_aliased_like_torch()
     _same(list(em.parameters()), list(tm.parameters()))
     np.testing.assert_allclose(ev.numpy(), tv.numpy(), rtol=1e-5, atol=1e-6)  # updated in place
     assert not np.array_equal(ev.numpy(), values)
+
+
+# groups bigger than PARALLEL_MIN elements run the update (and the gradient gather) as two
+# halves on two threads: same numbers as torch, for odd sizes and parameters that straddle
+# the middle
+BIG = [(401, 333), (7,), (129, 257), ()]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda e, t: (
+            eoptim.SGD(e, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
+            torch.optim.SGD(t, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
+        ),
+        lambda e, t: (
+            eoptim.Adam(e, lr=0.01, amsgrad=True),
+            torch.optim.Adam(t, lr=0.01, amsgrad=True),
+        ),
+        lambda e, t: (eoptim.AdamW(e, lr=0.01), torch.optim.AdamW(t, lr=0.01)),
+    ],
+)
+def test_large_groups_update_in_two_halves(make):
+    from ember._core import threads
+
+    ws = _ws(3, BIG)
+    assert sum(w.size for w in ws) >= threads.PARALLEL_MIN and ember.get_num_threads() >= 1
+    ep, tp = _pair(ws)
+    eo, to = make(ep, tp)
+    for grads in _gs(3, 4, BIG):
+        _step([eo, to], [(ember, ep), (torch, tp)], grads)
+    _same(ep, tp)
+
+
+def test_parallel_halves_splits_only_full_length_arrays():
+    from ember._core import threads
+
+    n = threads.PARALLEL_MIN + 3
+    a, b = np.zeros(n), np.arange(n, dtype=np.float64)
+    seen = []
+
+    def fn(x, y, s):
+        seen.append((x.size, s))
+        np.add(x, y * s, out=x)
+
+    threads.parallel_halves(fn, n, a, b, 2.0)
+    np.testing.assert_array_equal(a, 2.0 * b)
+    if ember.get_num_threads() > 1:
+        assert sorted(seen) == [(n // 2, 2.0), (n - n // 2, 2.0)]
