@@ -12,6 +12,7 @@ from ember._ops import (  # noqa: F401
     fft,
     gather_scatter,
     index,
+    inplace_view,
     joining,
     linalg,
     linalg_decomp,
