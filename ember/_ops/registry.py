@@ -331,6 +331,10 @@ def _as_view(out: Tensor, src: Tensor, op, params) -> None:
         out._base_fn_seen = fn
     if not STATE.grad_enabled:
         out._view_no_grad = True
+        # torch: such a view still reports requires_grad (of its base), but has no history and
+        # no grad accumulator: ops on it are recorded, and gradients stop there
+        if root._requires_grad:
+            out._requires_grad = True
 
 
 def _broadcast_error(inputs) -> RuntimeError:

@@ -430,6 +430,6 @@ def edge_of(t):
     """Return the graph edge ``(node, output_nr)`` that gradients for ``t`` flow into."""
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
-    if t._requires_grad:
+    if t._requires_grad and not t._view_no_grad:
         return (accumulate_node(t), 0)
     return (None, 0)

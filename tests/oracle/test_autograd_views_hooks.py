@@ -183,13 +183,22 @@ def _no_grad_view_requires_grad(lib):
     return v.requires_grad, v.grad_fn is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch: a view of a tensor requiring grad made under no_grad reports requires_grad "
-    "True (with no grad accumulator); ember's reports False",
-)
 def test_view_created_in_no_grad_requires_grad():
+    # torch: such a view reports requires_grad True but has no history and no accumulator
     same(_no_grad_view_requires_grad)
+
+
+def _no_grad_view_used_in_grad_mode(lib):
+    x = leaf(lib, X34)
+    with lib.no_grad():
+        v = x[1:]
+    y = (v * 2).sum()
+    y.backward()
+    return y.requires_grad, v.grad is None, x.grad is None, v.is_leaf
+
+
+def test_no_grad_view_used_in_grad_mode_stops_gradients():
+    same(_no_grad_view_used_in_grad_mode)
 
 
 def _custom_function_view_modified(lib):
