@@ -70,6 +70,7 @@ from ember import nn
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
+from ember._ops.tensor_extras import TypedStorage
 
 # torch's dtype aliases
 float = float32  # noqa: A001
