@@ -32,7 +32,11 @@ from ember._ops import (  # noqa: F401
     stats,
     tensor_extras,
     ternary,
+    torch_functions,
+    torch_settings,
+    torch_utilities,
     unary,
+    windows,
 )
 from ember._ops.registry import API
 

@@ -461,6 +461,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
             "cov(): expected input to have two or fewer dimensions but got an input with "
             f"{nd} dimensions"
         )
+    if input.dtype is D.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     X = input if nd == 2 else input.reshape(1, -1)
     if not (X.dtype.is_floating_point or X.dtype.is_complex):
         X = X.to(D.get_default_dtype())
@@ -474,6 +476,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
         norm = w_sum - correction
     else:
         w_sum = w.sum()
+        if not bool(w_sum._data):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = (X * w).sum(1) / w_sum
         if correction != 0 and aw is not None:
             norm = w_sum - correction * (w * aw).sum() / w_sum
@@ -495,6 +499,12 @@ def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> 
 def corrcoef(input: Tensor) -> Tensor:
     """Return the Pearson correlation coefficients of the variables in the rows of
     ``input``."""
+    nd = input._data.ndim
+    if nd > 2:
+        raise RuntimeError(
+            "corrcoef(): expected input to have two or fewer dimensions but got an input with "
+            f"{nd} dimensions"
+        )
     c = cov(input)
     if c._data.ndim == 0:
         return c / c
