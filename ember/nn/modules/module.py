@@ -10,6 +10,7 @@ from typing import Any
 
 import ember
 from ember._core.tensor import Tensor
+from ember._ops.torch_utilities import typename as _typename
 from ember.nn.modules._hooks import (
     _HOOK_DICTS,
     RemovableHandle,
@@ -44,23 +45,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-def _typename(obj) -> str:
-    # torch.typename: 'torch.FloatTensor' for tensors, 'module.QualName' otherwise
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{module}.{qualname}"
 
 
 def _addindent(s_: str, num_spaces: int) -> str:
