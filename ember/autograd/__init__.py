@@ -14,6 +14,7 @@ from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function
 from ember.autograd.gradcheck import gradcheck, gradgradcheck
 from ember.autograd.node import Node
+from ember.autograd.variable import Variable
 
 __all__ = [
     "backward",
@@ -29,6 +30,7 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "Node",
+    "Variable",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
