@@ -134,9 +134,11 @@ class TypedStorage:
         return self._values.tolist()
 
     def is_shared(self) -> bool:
+        """Return False: this storage object is not in shared memory."""
         return False
 
     def is_pinned(self, device=None) -> bool:
+        """Return False: ember memory is ordinary (pageable) host memory."""
         return False
 
     def type(self) -> str:
