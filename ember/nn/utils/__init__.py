@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ember.nn.utils import fusion, parametrizations, parametrize, rnn
+from ember.nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
 from ember.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -17,6 +17,7 @@ from ember.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from ember.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from ember.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -37,4 +38,8 @@ __all__ = [
     "weight_norm",
     "remove_weight_norm",
     "rnn",
+    "prune",
+    "stateless",
+    "spectral_norm",
+    "remove_spectral_norm",
 ]

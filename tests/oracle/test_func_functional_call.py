@@ -1,0 +1,190 @@
+"""Oracle tests for ``func.functional_call`` / ``nn.utils.stateless.functional_call``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch.func")
+
+_rng = np.random.default_rng(0)
+
+
+class _Net:
+    """Build the same small net (Linear, BatchNorm1d, Linear) for a lib; weights from numpy."""
+
+    @staticmethod
+    def build(lib, tied=False):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Linear(4, 4))
+        if tied:
+            m.add_module("3", lib.nn.Linear(4, 4))
+            m[3].weight = m[2].weight
+        return m
+
+
+def _load(lib, m, arrays):
+    with lib.no_grad():
+        for name, t in list(m.named_parameters()) + list(m.named_buffers()):
+            if name in arrays:
+                t.copy_(lib.tensor(arrays[name]))
+
+
+def _arrays(m):
+    return {
+        n: _rng.standard_normal(tuple(t.shape)).astype(np.float32)
+        for n, t in list(m.named_parameters()) + list(m.named_buffers())
+        if t.dtype == torch.float32
+    }
+
+
+def _both(tied=False):
+    t = _Net.build(torch, tied)
+    e = _Net.build(ember, tied)
+    arr = _arrays(t)
+    arr["1.running_var"] = np.abs(arr["1.running_var"]) + 0.5
+    _load(torch, t, arr)
+    _load(ember, e, arr)
+    return e, t
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_substitution_grads_and_restore(train):
+    e, t = _both()
+    e.train(train)
+    t.train(train)
+    w = _rng.standard_normal((4, 3)).astype(np.float32)
+    rm = _rng.standard_normal(4).astype(np.float32)
+    x = _rng.standard_normal((5, 3)).astype(np.float32)
+    ew = ember.tensor(w, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    ed = {"0.weight": ew, "1.running_mean": ember.tensor(rm)}
+    td = {"0.weight": tw, "1.running_mean": torch.tensor(rm)}
+    eo = ember.func.functional_call(e, ed, (ember.tensor(x),))
+    to = torch.func.functional_call(t, td, (torch.tensor(x),))
+    _close(eo, to)
+    eo.sum().backward()
+    to.sum().backward()
+    _close(ew.grad, tw.grad)
+    assert e[0].weight.grad is None and t[0].weight.grad is None
+    # originals restored; BN updated the substituted buffer (in place) only
+    assert isinstance(e[0].weight, ember.nn.Parameter)
+    _close(e[1].running_mean, t[1].running_mean)
+    _close(ed["1.running_mean"], td["1.running_mean"])
+    _close(e[1].num_batches_tracked, t[1].num_batches_tracked)
+    # plain calls agree afterwards
+    _close(e(ember.tensor(x)), t(torch.tensor(x)))
+
+
+def test_args_kwargs_and_dict_sequence():
+    e, t = _both()
+    e.eval()
+    t.eval()
+    x = _rng.standard_normal((2, 3)).astype(np.float32)
+    b = _rng.standard_normal(4).astype(np.float32)
+    eo = ember.func.functional_call(e, ({"0.bias": ember.tensor(b)}, {}), ember.tensor(x))
+    to = torch.func.functional_call(t, ({"0.bias": torch.tensor(b)}, {}), torch.tensor(x))
+    _close(eo, to)
+    lin_e, lin_t = ember.nn.Linear(3, 4), torch.nn.Linear(3, 4)
+    W = _rng.standard_normal((4, 3)).astype(np.float32)
+    eo = ember.func.functional_call(
+        lin_e, {"weight": ember.tensor(W), "bias": ember.zeros(4)}, (), {"input": ember.tensor(x)}
+    )
+    to = torch.func.functional_call(
+        lin_t, {"weight": torch.tensor(W), "bias": torch.zeros(4)}, (), {"input": torch.tensor(x)}
+    )
+    _close(eo, to)
+
+
+def _same_error(fe, ft, exc):
+    with pytest.raises(exc) as te:
+        ft()
+    with pytest.raises(exc) as ee:
+        fe()
+    assert str(ee.value) == str(te.value)
+
+
+def test_errors():
+    e, t = _both()
+    x = np.zeros((2, 3), np.float32)
+    ex, tx = ember.tensor(x), torch.tensor(x)
+    _same_error(
+        lambda: ember.func.functional_call(e, ({"a": ex}, {"a": ex}), ex),
+        lambda: torch.func.functional_call(t, ({"a": tx}, {"a": tx}), tx),
+        ValueError,
+    )
+    _same_error(
+        lambda: ember.func.functional_call(e, [{"a": ex}, 3], ex),
+        lambda: torch.func.functional_call(t, [{"a": tx}, 3], tx),
+        ValueError,
+    )
+    with pytest.raises(ValueError, match="Expected parameter_and_buffer_dicts to be a dict"):
+        ember.func.functional_call(e, 3, ex)
+    _same_error(
+        lambda: ember.func.functional_call(e, {"0.weight": ex, "zzz": ex}, ex, strict=True),
+        lambda: torch.func.functional_call(t, {"0.weight": tx, "zzz": tx}, tx, strict=True),
+        RuntimeError,
+    )
+    _same_error(
+        lambda: ember.func.functional_call(e, {"9.weight": ex}, ex),
+        lambda: torch.func.functional_call(t, {"9.weight": tx}, tx),
+        AttributeError,
+    )
+
+
+def test_restored_on_exception():
+    e, _ = _both()
+    orig = e[0].weight
+    with pytest.raises(RuntimeError):
+        ember.func.functional_call(e, {"0.weight": ember.zeros(4, 7)}, ember.zeros(2, 3))
+    assert e[0].weight is orig
+    # a new (non-existing) name is removed again afterwards
+    ember.func.functional_call(e.eval(), {"0.extra": ember.zeros(1)}, ember.zeros(2, 3))
+    assert not hasattr(e[0], "extra")
+
+
+def test_tie_weights():
+    e, t = _both(tied=True)
+    e.eval()
+    t.eval()
+    x = _rng.standard_normal((2, 3)).astype(np.float32)
+    w = _rng.standard_normal((4, 4)).astype(np.float32)
+    for tie in (True, False):
+        eo = ember.func.functional_call(e, {"2.weight": ember.tensor(w)}, ember.tensor(x),
+                                        tie_weights=tie)  # fmt: skip
+        to = torch.func.functional_call(t, {"2.weight": torch.tensor(w)}, torch.tensor(x),
+                                        tie_weights=tie)  # fmt: skip
+        _close(eo, to)
+    _same_error(
+        lambda: ember.func.functional_call(
+            e, {"2.weight": ember.tensor(w), "3.weight": ember.zeros(4, 4)}, ember.tensor(x)
+        ),
+        lambda: torch.func.functional_call(
+            t, {"2.weight": torch.tensor(w), "3.weight": torch.zeros(4, 4)}, torch.tensor(x)
+        ),
+        ValueError,
+    )
+    # strict with tie_weights: giving one of the tied names is enough
+    names = [n for n, _ in t.named_parameters()] + [n for n, _ in t.named_buffers()]
+    ed = {n: v for n, v in e.state_dict(keep_vars=True).items() if n != "3.weight"}
+    td = {n: v for n, v in t.state_dict(keep_vars=True).items() if n != "3.weight"}
+    assert "3.weight" not in names
+    _close(
+        ember.func.functional_call(e, ed, ember.tensor(x), strict=True),
+        torch.func.functional_call(t, td, torch.tensor(x), strict=True),
+    )
+
+
+def test_stateless_deprecated_alias():
+    e, t = _both()
+    e.eval()
+    x = ember.zeros(2, 3)
+    with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
+        out = ember.nn.utils.stateless.functional_call(e, {"2.bias": ember.ones(4)}, x)
+    assert out.shape == (2, 4)
