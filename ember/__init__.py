@@ -68,6 +68,7 @@ from ember.utils.dlpack import from_dlpack
 from ember import multiprocessing
 from ember import nn
 from ember import func
+from ember import distributions
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax

@@ -1,0 +1,101 @@
+"""Dirichlet distribution (torch.distributions.Dirichlet)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+import ember.nn.functional as F
+from ember.distributions import constraints
+from ember.distributions.exp_family import ExponentialFamily
+
+__all__ = ["Dirichlet"]
+
+
+def _sample_gamma(concentration):
+    """Return Gamma(concentration, 1) draws from ember's default generator (no gradient)."""
+    alpha = concentration.detach().to(ember.float64).numpy()
+    draws = ember.default_generator._rng.standard_gamma(alpha)
+    tiny = np.finfo(concentration.detach().numpy().dtype).tiny
+    return ember.from_numpy(np.maximum(draws, tiny)).to(concentration.dtype)
+
+
+class Dirichlet(ExponentialFamily):
+    """Dirichlet distribution parameterized by ``concentration`` (last dim = categories).
+
+    ``sample`` draws from ember's generator; ember has no differentiable gamma sampler, so
+    ``rsample`` raises ``NotImplementedError`` and ``has_rsample`` is ``False``.
+    """
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = False
+
+    def __init__(self, concentration, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = ember.Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
+        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        with ember.no_grad():
+            gammas = _sample_gamma(self.concentration.expand(shape))
+            out = gammas / gammas.sum(-1, True)
+            eps = ember.finfo(out.dtype).tiny
+            return out.clamp(min=eps, max=1 - eps)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError("ember has no differentiable gamma sampler: use sample()")
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (
+            ember.xlogy(self.concentration - 1.0, value).sum(-1)
+            + ember.lgamma(self.concentration.sum(-1))
+            - ember.lgamma(self.concentration).sum(-1)
+        )
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self):
+        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, True)
+        mask = (self.concentration < 1).all(dim=-1)
+        mode[mask] = F.one_hot(mode[mask].argmax(dim=-1), concentrationm1.shape[-1]).to(mode)
+        return mode
+
+    @property
+    def variance(self):
+        con0 = self.concentration.sum(-1, True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self):
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (
+            ember.lgamma(self.concentration).sum(-1)
+            - ember.lgamma(a0)
+            - (k - a0) * ember.digamma(a0)
+            - ((self.concentration - 1.0) * ember.digamma(self.concentration)).sum(-1)
+        )
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))

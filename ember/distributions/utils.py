@@ -1,0 +1,68 @@
+"""Helpers shared by the distributions (torch.distributions.utils)."""
+
+from __future__ import annotations
+
+from numbers import Number
+
+import ember
+import ember.nn.functional as F
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+
+def broadcast_all(*values):
+    """Return ``values`` as tensors broadcast together; numbers take the first tensor's dtype."""
+    if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
+        raise ValueError(
+            "Input arguments must all be instances of Number, "
+            "torch.Tensor or objects implementing __torch_function__."
+        )
+    if not all(isinstance(v, ember.Tensor) for v in values):
+        options = {"dtype": ember.get_default_dtype()}
+        for value in values:
+            if isinstance(value, ember.Tensor):
+                options = {"dtype": value.dtype}
+                break
+        values = [v if isinstance(v, ember.Tensor) else ember.tensor(v, **options) for v in values]
+    return ember.broadcast_tensors(*values)
+
+
+def logits_to_probs(logits, is_binary: bool = False):
+    """Return probabilities from logits (sigmoid if binary, else softmax over the last dim)."""
+    if is_binary:
+        return ember.sigmoid(logits)
+    return F.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Return ``probs`` clamped to ``[eps, 1 - eps]`` with ``eps`` the dtype's epsilon."""
+    eps = ember.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary: bool = False):
+    """Return logits from probabilities (log-odds if binary, else log)."""
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
+    return ember.log(ps_clamped)
+
+
+class lazy_property:  # noqa: N801 (torch's name)
+    """A property computed once on first access and then stored on the instance."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with ember.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+def _all_true(valid) -> bool:
+    return bool(valid.all().item()) if isinstance(valid, ember.Tensor) else bool(valid)
