@@ -465,7 +465,7 @@ def test_vector_to_parameters_after_rebind_keeps_the_vector_aliased_like_torch()
 # groups bigger than PARALLEL_MIN elements run the update (and the gradient gather) as two
 # halves on two threads: same numbers as torch, for odd sizes and parameters that straddle
 # the middle
-BIG = [(401, 333), (7,), (129, 257), ()]
+BIG = [(801, 655), (7,), (129, 257), ()]
 
 
 @pytest.mark.parametrize(
