@@ -73,7 +73,7 @@ def _matmul_backward(ctx, g):
         if need[1]:
             gb = _conj(a).unsqueeze(-1) * g.unsqueeze(-2)
     elif a.ndim == 2 and b.ndim == 2:
-        ga, gb = _mm_grads(ctx, g, a, b, first=0)
+        ga, gb = _mm_grads(ctx.needs_input_grad, g, a, b, first=0)
     else:
         ga = g @ b.mH if need[0] else None
         gb = a.mH @ g if need[1] else None
@@ -90,27 +90,27 @@ def _column_major_array(d: np.ndarray) -> bool:
     return d.ndim == 2 and d.strides[0] == n and d.strides[1] == d.shape[0] * n
 
 
-def _mm_grads(ctx, g, a, b, first: int = 1):
+def _mm_pair(need, g, a, b, first, mT, conj, column_major):
     """Gradients of ``a @ b`` for matrices, each laid out as its input (torch's
     ``mm_mat1_backward``/``mm_mat2_backward``): the weight of ``F.linear`` enters as ``w.t()``,
-    so its gradient comes out row-major for ``w`` and becomes ``w.grad`` without a copy."""
-    need = ctx.needs_input_grad
+    so its gradient comes out row-major for ``w`` and becomes ``w.grad`` without a copy. Written
+    once for Tensors and arrays: ``mT``, ``conj`` and ``column_major`` are the kind's own."""
     ga = gb = None
     if need[first]:
-        ga = (_conj(b) @ g.mT).mT if _column_major(a) else g @ b.mH
+        ga = mT(conj(b) @ mT(g)) if column_major(a) else g @ mT(conj(b))
     if need[first + 1]:
-        gb = (g.mT @ _conj(a)).mT if _column_major(b) else a.mH @ g
+        gb = mT(mT(g) @ conj(a)) if column_major(b) else mT(conj(a)) @ g
     return ga, gb
+
+
+def _mm_grads(need, g, a, b, first: int = 1):
+    """``_mm_pair`` on Tensors (ember ops: differentiable)."""
+    return _mm_pair(need, g, a, b, first, lambda t: t.mT, _conj, _column_major)
 
 
 def _mm_array_grads(need, g, a, b, first: int = 1):
-    """``_mm_grads`` on arrays."""
-    ga = gb = None
-    if need[first]:
-        ga = _mT(_c(b) @ _mT(g)) if _column_major_array(a) else g @ _mT(_c(b))
-    if need[first + 1]:
-        gb = _mT(_mT(g) @ _c(a)) if _column_major_array(b) else _mT(_c(a)) @ g
-    return ga, gb
+    """``_mm_pair`` on arrays."""
+    return _mm_pair(need, g, a, b, first, _mT, _c, _column_major_array)
 
 
 def _c(a: np.ndarray) -> np.ndarray:
@@ -364,9 +364,22 @@ def _scaled_sum(inp, prod, beta, alpha):
     return np.add(prod, inp, out=prod, casting="unsafe")  # ``prod`` is ours: add in place
 
 
+def _scaled_grads(ctx, g, saved, grads, beta, alpha):
+    """Backward of ``beta * input + alpha * prod(a, b)`` (Tensors or arrays alike)."""
+    need = ctx.needs_input_grad
+    gi = (g * _conj_scalar(beta) if beta != 1 else g) if need[0] else None
+    ga = gb = None
+    if need[1] or need[2]:
+        ga, gb = grads(need, g, *saved)
+        if alpha != 1:
+            ga = ga * _conj_scalar(alpha) if ga is not None else None
+            gb = gb * _conj_scalar(alpha) if gb is not None else None
+    return gi, ga, gb
+
+
 def _add_prod_op(name, grad_fn, prod, grads, array_grads=None):
-    """Declare ``beta * input + alpha * prod(a, b)``; ``grads(ctx, g, a, b)`` -> (ga, gb), and
-    optionally the same on arrays, ``array_grads(needs_input_grad, g, a, b)``."""
+    """Declare ``beta * input + alpha * prod(a, b)``; ``grads(needs_input_grad, g, a, b)`` ->
+    (ga, gb), and optionally the same on arrays, ``array_grads``."""
 
     @op(name, grad_fn=grad_fn, save=(1, 2))
     def fwd(inp, a, b, beta=1, alpha=1):
@@ -374,31 +387,13 @@ def _add_prod_op(name, grad_fn, prod, grads, array_grads=None):
 
     @fwd.backward
     def _(ctx, g, beta=1, alpha=1):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        gi = (g * _conj_scalar(beta) if beta != 1 else g) if need[0] else None
-        ga = gb = None
-        if need[1] or need[2]:
-            ga, gb = grads(ctx, g, a, b)
-            if alpha != 1:
-                ga = ga * _conj_scalar(alpha) if ga is not None else None
-                gb = gb * _conj_scalar(alpha) if gb is not None else None
-        return gi, ga, gb
+        return _scaled_grads(ctx, g, ctx.saved_tensors, grads, beta, alpha)
 
     if array_grads is not None:
 
         @fwd.array_backward
         def _(ctx, g, beta=1, alpha=1):
-            need = ctx.needs_input_grad
-            gi = (g * _conj_scalar(beta) if beta != 1 else g) if need[0] else None
-            ga = gb = None
-            if need[1] or need[2]:
-                a, b = ctx.saved_arrays
-                ga, gb = array_grads(need, g, a, b)
-                if alpha != 1:
-                    ga = ga * _conj_scalar(alpha) if ga is not None else None
-                    gb = gb * _conj_scalar(alpha) if gb is not None else None
-            return gi, ga, gb
+            return _scaled_grads(ctx, g, ctx.saved_arrays, array_grads, beta, alpha)
 
     return fwd
 
@@ -407,22 +402,19 @@ def _conj_scalar(x):
     return x.conjugate() if isinstance(x, complex) else x
 
 
-def _mv_grads(ctx, g, a, v):
-    need = ctx.needs_input_grad
+def _mv_grads(need, g, a, v):
     return (
         g.unsqueeze(-1) * _conj(v) if need[1] else None,
         (a.mH @ g.unsqueeze(-1)).squeeze(-1) if need[2] else None,
     )
 
 
-def _addbmm_grads(ctx, g, a, b):
-    need = ctx.needs_input_grad
+def _addbmm_grads(need, g, a, b):
     ge = g.unsqueeze(0).expand(a.shape[0], *g.shape)
     return (ge @ b.mH if need[1] else None, a.mH @ ge if need[2] else None)
 
 
-def _addr_grads(ctx, g, u, v):
-    need = ctx.needs_input_grad
+def _addr_grads(need, g, u, v):
     return (
         (g @ _conj(v).unsqueeze(-1)).squeeze(-1) if need[1] else None,
         (g.mT @ _conj(u).unsqueeze(-1)).squeeze(-1) if need[2] else None,
