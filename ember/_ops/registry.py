@@ -351,8 +351,45 @@ def _broadcast_error(inputs) -> RuntimeError:
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# observers: the profiler and the tracer see every op call
+
+_OBSERVERS: list = []
+
+
+def add_observer(observer) -> None:
+    """Let ``observer`` see every op call from now on: ``observer.enter(op, inputs, params,
+    self)`` runs before the forward (``self`` is the written tensor of an in-place call, else
+    None) and returns a token; ``observer.exit(token, result)`` runs after it (``result`` is
+    None when the call raised). Observers must not call ember ops themselves."""
+    _OBSERVERS.append(observer)
+
+
+def remove_observer(observer) -> None:
+    """Stop showing op calls to ``observer`` (added by ``add_observer``)."""
+    _OBSERVERS.remove(observer)
+
+
+def _observed(run, op, inputs, params, self=None):
+    observers = tuple(_OBSERVERS)
+    tokens = [o.enter(op, inputs, params, self) for o in observers]
+    result = None
+    try:
+        result = run(op, self, inputs, params) if self is not None else run(op, inputs, params)
+    finally:
+        for o, t in zip(reversed(observers), reversed(tokens)):
+            o.exit(t, result)
+    return result
+
+
 def dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
     """Run ``op`` forward on the inputs' arrays; wrap the result; record the graph if needed."""
+    if _OBSERVERS:
+        return _observed(_dispatch, op, inputs, params)
+    return _dispatch(op, inputs, params)
+
+
+def _dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
     if op.promote is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
@@ -471,6 +508,12 @@ def _check_inplace(self: Tensor) -> None:
 
 def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     """Run ``op`` and write its result into ``self``; bump the version; rebase the history."""
+    if _OBSERVERS:
+        return _observed(_dispatch_inplace, op, inputs, params, self)
+    return _dispatch_inplace(op, self, inputs, params)
+
+
+def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     _check_inplace(self)
     _check_overlap(op, self, inputs)
     if op.promote is not None:
