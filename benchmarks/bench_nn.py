@@ -11,9 +11,8 @@ Cases (issue 9, "Speed"):
 - ``lenet``: one SGD+momentum training step of LeNet (conv 1->16 5x5 pad 2, relu, maxpool 2,
   conv 16->32 5x5, relu, maxpool 2, 800->128->10), batch 64 of 28x28, cross-entropy.
 - ``resnet``: inference (no grad) of 4 ResNet basic blocks (64 channels, batch 8, 32x32,
-  eval-mode BatchNorm). While ``nn.BatchNorm2d`` is missing from ember, eval BN is applied as the
-  per-channel affine it computes (``x * scale + shift``) in ember and in NumPy; torch runs the
-  real ``BatchNorm2d`` in eval mode.
+  eval-mode BatchNorm): the same module code on ember and torch, weights and BN statistics
+  copied through ``state_dict``; NumPy applies eval BN as the per-channel affine it computes.
 
 The NumPy column is a straightforward hand-written version of the same math (im2col through
 ``sliding_window_view`` + ``tensordot``, max-pool via a reshape, explicit backward). Ratios are
@@ -39,7 +38,6 @@ from _timing import bench_record, measure_interleaved, median_ms, write_json  # 
 
 import ember  # noqa: E402
 import ember.nn as enn  # noqa: E402
-from ember.nn._functional import conv as econv  # noqa: E402
 
 TARGETS = {"mlp": 1.3, "lenet": 2.0, "resnet": 2.0}
 swv = np.lib.stride_tricks.sliding_window_view
@@ -233,21 +231,25 @@ def lenet_case(torch):
 def resnet_case(torch):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((8, 64, 32, 32)).astype(np.float32)
-    tn = torch.nn
 
-    class Block(tn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = tn.Conv2d(64, 64, 3, padding=1, bias=False)
-            self.bn1 = tn.BatchNorm2d(64)
-            self.conv2 = tn.Conv2d(64, 64, 3, padding=1, bias=False)
-            self.bn2 = tn.BatchNorm2d(64)
+    def build(lib):
+        nn = lib.nn
 
-        def forward(self, x):
-            out = torch.relu(self.bn1(self.conv1(x)))
-            return torch.relu(self.bn2(self.conv2(out)) + x)
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+                self.bn1 = nn.BatchNorm2d(64)
+                self.conv2 = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+                self.bn2 = nn.BatchNorm2d(64)
 
-    tm = tn.Sequential(*[Block() for _ in range(4)]).eval()
+            def forward(self, x):
+                out = lib.relu(self.bn1(self.conv1(x)))
+                return lib.relu(self.bn2(self.conv2(out)) + x)
+
+        return nn.Sequential(*[Block() for _ in range(4)]).eval()
+
+    tm = build(torch)
     params = []  # (w1, s1, b1, w2, s2, b2) per block, eval BN as an affine
     for blk in tm:
         for bn in (blk.bn1, blk.bn2):
@@ -266,7 +268,8 @@ def resnet_case(torch):
                 b.detach().numpy().reshape(64, 1, 1),
             ]
         params.append(row)
-    eparams = [[ember.from_numpy(a.copy()) for a in row] for row in params]
+    em = build(ember)
+    em.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in tm.state_dict().items()})
     tx, ex = torch.from_numpy(x), ember.from_numpy(x)
 
     def t_run():
@@ -275,11 +278,7 @@ def resnet_case(torch):
 
     def e_run():
         with ember.no_grad():
-            h = ex
-            for w1, s1, b1, w2, s2, b2 in eparams:
-                out = ember.relu(econv.conv2d(h, w1, padding=1) * s1 + b1)
-                h = ember.relu(econv.conv2d(out, w2, padding=1) * s2 + b2 + h)
-            return h
+            return em(ex)
 
     def n_run():
         h = x

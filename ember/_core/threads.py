@@ -9,8 +9,7 @@ it started with (set ``OMP_NUM_THREADS`` before starting Python instead).
 from __future__ import annotations
 
 import os
-
-import numpy as np
+import threading
 
 _state: dict = {"n": None, "limiter": None}
 
@@ -59,11 +58,12 @@ def set_num_threads(num: int) -> None:
 __all__ = ["get_num_threads", "set_num_threads"]
 
 
-# ------------------------------------------------------------------------------ elementwise split
+# ------------------------------------------------------------------------------ work split
 
 _POOL: dict = {"executor": None}
-# below this many elements a second thread costs more than it saves (measured here: an SGD
-# step over 100 params of 64x64 is slower split, one over a 535k-param MLP 25% faster)
+# below this many elements a second thread costs more than it saves (measured here: handing
+# work to the pool's thread and back costs 40-80 us; an SGD step over 100 params of 64x64 is
+# slower split, max pooling over 800k elements 1.5x faster)
 PARALLEL_MIN = 1 << 19
 
 
@@ -72,38 +72,48 @@ def _executor():
     if ex is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        ex = _POOL["executor"] = ThreadPoolExecutor(1, thread_name_prefix="ember-intra-op")
+        def mark():
+            _POOL["worker"] = threading.get_ident()
+
+        ex = ThreadPoolExecutor(1, thread_name_prefix="ember-intra-op", initializer=mark)
+        _POOL["executor"] = ex
     return ex
+
+
+def _on_worker() -> bool:
+    # work already on the pool's thread runs whole: waiting on its own queue would deadlock
+    return threading.get_ident() == _POOL.get("worker")
 
 
 def _forget_executor() -> None:  # a forked child has no worker thread: make a new pool there
     _POOL["executor"] = None
+    _POOL["worker"] = None
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_executor)
 
 
-def parallel_halves(fn, n: int, *arrays) -> None:
-    """Run ``fn(*arrays)``, elementwise in-place NumPy work on flat arrays of length ``n``, as
-    two halves on two threads when ``n`` is large and two threads are allowed (NumPy releases
-    the GIL inside its loops, so memory-bound passes get the second core's bandwidth, as torch's
-    parallel ``_foreach`` kernels do). Arguments that are not length-``n`` arrays are passed to
-    both halves as they are."""
-    if n < PARALLEL_MIN or get_num_threads() < 2:
-        fn(*arrays)
+def parallel_rows(fn, n: int, size: int) -> None:
+    """Call ``fn(lo, hi)`` to do the work of rows ``[lo, hi)`` of ``n`` (``size`` elements in
+    all): as the two halves on two threads when the work is large and two threads are allowed
+    (torch's ``at::parallel_for`` over the batch of a pooling or elementwise kernel), else
+    once as ``fn(0, n)``. The halves must write disjoint outputs."""
+    if n < 2 or size < PARALLEL_MIN or get_num_threads() < 2 or _on_worker():
+        fn(0, n)
         return
     h = n // 2
-    split = [isinstance(a, np.ndarray) and a.shape == (n,) for a in arrays]
-    lo = [a[:h] if s else a for a, s in zip(arrays, split)]
-    hi = [a[h:] if s else a for a, s in zip(arrays, split)]
-    future = _executor().submit(fn, *hi)
-    fn(*lo)
+    future = _executor().submit(fn, h, n)
+    fn(0, h)
     future.result()
 
 
 def parallel_pair(first, second) -> None:
     """Run ``first()`` on the pool's thread and ``second()`` on this one; wait for both."""
+    if _on_worker():
+        first()
+        second()
+        return
     future = _executor().submit(first)
     second()
     future.result()

@@ -14,6 +14,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
+from ember._core.threads import parallel_rows
 from ember._ops.pointwise import (
     _conj,
     dkind,
@@ -512,7 +513,11 @@ def _np_relu(x):
         raise RuntimeError("Boolean inputs not supported for relu")
     if dkind(x) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    return np.maximum(x, 0).astype(x.dtype, copy=False)
+    if x.ndim == 0:
+        return np.maximum(x, 0).astype(x.dtype, copy=False)
+    out = np.empty_like(x)
+    parallel_rows(lambda a, b: np.maximum(x[a:b], 0, out=out[a:b]), len(x), x.size)
+    return out
 
 
 _relu, relu = unary(
@@ -532,8 +537,9 @@ def _(ctx, g):
 
 
 def _np_relu_backward(ctx, g, y):
-    out = np.greater(y, 0)
-    return np.multiply(g, out, out=np.empty_like(g))
+    out = np.empty_like(g)
+    parallel_rows(lambda a, b: np.multiply(g[a:b], y[a:b] > 0, out=out[a:b]), len(g), g.size)
+    return out
 
 
 _relu.array_backward(fast_backward(_np_relu_backward))

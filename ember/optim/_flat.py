@@ -51,9 +51,17 @@ from operator import is_ as _is
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
-from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair
+from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair, parallel_rows
 
 __all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
+
+
+# a block of the update: p, g, state and scratch blocks of this size fit a core's L2 cache
+# together (measured here: an SGD-momentum step over a 535k-param MLP, 0.74 -> ~0.4 ms)
+_BLOCK_BYTES = 1 << 18
+# parameters from this many elements have their contiguous gradient read in place
+_DIRECT_MIN = 1 << 12
+THREADED_BLOCKS = True
 
 
 def _refs(a) -> int:
@@ -277,6 +285,78 @@ class FlatGroup:
                 )
             else:
                 np.concatenate(arrays, axis=None, out=self.g)
+
+    def blocks(self, writable: bool = False):
+        """Yield ``(lo, hi, g)``: the flat range in cache-sized blocks with the gradient ``g`` of
+        ``[lo, hi)``. A large parameter's own contiguous gradient is read in place (no gather
+        copy); the small or strided rest is gathered into the flat gradient first. Running the
+        whole update one block at a time keeps every array's block in cache across its passes,
+        which halves the memory traffic of an update over arrays larger than the cache.
+        ``writable`` gives blocks of a gradient copy the update may overwrite (``grad(True)``)."""
+        params, views = self.params, self.views
+        for i in self.unbound:
+            np.copyto(views[i], params[i]._data)
+        if writable:
+            self.gather()
+            pieces = [(0, self.g.size, self.grad(True))]
+        else:
+            pieces = self._grad_pieces()
+        step = _BLOCK_BYTES // self.g.itemsize
+        for lo, hi, g in pieces:
+            for a in range(0, hi - lo, step):
+                b = min(a + step, hi - lo)
+                yield lo + a, lo + b, g[a:b]
+
+    def _grad_pieces(self) -> list[tuple[int, int, np.ndarray]]:
+        grads = [p.grad for p in self.params]
+        self._grads = grads
+        if all(g._data is v for g, v in zip(grads, self.g_bound)):
+            return [(0, self.g.size, self.g)]
+        self._release_stale(grads)
+        pieces, run, spans = [], [], self.spans
+
+        def flush():
+            if run:
+                lo, hi = spans[run[0]][0], spans[run[-1]][1]
+                arrays = [grads[j]._data for j in run]
+                np.concatenate(arrays, axis=None, out=self.g[lo:hi])
+                pieces.append((lo, hi, self.g[lo:hi]))
+                run.clear()
+
+        for i, g in enumerate(grads):
+            a = g._data
+            if a.size >= _DIRECT_MIN and a.flags.c_contiguous:
+                flush()
+                pieces.append((*spans[i], a.reshape(-1)))
+            else:
+                run.append(i)
+        flush()
+        return pieces
+
+    def run_blocks(self, fn, *arrays, writable: bool = False) -> None:
+        """Run ``fn(g, *blocks)`` for every block of ``blocks(writable)``: each flat array
+        among ``arrays`` (length of the flat range) is sliced to the block, ``self.tmp`` becomes
+        one block-sized scratch reused by every block, other arguments pass as they are."""
+        n, tmp = self.g.size, self.tmp
+        blocks = list(self.blocks(writable))
+
+        def run(first, last):  # blocks [first, last); a second thread gets its own scratch
+            scratch = tmp[_BLOCK_BYTES // tmp.itemsize :] if first else tmp
+            for lo, hi, g in blocks[first:last]:
+                args = [
+                    scratch[: hi - lo]
+                    if a is tmp
+                    else a[lo:hi]
+                    if isinstance(a, np.ndarray) and a.shape == (n,)
+                    else a
+                    for a in arrays
+                ]
+                fn(g, *args)
+
+        if THREADED_BLOCKS:
+            parallel_rows(run, len(blocks), n)
+        else:
+            run(0, len(blocks))
 
     def _release_stale(self, grads: list[Tensor]) -> None:
         """Forget the flat-gradient views that are no longer a parameter's ``.grad``. If one is

@@ -8,7 +8,6 @@ import numpy as np
 
 from ember._core.dtype import float32
 from ember._core.grad_mode import enable_grad
-from ember._core.threads import parallel_halves
 from ember._ops import API
 from ember.optim._flat import can_fuse, flat_group
 from ember.optim._single import _COMPLEX
@@ -155,7 +154,6 @@ class Adam(Optimizer):
             with_step=True,
             init=lambda p, st: self._init_state(p, amsgrad),
         )
-        fg.gather()
         l2 = wd != 0 and not group["decoupled_weight_decay"]
         maximize, decoupled = group["maximize"], group["decoupled_weight_decay"]
         fg.steps += 1
@@ -163,7 +161,7 @@ class Adam(Optimizer):
         step_size = fg.per_element(lr / (1 - beta1**steps))
         bias_correction2_sqrt = fg.per_element((1 - beta2**steps) ** 0.5)
 
-        def update(p, g, tmp, m, v, mx, step_size, bias_correction2_sqrt):
+        def update(g, p, tmp, m, v, mx, step_size, bias_correction2_sqrt):
             if maximize:
                 np.negative(g, out=g)
             if wd != 0:
@@ -191,16 +189,15 @@ class Adam(Optimizer):
             tmp *= step_size
             p -= tmp
 
-        parallel_halves(
+        fg.run_blocks(
             update,
-            fg.p.size,
             fg.p,
-            fg.grad(writable=maximize or l2),
             fg.tmp,
             fg.bufs["exp_avg"],
             fg.bufs["exp_avg_sq"],
             fg.bufs["max_exp_avg_sq"] if amsgrad else None,
             step_size,
             bias_correction2_sqrt,
+            writable=maximize or l2,
         )
         fg.scatter()

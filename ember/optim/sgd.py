@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ember._core.grad_mode import enable_grad
-from ember._core.threads import parallel_halves
 from ember.optim._flat import can_fuse, flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
@@ -119,12 +118,11 @@ class SGD(Optimizer):
         dampening = group["dampening"]
         keys = ("momentum_buffer",) if momentum != 0 else ()
         fg = flat_group(self, index, params, keys, with_step=False)
-        fg.gather()
         writable = group["maximize"] or wd != 0 or (momentum != 0 and group["nesterov"])
         maximize, nesterov = group["maximize"], group["nesterov"]
         buf = fg.bufs["momentum_buffer"] if momentum != 0 else None
 
-        def update(p, g, tmp, buf):
+        def update(g, p, tmp, buf):
             if maximize:
                 np.negative(g, out=g)
             if wd != 0:
@@ -148,5 +146,5 @@ class SGD(Optimizer):
             np.multiply(g, lr, out=tmp)
             p -= tmp
 
-        parallel_halves(update, fg.p.size, fg.p, fg.grad(writable), fg.tmp, buf)
+        fg.run_blocks(update, fg.p, fg.tmp, buf, writable=writable)
         fg.scatter()

@@ -462,9 +462,9 @@ def test_vector_to_parameters_after_rebind_keeps_the_vector_aliased_like_torch()
     assert not np.array_equal(ev.numpy(), values)
 
 
-# groups bigger than PARALLEL_MIN elements run the update (and the gradient gather) as two
-# halves on two threads: same numbers as torch, for odd sizes and parameters that straddle
-# the middle
+# groups bigger than PARALLEL_MIN elements run the update's blocks (and the gradient gather)
+# as two halves on two threads: same numbers as torch, for odd sizes and parameters that
+# straddle the middle
 BIG = [(801, 655), (7,), (129, 257), ()]
 
 
@@ -494,18 +494,43 @@ def test_large_groups_update_in_two_halves(make):
     _same(ep, tp)
 
 
-def test_parallel_halves_splits_only_full_length_arrays():
-    from ember._core import threads
+@pytest.mark.parametrize("momentum,dampening", [(0.9, 0.0), (0.9, 0.3), (0.0, 0.0)])
+def test_blocked_update_reads_large_gradients_in_place_and_matches_torch(momentum, dampening):
+    # large contiguous gradients are read where they are (never written), the small and the
+    # strided ones gathered; the update runs block by block: same numbers as torch
+    shapes = BIG + [(300, 40)]
+    ws = _ws(5, shapes)
+    ep, tp = _pair(ws)
+    kw = dict(lr=0.05, momentum=momentum, dampening=dampening)
+    eo, to = eoptim.SGD(ep, **kw), torch.optim.SGD(tp, **kw)
+    for grads in _gs(5, 3, shapes):
+        kept = []
+        for p, q, g in zip(ep, tp, grads):
+            if g.shape == (300, 40):  # a strided gradient, as a transposed product gives
+                p.grad = ember.tensor(np.ascontiguousarray(g.T)).t()
+            else:
+                p.grad = ember.tensor(g)
+            q.grad = torch.tensor(g)
+            kept.append(p.grad.numpy().copy())
+        eo.step()
+        to.step()
+        for p, k in zip(ep, kept):
+            np.testing.assert_array_equal(p.grad.numpy(), k)
+    _same(ep, tp)
+    assert eo._flat[0].g.size == sum(w.size for w in ws)
 
-    n = threads.PARALLEL_MIN + 3
-    a, b = np.zeros(n), np.arange(n, dtype=np.float64)
-    seen = []
 
-    def fn(x, y, s):
-        seen.append((x.size, s))
-        np.add(x, y * s, out=x)
-
-    threads.parallel_halves(fn, n, a, b, 2.0)
-    np.testing.assert_array_equal(a, 2.0 * b)
-    if ember.get_num_threads() > 1:
-        assert sorted(seen) == [(n // 2, 2.0), (n - n // 2, 2.0)]
+def test_flat_blocks_cover_the_range_once():
+    ws = _ws(6, BIG)
+    ep = [ember.tensor(w, requires_grad=True) for w in ws]
+    opt = eoptim.SGD(ep, lr=0.1, momentum=0.9)
+    for p, g in zip(ep, _gs(6, 1, BIG)[0]):
+        p.grad = ember.tensor(g)
+    opt.step()
+    fg = _flat_of(opt)
+    blocks = list(fg.blocks())
+    assert all(g.size == hi - lo for lo, hi, g in blocks)
+    spans = [(lo, hi) for lo, hi, _ in blocks]
+    assert spans[0][0] == 0 and spans[-1][1] == fg.g.size
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert len(spans) > len(ws)  # the large parameters span several blocks
