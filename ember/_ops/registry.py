@@ -42,7 +42,7 @@ from ember.autograd.node import (
     Node,
     SavedTensor,
     _op_name,
-    edge_of,
+    accumulate_node,
     move_retain_hook,
 )
 
@@ -275,7 +275,14 @@ def _make_node(op, inputs, params, outputs):
     edges, needs, meta = [], [], []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
-            edges.append(edge_of(x))
+            # ``edge_of(x)``, inlined: ``_requires_grad`` has brought views up to date
+            fn = x._grad_fn
+            if fn is not None:
+                edges.append((fn, x._output_nr))
+            elif x._view_no_grad:
+                edges.append((None, 0))
+            else:
+                edges.append((accumulate_node(x), 0))
             needs.append(True)
             meta.append((x._data.shape, x.dtype))
         else:

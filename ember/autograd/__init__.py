@@ -7,7 +7,7 @@ from ember._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from ember.autograd import anomaly_mode, function, functional, grad_mode, graph
+from ember.autograd import anomaly_mode, function, functional, grad_mode, graph, profiler
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import _is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd.engine import backward, grad
@@ -30,6 +30,7 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "Node",
+    "profiler",
     "Variable",
     "no_grad",
     "enable_grad",

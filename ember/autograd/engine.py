@@ -275,6 +275,7 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
 
     push, pop = heapq.heappush, heapq.heappop
     anomaly = _ANOMALY.enabled
+    profiled = NODE_PROFILER[0] if NODE_PROFILER else None
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     # reentrant checkpointing needs a plain backward(): no grad(), no inputs=
@@ -292,7 +293,9 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
                     continue
                 for nr, i in captures[node]:  # captured before the node's hooks, as torch
                     captured[i] = grads[nr]
-            if anomaly:
+            if profiled is not None:  # a profiler records: the node runs inside its events
+                outputs = profiled(node, grads, anomaly)
+            elif anomaly:
                 outputs = _call_function_anomaly(node, grads)
             elif (
                 node._tensor_hooks is None
@@ -345,6 +348,11 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
         STATE.grad_enabled = prev
         GRAPH_TASKS.pop()
     return captured
+
+
+# ember.profiler's view of backward nodes: while a profiler records, one function
+# ``(node, grads, anomaly) -> outputs`` that runs the node (``_call_function``) inside its events
+NODE_PROFILER: list = []
 
 
 def current_graph_task_id() -> int:

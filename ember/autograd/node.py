@@ -181,18 +181,16 @@ class SavedTensor:
 class Node:
     """Base of every ``grad_fn``; ``name()`` is torch's class name (``MulBackward0``)."""
 
-    __slots__ = (
-        "next_functions",
-        "_input_meta",
-        "_seq",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_hooks",
-        "_retain_hooks",
-        "metadata_",
-        "_n_outputs",
-        "__weakref__",
-    )
+    # what every node sets; the rarely set attributes (hooks, metadata, several outputs) are
+    # class defaults, shadowed in the instance ``__dict__`` (made on first use) when set: a
+    # node costs three attribute writes to make
+    __slots__ = ("next_functions", "_input_meta", "_seq", "__dict__", "__weakref__")
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_hooks = None
+    _retain_hooks = None
+    metadata_ = None
+    _n_outputs = 1
 
     # run even when every incoming gradient is undefined (custom Functions do, as torch's)
     _apply_undefined = False
@@ -201,12 +199,6 @@ class Node:
         self._seq = next(_seq)
         self.next_functions = ()
         self._input_meta = ()
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retain_hooks = None
-        self.metadata_ = None
-        self._n_outputs = 1
 
     def name(self) -> str:
         """Return the node's name, torch's class name for the same backward."""

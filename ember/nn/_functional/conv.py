@@ -121,7 +121,23 @@ def _conv_out(size, kernel, stride, padding, dilation):
     )
 
 
-def _conv_forward(x, w, stride, padding, dilation, groups):
+def _nchw(res: np.ndarray, b) -> np.ndarray:
+    """Return ``(O, N, *S)`` array ``res`` as a contiguous ``(N, O, *S)`` array plus the bias
+    ``b`` (one pass for the layout change and the bias)."""
+    src = res.swapaxes(0, 1)
+    if b is None:
+        return np.ascontiguousarray(src)
+    if math.prod(res.shape[2:]) < 16:  # short rows: NumPy's copy routine does the layout best
+        out = np.ascontiguousarray(src)
+        out += b.reshape((1, -1) + (1,) * (res.ndim - 2))
+        return out
+    # iterating in ``res``'s order reads it once and writes whole output rows
+    out = np.empty(src.shape, dtype=np.result_type(res, b))
+    np.add(res, b.reshape((-1,) + (1,) * (res.ndim - 1)), out=out.swapaxes(0, 1))
+    return out
+
+
+def _conv_forward(x, w, b, stride, padding, dilation, groups):
     n = x.shape[0]
     o = w.shape[0]
     kernel = w.shape[2:]
@@ -129,7 +145,7 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
     cols = _cols(x, kernel, stride, padding, dilation, groups, out)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, -1)
     res = np.matmul(wm, cols)  # (g, O/g, N*P)
-    return np.ascontiguousarray(res.reshape((o, n) + out).swapaxes(0, 1))
+    return _nchw(res.reshape((o, n) + out), b)
 
 
 def _col2im_rows(x, wm, groups, cog, kernel, full) -> np.ndarray:
@@ -230,7 +246,7 @@ def _shifted_rows(x, kh: int, kw: int, padding) -> tuple:
     return flat, (n, hp, ow)
 
 
-def _conv2d_rows(x, w, padding) -> np.ndarray:
+def _conv2d_rows(x, w, padding, b=None) -> np.ndarray:
     c = x.shape[1]
     o, _, kh, kw = w.shape
     flat, (n, hp, ow) = _shifted_rows(x, kh, kw, padding)
@@ -242,8 +258,7 @@ def _conv2d_rows(x, w, padding) -> np.ndarray:
     out = y[0, :, :span]
     for i in range(1, kh):
         out += y[i, :, i * ow : i * ow + span]
-    out = out.reshape(o, n, hp, ow)[:, :, : hp - kh + 1]
-    return np.ascontiguousarray(out.transpose(1, 0, 2, 3))
+    return _nchw(out.reshape(o, n, hp, ow)[:, :, : hp - kh + 1], b)
 
 
 def _conv2d_rows_weight(x, g, weight_shape, padding) -> np.ndarray:
@@ -283,12 +298,12 @@ def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size,
             out = _conv2d_rows_transpose(x, w, padding, output_size)
         if out is None:
             out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+        if b is not None:
+            out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
     elif _rows_apply(x, w.shape[-1], w.shape[0], padding, stride, dilation, groups):
-        out = _conv2d_rows(x, w, padding)
+        out = _conv2d_rows(x, w, padding, b)
     else:
-        out = _conv_forward(x, w, stride, padding, dilation, groups)
-    if b is not None:
-        out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
+        out = _conv_forward(x, w, b, stride, padding, dilation, groups)
     return out
 
 
