@@ -75,6 +75,7 @@ from ember.nn._functional.activation import _softmax_method as softmax
 from ember._ops.tensor_extras import TypedStorage
 from ember import amp, backends, distributed, version
 from ember import profiler
+from ember import jit, onnx
 from ember.amp import autocast, is_autocast_enabled
 
 # torch's dtype aliases

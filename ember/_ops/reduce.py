@@ -14,6 +14,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.grad_mode import STATE
+from ember._core.reductions import add_reduce
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.registry import FLOAT, _requires_grad, _type_name, dispatch, expose, op
 
@@ -182,12 +183,12 @@ def _sum_dtype(x: np.ndarray, dtype):
     return x.dtype
 
 
-def _np_sum(x, dims, keepdim, dtype, fn=np.add.reduce):
+def _np_sum(x, dims, keepdim, dtype):
     dt = _sum_dtype(x, dtype)
     acc = acc_dtype(dt)
     if x.dtype != acc:
         x = x.astype(acc)
-    return as_dtype(fn(x, axis=dims, keepdims=keepdim), dt)
+    return as_dtype(add_reduce(x, dims, keepdim), dt)
 
 
 @op("sum", grad_fn="SumBackward0")

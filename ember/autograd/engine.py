@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ember._core.grad_mode import STATE
+from ember._core.reductions import add_reduce
 from ember._core.tensor import Tensor, _wrap
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.autograd.node import AccumulateGrad, edge_of
@@ -557,7 +558,7 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
         # the backward is not recorded: sum the array directly (half types take ember's sum,
         # which accumulates in float32 as torch does)
         if dims:
-            a = np.sum(a, axis=dims, keepdims=True)
+            a = add_reduce(a, dims, keepdims=True)
         return _wrap(a.reshape(shape))
     if dims:
         g = g.sum(dims, keepdim=True)

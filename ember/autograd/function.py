@@ -270,6 +270,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 ctx.metadata["traceback_"] = traceback.format_stack(sys._getframe(1))
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
+        # the profiler's range around the forward, named after the class as torch's (the
+        # recorder sits above autograd: looked up, not imported)
+        rec = sys.modules.get("ember.profiler._recorder")
+        rng = rec.begin_range(cls.__name__) if rec is not None and rec.ACTIVE else None
         try:
             if has_setup_context:
                 outputs = cls.forward(*args, **kwargs)
@@ -278,6 +282,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 outputs = cls.forward(ctx, *args, **kwargs)
         finally:
             STATE.grad_enabled = prev
+            if rng is not None:
+                rec.end_range(rng)
         return _wrap_outputs(ctx, args, outputs, executable)
 
 

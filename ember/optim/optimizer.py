@@ -19,6 +19,7 @@ from ember._core.dtype import float32
 from ember._core.grad_mode import no_grad
 from ember._core.tensor import Tensor
 from ember.autograd.node import RemovableHandle
+from ember.profiler import _recorder as _profiler
 
 __all__ = [
     "Optimizer",
@@ -72,26 +73,38 @@ def _hooked_step(step):
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
-        for pre_hook in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(
-                        f"{step} must return None or a tuple of (new_args, new_kwargs), "
-                        f"but got {result}."
-                    )
-        out = step(*args, **kwargs)
-        self._opt_called = True
-        for post_hook in chain(
-            self._optimizer_step_post_hooks.values(), _global_post_hooks.values()
-        ):
-            post_hook(self, args, kwargs)
-        return out
+        rng = _profiler.begin_range(_step_range(self)) if _profiler.ACTIVE else None
+        try:
+            return _run_hooked(step, self, args, kwargs)
+        finally:
+            if rng is not None:
+                _profiler.end_range(rng)
 
     wrapper._ember_hooked = True
     return wrapper
+
+
+def _step_range(opt) -> str:
+    return f"Optimizer.step#{type(opt).__name__}.step"  # the profiler's range, as torch's
+
+
+def _run_hooked(step, self, args, kwargs):
+    """Run the pre-hooks, ``step`` and the post-hooks."""
+    for pre_hook in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+        result = pre_hook(self, args, kwargs)
+        if result is not None:
+            if isinstance(result, tuple) and len(result) == 2:
+                args, kwargs = result
+            else:
+                raise RuntimeError(
+                    f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                    f"but got {result}."
+                )
+    out = step(*args, **kwargs)
+    self._opt_called = True
+    for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
+        post_hook(self, args, kwargs)
+    return out
 
 
 def _no_grad_step(step):
@@ -296,6 +309,15 @@ class Optimizer:
     # -- gradients and groups ------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None`` by default, else to zeros)."""
+        if _profiler.ACTIVE:
+            rng = _profiler.begin_range(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad")
+            try:
+                return self._zero_grad(set_to_none)
+            finally:
+                _profiler.end_range(rng)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none: bool) -> None:
         for index, group in enumerate(self.param_groups):
             fg = None if set_to_none else self._flat.get(index)
             if fg is not None and fg.zero_grads(group["params"]):

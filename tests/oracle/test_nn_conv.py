@@ -254,3 +254,28 @@ def test_conv2d_rows_path_double_backward():
         lambda lib, x, w: F(lib).conv2d(x, w, padding=1),
         [rand(2, 6, 17, 16, dtype="float64"), rand(32, 6, 3, 3, dtype="float64")],
     )
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(padding=2), dict(stride=2, padding=1), dict(dilation=2), dict(padding="same")]
+)
+def test_conv2d_per_sample_path(kw):
+    # few input channels, many output positions: one GEMM per sample straight into NCHW
+    x, w = rand(3, 1, 20, 19), rand(16, 1, 5, 5)
+    assert EF._per_sample(x, (5, 5), (8, 8), 1)
+    check(lambda lib, x, w, b: F(lib).conv2d(x, w, b, **kw), [x, w, rand(16)], grad_atol=1e-4)
+
+
+def test_conv_per_sample_path_double_backward():
+    check_double_backward(
+        lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=(1, 2), padding=1),
+        [
+            rand(2, 3, 12, 14, dtype="float64"),
+            rand(4, 3, 3, 3, dtype="float64"),
+            rand(4, dtype="float64"),
+        ],
+    )
+    check_double_backward(
+        lambda lib, x, w: F(lib).conv1d(x, w, padding=3),
+        [rand(2, 2, 70, dtype="float64"), rand(3, 2, 7, dtype="float64")],
+    )

@@ -651,9 +651,37 @@ def test_custom_function_backward_events_as_torch():
         return _engine_names(p), [c.name for c in node.cpu_children]
 
     (en, ec), (tn, tc) = run(ember), run(torch)
-    # torch also records the forward as a range named "Sq" (see the report: Function.apply)
-    assert en == [n for n in tn if n not in ("Sq", "detach")]
+    # (torch's "detach" is an internal op of its Function.apply)
+    assert en == [n for n in tn if n != "detach"]
+    assert "Sq" in en
     assert ec == tc == ["aten::mul", "aten::mul"]
+
+
+def test_optimizer_and_dataloader_ranges_as_torch():
+    def run(lib):
+        m = lib.nn.Linear(3, 2)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        ds = lib.utils.data.TensorDataset(lib.ones(8, 3))
+        with lib.profiler.profile() as p:
+            for (x,) in lib.utils.data.DataLoader(ds, batch_size=4):
+                opt.zero_grad()
+                m(x).sum().backward()
+                opt.step()
+        names = [e.name for e in p.events()]
+        return sorted({n for n in names if "#" in n}), names.count("Optimizer.step#SGD.step")
+
+    assert (
+        run(ember)
+        == run(torch)
+        == (
+            [
+                "Optimizer.step#SGD.step",
+                "Optimizer.zero_grad#SGD.zero_grad",
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            ],
+            2,
+        )
+    )
 
 
 _TABLE_OPS = """add mul addmm matmul baddbmm convolution relu sum expand t transpose view reshape

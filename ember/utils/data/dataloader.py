@@ -34,6 +34,7 @@ from typing import Any, Generic, TypeVar
 
 import ember
 import ember.multiprocessing as ember_mp
+from ember.profiler import _recorder as _profiler
 from ember.utils.data import _utils
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -396,6 +397,15 @@ class _BaseDataLoaderIter:
         raise NotImplementedError
 
     def __next__(self) -> Any:
+        if _profiler.ACTIVE:  # the profiler's range around each batch, as torch's
+            rng = _profiler.begin_range(f"enumerate(DataLoader)#{type(self).__name__}.__next__")
+            try:
+                return self._next()
+            finally:
+                _profiler.end_range(rng)
+        return self._next()
+
+    def _next(self) -> Any:
         if self._sampler_iter is None:
             self._reset()
         data = self._next_data()

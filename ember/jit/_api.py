@@ -1,0 +1,270 @@
+"""torch.jit's tracing, scripting and helper functions (re-exported by ``ember.jit``)."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any
+
+from ember.jit._script import (
+    RecursiveScriptModule,
+    ScriptFunction,
+    ScriptModule,
+    TopLevelTracedModule,
+    deprecated,
+)
+from ember.jit._trace import TracerWarning, trace_graph  # noqa: F401  (re-exported)
+
+
+def _as_tuple(example_inputs) -> tuple:
+    from ember._core.tensor import Tensor
+
+    if isinstance(example_inputs, Tensor):
+        return (example_inputs,)
+    return tuple(example_inputs)
+
+
+def _params(mod) -> dict:
+    from ember.nn import Module
+
+    if not isinstance(mod, Module):
+        return {}
+    named = dict(mod.named_parameters())
+    named.update(mod.named_buffers())
+    return named
+
+
+def trace(
+    func,
+    example_inputs=None,
+    optimize=None,
+    check_trace: bool = True,
+    check_inputs=None,
+    check_tolerance: float = 1e-05,
+    strict: bool = True,
+    _force_outplace: bool = False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_kwarg_inputs: dict | None = None,
+    _store_inputs: bool = True,
+):
+    """Run ``func`` (a function or an ``nn.Module``) on ``example_inputs`` and record its ops.
+
+    Return a ``TopLevelTracedModule`` for a module, a ``ScriptFunction`` for a function; both
+    run the original code eagerly (ember's difference from torch, whose trace replays the
+    recorded graph) and expose the recorded ``graph``. ``check_trace`` traces again (on
+    ``check_inputs`` if given) and raises ``TracingCheckError`` when the ops differ."""
+    from ember.nn import Module
+
+    deprecated("trace", "both")
+    if isinstance(func, ScriptModule | ScriptFunction):
+        warnings.warn(
+            "The input to trace is already a ScriptModule, tracing it is a no-op. Returning the "
+            "object as is.",
+            stacklevel=2,
+        )
+        return func
+    if example_inputs is None and example_kwarg_inputs is None:
+        # torch fails inside its binding with a TypeError here too
+        raise TypeError(
+            "trace() needs example_inputs (a tuple of tensors) or "
+            "example_kwarg_inputs (a dict of them)"
+        )
+    if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    args = () if example_inputs is None else _as_tuple(example_inputs)
+    if isinstance(func, Module):
+        return trace_module(
+            func,
+            {"forward": args}
+            if example_kwarg_inputs is None
+            else {"forward": example_kwarg_inputs},
+            check_trace=check_trace,
+            check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
+            example_inputs_is_kwarg=example_kwarg_inputs is not None,
+        )
+    graph, _ = trace_graph(func, args, example_kwarg_inputs)
+    if check_trace:
+        for example in check_inputs or [args]:
+            again = trace(
+                func, example, check_trace=False, example_kwarg_inputs=example_kwarg_inputs
+            )
+            _check_same(graph, again.graph)
+    return ScriptFunction(func, graph)
+
+
+class TracingCheckError(Exception):
+    """A second trace of the same code recorded different ops (as torch.jit.TracingCheckError)."""
+
+    def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
+        self.message = "Tracing failed sanity checks!\n"
+        if extra_msg is not None:
+            self.message += extra_msg + "\n"
+        if graph_diff_error is not None:
+            self.message += "ERROR: Graphs differed across invocations!\n"
+            self.message += graph_diff_error + "\n"
+        if tensor_compare_error is not None:
+            self.message += tensor_compare_error + "\n"
+        super().__init__(self.message)
+
+
+def _check_same(first, second) -> None:
+    a = [n.name for n in first.nodes]
+    b = [n.name for n in second.nodes]
+    if a != b:
+        raise TracingCheckError(
+            f"First trace ran: {', '.join(a)}\nSecond trace ran: {', '.join(b)}", None
+        )
+
+
+def trace_module(
+    mod,
+    inputs: dict,
+    optimize=None,
+    check_trace: bool = True,
+    check_inputs=None,
+    check_tolerance: float = 1e-05,
+    strict: bool = True,
+    _force_outplace: bool = False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_inputs_is_kwarg: bool = False,
+    _store_inputs: bool = True,
+):
+    """Trace the methods of ``mod`` named in ``inputs`` (``{"forward": example_inputs}``);
+    return a ``TopLevelTracedModule`` (see ``trace``)."""
+    from ember.nn import Module
+
+    deprecated("trace_method", "both")
+    if not isinstance(mod, Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    graphs = {}
+    for name, example in inputs.items():
+        method = getattr(mod, name)
+        if example_inputs_is_kwarg:
+            graphs[name], _ = trace_graph(method, (), example, _params(mod))
+        else:
+            graphs[name], _ = trace_graph(method, _as_tuple(example), None, _params(mod))
+    if check_trace:
+        for checks in check_inputs or [inputs]:
+            again = trace_module(
+                mod, checks, check_trace=False, example_inputs_is_kwarg=example_inputs_is_kwarg
+            )
+            _check_same(graphs["forward"], again.graph)
+    return TopLevelTracedModule(mod, graphs.get("forward"))
+
+
+def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
+    """Return ``obj`` with torch's script surface. ember does not compile TorchScript: a
+    module becomes a ``RecursiveScriptModule`` and a function a ``ScriptFunction``, both
+    running the eager Python code; a class is returned unchanged."""
+    from ember.nn import Module
+
+    deprecated("script", "both")
+    if isinstance(obj, ScriptModule | ScriptFunction):
+        return obj
+    if isinstance(obj, Module):
+        return RecursiveScriptModule(obj)
+    if inspect.isclass(obj):
+        return obj
+    if callable(obj):
+        return ScriptFunction(obj)
+    raise RuntimeError(
+        f"Type '{type(obj).__name__}' cannot be compiled since it is not a "
+        "function, class or module"
+    )
+
+
+def is_scripting() -> bool:
+    """Return False: ember never compiles code (torch returns True inside TorchScript)."""
+    return False
+
+
+def ignore(drop=False, **kwargs):
+    """Mark a function as left to Python by the compiler; return it (usable as ``@ignore`` or
+    ``@ignore(drop=True)``)."""
+    if callable(drop):
+        drop._torchscript_modifier = "ignore"
+        return drop
+    if not isinstance(drop, bool):
+        raise RuntimeError(
+            f"Argument to @torch.jit.ignore must be a bool or a function but got {drop}"
+        )
+    drop_on_export = kwargs.pop("drop_on_export", None)
+    if drop_on_export:
+        warnings.warn(
+            "ignore(drop_on_export=True) has been deprecated. TorchScript will now drop the "
+            "function call on compilation. Use torch.jit.unused now. {}",
+            stacklevel=2,
+            category=FutureWarning,
+        )
+        drop = drop_on_export
+    elif drop:
+        warnings.warn(
+            "ignore(True) has been deprecated. TorchScript will now drop the function "
+            "call on compilation. Use torch.jit.unused now. {}",
+            stacklevel=2,
+            category=FutureWarning,
+        )
+
+    def decorator(fn):
+        fn._torchscript_modifier = "unused" if drop else "ignore"
+        return fn
+
+    return decorator
+
+
+def unused(fn):
+    """Mark a function or method as not compiled; return it."""
+    if isinstance(fn, property):
+        return fn
+    fn._torchscript_modifier = "unused"
+    return fn
+
+
+def export(fn):
+    """Mark a method as compiled even when ``forward`` does not call it; return it."""
+    fn._torchscript_modifier = "export"
+    return fn
+
+
+def annotate(the_type, the_value):
+    """Return ``the_value`` (a type hint for the TorchScript compiler)."""
+    return the_value
+
+
+class Future:
+    """The result of ``fork``: ember runs the call at once, so it is always done."""
+
+    def __init__(self, value=None, error: BaseException | None = None):
+        self._value, self._error = value, error
+
+    def done(self) -> bool:
+        return True
+
+    def wait(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    value = wait
+
+    def then(self, callback) -> Future:
+        try:
+            return Future(callback(self))
+        except Exception as e:
+            return Future(error=e)
+
+
+def fork(func, *args, **kwargs) -> Future:
+    """Run ``func(*args, **kwargs)`` now and return a ``Future`` holding the result."""
+    deprecated("fork", "compile")
+    return Future(func(*args, **kwargs))
+
+
+def wait(future: Future) -> Any:
+    """Return the result of a ``fork``."""
+    deprecated("wait", "compile")
+    return future.wait()

@@ -1,0 +1,276 @@
+"""Script and traced modules and functions, ``save``/``load``, ``freeze``.
+
+ember has no TorchScript compiler: a "scripted" or "traced" module runs the original module's
+eager ``forward`` (its Python control flow is kept, not frozen as torch's trace freezes it).
+It shares the original's parameters, buffers and submodules, so ``state_dict`` keys, training
+and attribute access are the original's. A traced object also keeps the ``graph`` recorded
+on the example inputs, for inspection.
+
+``save``/``load`` use ember's own format (a zip archive holding the pickled module, written by
+``ember.save``): torch cannot read it, and ``load`` refuses TorchScript archives written by
+torch, whose compiled code ember cannot run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+import zipfile
+
+from ember.nn.modules.module import Module
+
+_MAGIC = "ember_jit/version"
+
+_ALTERNATIVE = {
+    "compile": "Please use `torch.compile` instead.",
+    "both": "Please switch to `torch.compile` or `torch.export`.",
+    "export": "Please switch to `torch.export`.",
+}
+
+
+def deprecated(name: str, alternative: str) -> None:
+    """Warn as torch 2.13 does on every call of its TorchScript API."""
+    warnings.warn(
+        f"`torch.jit.{name}` is deprecated. {_ALTERNATIVE[alternative]}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+_FORMAT_VERSION = "1"
+
+
+class ScriptModule(Module):
+    """A module wrapping an eager ``nn.Module`` with torch's script-module surface."""
+
+    def __init__(self, original: Module | None = None, graph=None):
+        super().__init__()
+        d = self.__dict__
+        d["_original"] = original
+        d["_graph"] = graph
+        if original is None:  # subclassed, as torch's legacy ``class M(jit.ScriptModule)``
+            d["original_name"] = type(self).__name__
+            return
+        # share the original's state: same tensors, same state_dict keys, same children
+        d["_parameters"] = original._parameters
+        d["_buffers"] = original._buffers
+        d["_non_persistent_buffers_set"] = original._non_persistent_buffers_set
+        d["_modules"] = original._modules
+        d["training"] = original.training
+        d["original_name"] = type(original).__name__
+
+    def forward(self, *args, **kwargs):
+        if self._original is None:
+            return super().forward(*args, **kwargs)
+        return self._original(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            original = self.__dict__.get("_original")
+            if original is None:
+                raise
+            return getattr(original, name)
+
+    # containers (Sequential, ModuleList, ModuleDict) stay indexable (torch's traced ones are
+    # not, its scripted ones are)
+    def __getitem__(self, idx):
+        return self._original[idx]
+
+    def __len__(self) -> int:
+        return len(self._original)
+
+    def __iter__(self):
+        return iter(self._original)
+
+    def __contains__(self, key) -> bool:
+        return key in self._original
+
+    def train(self, mode: bool = True) -> ScriptModule:
+        if self._original is None:
+            return super().train(mode)
+        self._original.train(mode)
+        self.__dict__["training"] = mode
+        return self
+
+    @property
+    def graph(self):
+        """The graph recorded when the module was traced."""
+        if self._graph is None:
+            raise RuntimeError(
+                f"{type(self).__name__} has no graph: ember does not compile TorchScript, it "
+                "runs the module eagerly. Use ember.jit.trace to record a graph."
+            )
+        return self._graph
+
+    inlined_graph = graph
+
+    @property
+    def code(self) -> str:
+        """The traced ops as Python-like source (a listing of the trace, not compiled code)."""
+        return self.graph.code()
+
+    def _get_name(self) -> str:
+        return self.original_name
+
+    def extra_repr(self) -> str:
+        return f"original_name={self.original_name}"
+
+    def save(self, f, _extra_files=None) -> None:
+        """Save this module with ``ember.jit.save``."""
+        save(self, f, _extra_files)
+
+
+class RecursiveScriptModule(ScriptModule):
+    """What ``script`` and ``load`` return for an ``nn.Module``."""
+
+
+class TracedModule(ScriptModule):
+    """A traced module: runs the original forward eagerly; ``graph`` is the recorded trace."""
+
+
+class TopLevelTracedModule(TracedModule):
+    """What ``trace`` returns for an ``nn.Module``."""
+
+
+class ScriptFunction:
+    """A scripted or traced function: calls the Python function; ``graph`` if traced."""
+
+    def __init__(self, fn, graph=None):
+        self._fn = fn
+        self._graph = graph
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.qualified_name = getattr(fn, "__qualname__", self.name)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def graph(self):
+        if self._graph is None:
+            raise RuntimeError(
+                "this ScriptFunction has no graph: ember does not compile TorchScript. Use "
+                "ember.jit.trace to record one."
+            )
+        return self._graph
+
+    inlined_graph = graph
+
+    @property
+    def code(self) -> str:
+        """The traced ops as Python-like source (a listing of the trace, not compiled code)."""
+        return self.graph.code(self.name, method=False)
+
+    def save(self, f, _extra_files=None) -> None:
+        raise RuntimeError("ember.jit.save saves modules only; wrap the function in a Module")
+
+    def __repr__(self) -> str:
+        return f"<ember.jit.ScriptFunction object {self.name}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# save / load
+
+
+def save(m, f, _extra_files=None) -> None:
+    """Save a script or traced module (or a plain ``nn.Module``) to ``f``, a path or a binary
+    file object, in ember's own format (torch cannot read it; reload with ``ember.jit.load``)."""
+    from ember.serialization import save as ember_save
+
+    deprecated("save", "export")
+    if isinstance(m, ScriptFunction) or not isinstance(m, Module):
+        raise RuntimeError(
+            f"ember.jit.save expects a ScriptModule or an nn.Module, got {type(m).__name__}"
+        )
+    original = m._original if isinstance(m, ScriptModule) and m._original is not None else m
+    payload = io.BytesIO()
+    ember_save(original, payload)
+    own = isinstance(f, (str, os.PathLike))
+    fh = open(f, "wb") if own else f  # noqa: SIM115
+    try:
+        with zipfile.ZipFile(fh, "w") as z:
+            z.writestr(_MAGIC, _FORMAT_VERSION)
+            z.writestr("ember_jit/module.pt", payload.getvalue())
+            for name, content in (_extra_files or {}).items():
+                data = content.encode() if isinstance(content, str) else bytes(content)
+                z.writestr(f"ember_jit/extra/{name}", data)
+    finally:
+        if own:
+            fh.close()
+
+
+def load(f, map_location=None, _extra_files=None, _restore_shapes=False) -> RecursiveScriptModule:
+    """Load a module saved by ``ember.jit.save``; fill ``_extra_files`` (a dict of names)."""
+    from ember.serialization import load as ember_load
+
+    deprecated("load", "export")
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {f} is a directory")
+    try:
+        z = zipfile.ZipFile(f)
+    except zipfile.BadZipFile:
+        raise RuntimeError(
+            "ember.jit.load: not a module archive written by ember.jit.save"
+        ) from None
+    with z:
+        names = z.namelist()
+        if _MAGIC not in names:
+            if any(n.endswith("constants.pkl") or "/code/" in n for n in names):
+                raise RuntimeError(
+                    "ember.jit.load: this is a TorchScript archive written by torch.jit.save; "
+                    "ember cannot run TorchScript code. Save the model's state_dict with torch "
+                    "and load it into the same ember module with load_state_dict."
+                )
+            raise RuntimeError("ember.jit.load: not a module archive written by ember.jit.save")
+        module = ember_load(
+            io.BytesIO(z.read("ember_jit/module.pt")),
+            map_location=map_location,
+            weights_only=False,
+        )
+        if _extra_files is not None:
+            for name in list(_extra_files):
+                key = f"ember_jit/extra/{name}"
+                if key in names:
+                    _extra_files[name] = z.read(key)
+    return RecursiveScriptModule(module)
+
+
+# ---------------------------------------------------------------------------------------------
+# freeze / optimize_for_inference
+
+
+def _expect_script(mod, fn: str) -> None:
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            f"{fn} expects a ScriptModule as input. Please use torch.jit.script or "
+            "torch.jit.trace to script your 'nn.Module'."
+        )
+
+
+def freeze(mod, preserved_attrs: list[str] | None = None, optimize_numerics: bool = True):
+    """Return ``mod`` (an eval-mode ScriptModule): ember has nothing to inline or fold."""
+    deprecated("freeze", "compile")
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            "Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+            "torch.jit.trace to script your 'nn.Module'."
+        )
+    if mod.training:
+        raise RuntimeError(
+            "Freezing is currently only implemented for modules in eval mode. Please call .eval() "
+            "on your module before freezing."
+        )
+    return mod
+
+
+def optimize_for_inference(mod, other_methods: list[str] | None = None):
+    """Return ``mod`` in eval mode: ember runs the same eager code either way."""
+    deprecated("optimize_for_inference", "compile")
+    _expect_script(mod, "optimize_for_inference")
+    return mod.eval()
