@@ -1,17 +1,32 @@
-"""``ember.distributed``: not implemented; answers the availability queries scripts make
-before setting up a process group."""
+"""``ember.distributed``: ``torch.distributed`` for processes on CPUs.
+
+``init_process_group("gloo", ...)`` (``env://``, ``tcp://`` or a given store) connects every pair
+of ranks over TCP; the collectives (``all_reduce``, ``broadcast``, ``all_gather``, ``reduce``,
+``gather``, ``scatter``, ``reduce_scatter``, ``all_to_all``, ``barrier``), point-to-point
+``send``/``recv``/``isend``/``irecv`` and the object collectives then work on ember tensors, with
+NumPy doing the reductions. ``ember.nn.parallel.DistributedDataParallel`` builds on them.
+
+Modules: :mod:`.store` (``TCPStore``, ``FileStore``, ``HashStore``, ``PrefixStore``, the error
+classes), :mod:`.distributed_c10d` (initialisation, groups, ``ReduceOp``, ``Backend``,
+``Work``), :mod:`._collectives` (the operations), :mod:`._mesh` (the transport), :mod:`.run`
+(``python -m ember.distributed.run``, a ``torchrun``-like launcher) and
+:mod:`.elastic.multiprocessing.errors` (``record``).
+"""
 
 from __future__ import annotations
 
+from ember.distributed._collectives import *  # noqa: F403
+from ember.distributed._collectives import __all__ as _collectives_all
+from ember.distributed.distributed_c10d import *  # noqa: F403
+from ember.distributed.distributed_c10d import __all__ as _c10d_all
+from ember.distributed.distributed_c10d import get_node_local_rank
+from ember.distributed.store import *  # noqa: F403
+from ember.distributed.store import __all__ as _store_all
+
 
 def is_available() -> bool:
-    """Return False: ember has no distributed backend."""
-    return False
+    """Return True: ember's distributed package works (CPU processes over TCP)."""
+    return True
 
 
-def is_initialized() -> bool:
-    """Return False: no process group exists."""
-    return False
-
-
-__all__ = ["is_available", "is_initialized"]
+__all__ = ["is_available", "get_node_local_rank", *_c10d_all, *_collectives_all, *_store_all]

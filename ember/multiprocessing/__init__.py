@@ -5,14 +5,26 @@ Everything in :mod:`multiprocessing` is re-exported. Importing this module regis
 reductions (:mod:`ember.multiprocessing.reductions`): a tensor put on a ``Queue``, sent through a
 ``Pipe`` or passed to a ``spawn``-ed ``Process`` is moved to shared memory
 (``Tensor.share_memory_()``) and the receiver maps the same bytes instead of unpickling a copy.
+:func:`spawn` / :func:`start_processes` (:mod:`ember.multiprocessing.spawn`) run a function in
+``nprocs`` processes and report a child's failure in the parent.
 """
 
 import multiprocessing
 from multiprocessing import *  # noqa: F403
 
 from ember.multiprocessing.reductions import init_reductions
+from ember.multiprocessing.spawn import (
+    ProcessContext,
+    ProcessExitedException,
+    ProcessRaisedException,
+    SpawnContext,
+    spawn,
+    start_processes,
+)
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
+__all__ += ["ProcessContext", "ProcessExitedException", "ProcessRaisedException"]
+__all__ += ["SpawnContext", "spawn", "start_processes"]
 __all__ += multiprocessing.__all__  # type: ignore[attr-defined]
 
 # Only torch's "file_descriptor" strategy exists here: storages are anonymous in-memory files

@@ -24,14 +24,12 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 def _default_group_setting(what: str) -> int:
-    # ember has no process groups yet: torch's error when none was initialized
-    dist = getattr(ember, "distributed", None)
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        return getattr(dist, what)()
-    raise ValueError(
-        "Default process group has not been initialized, please make sure to call "
-        "init_process_group."
-    )
+    # the default group's rank or world size; torch's ValueError when none was initialized
+    import ember.distributed as dist
+
+    if not dist.is_available():
+        raise RuntimeError("Requires distributed package to be available")
+    return getattr(dist, what)()
 
 
 class DistributedSampler(Sampler[_T_co]):

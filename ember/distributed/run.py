@@ -1,0 +1,159 @@
+"""``python -m ember.distributed.run``: start a training script in several processes with the
+environment ``torchrun`` sets, so that ``init_process_group()`` with the default ``env://``
+rendezvous finds its rank, world size and master.
+
+Usage (one node)::
+
+    python -m ember.distributed.run --nproc-per-node=2 train.py --epochs 3
+
+Each process gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
+``GROUP_RANK``, ``ROLE_RANK``, ``ROLE_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` and
+``TORCHELASTIC_RUN_ID`` and ``TORCHELASTIC_ERROR_FILE`` (where a main function decorated with
+``ember.distributed.elastic.multiprocessing.errors.record`` writes its exception, printed here
+when that rank fails). Several nodes work with a static rendezvous: run the launcher on every
+node with the same ``--nnodes``, ``--master-addr`` and ``--master-port`` and each its own
+``--node-rank``. When a process fails, the others are terminated and the launcher exits with
+that process's exit code, after printing which rank failed. Elastic restarts are not supported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+__all__ = ["get_args_parser", "main", "run"]
+
+
+def get_args_parser() -> argparse.ArgumentParser:
+    """Return the launcher's argument parser (torchrun's option names)."""
+    p = argparse.ArgumentParser(description="ember distributed launcher (torchrun-like)")
+    p.add_argument("--nnodes", type=str, default="1")
+    p.add_argument("--nproc-per-node", "--nproc_per_node", type=str, default="1")
+    p.add_argument("--node-rank", "--node_rank", type=int, default=0)
+    p.add_argument("--master-addr", "--master_addr", type=str, default="127.0.0.1")
+    p.add_argument("--master-port", "--master_port", type=int, default=29500)
+    p.add_argument("--standalone", action="store_true")
+    p.add_argument("--max-restarts", "--max_restarts", type=int, default=0)
+    p.add_argument("--rdzv-backend", "--rdzv_backend", type=str, default="static")
+    p.add_argument("--rdzv-endpoint", "--rdzv_endpoint", type=str, default="")
+    p.add_argument("--rdzv-id", "--rdzv_id", type=str, default="none")
+    p.add_argument("-m", "--module", action="store_true")
+    p.add_argument("--no-python", "--no_python", action="store_true")
+    p.add_argument("training_script", type=str)
+    p.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _nproc(value: str) -> int:
+    if value in ("cpu", "auto"):
+        return os.cpu_count() or 1
+    return int(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the processes described by ``args``; return the launcher's exit code."""
+    if ":" in args.nnodes:
+        raise ValueError("elastic node ranges (--nnodes=MIN:MAX) are not supported by ember")
+    if args.max_restarts:
+        raise ValueError("--max-restarts is not supported by ember's launcher")
+    nnodes, nproc = int(args.nnodes), _nproc(args.nproc_per_node)
+    addr, port = args.master_addr, args.master_port
+    if args.rdzv_endpoint:
+        host, _, p = args.rdzv_endpoint.rpartition(":")
+        addr, port = host or addr, int(p) if p else port
+    if args.standalone:
+        nnodes, addr, port = 1, "127.0.0.1", _free_port()
+    world = nnodes * nproc
+    if args.no_python:
+        cmd = [args.training_script]
+    elif args.module:
+        cmd = [sys.executable, "-u", "-m", args.training_script]
+    else:
+        cmd = [sys.executable, "-u", args.training_script]
+    cmd += args.training_script_args
+    run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex
+    error_dir = tempfile.mkdtemp(prefix="ember-run-")
+    error_files = [os.path.join(error_dir, f"error_{i}.json") for i in range(nproc)]
+    procs = []
+    for local_rank in range(nproc):
+        rank = args.node_rank * nproc + local_rank
+        env = dict(
+            os.environ,
+            RANK=str(rank),
+            LOCAL_RANK=str(local_rank),
+            WORLD_SIZE=str(world),
+            LOCAL_WORLD_SIZE=str(nproc),
+            GROUP_RANK=str(args.node_rank),
+            GROUP_WORLD_SIZE=str(nnodes),
+            ROLE_RANK=str(rank),
+            ROLE_WORLD_SIZE=str(world),
+            ROLE_NAME="default",
+            MASTER_ADDR=addr,
+            MASTER_PORT=str(port),
+            TORCHELASTIC_RUN_ID=run_id,
+            TORCHELASTIC_RESTART_COUNT="0",
+            TORCHELASTIC_MAX_RESTARTS="0",
+            TORCHELASTIC_ERROR_FILE=error_files[local_rank],
+        )
+        procs.append(subprocess.Popen(cmd, env=env))
+    try:
+        failed = None
+        while failed is None and any(p.poll() is None for p in procs):
+            failed = next((i for i, p in enumerate(procs) if p.poll() not in (None, 0)), None)
+            time.sleep(0.05)
+        if failed is None:
+            failed = next((i for i, p in enumerate(procs) if p.returncode != 0), None)
+    except KeyboardInterrupt:
+        for p in procs:
+            p.send_signal(signal.SIGINT)
+        raise
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    try:
+        if failed is None:
+            return 0
+        code = procs[failed].returncode
+        rank = args.node_rank * nproc + failed
+        print(
+            f"ember.distributed.run: process of rank {rank} (local_rank {failed}, pid "
+            f"{procs[failed].pid}) failed with exit code {code}",
+            file=sys.stderr,
+        )
+        if os.path.exists(error_files[failed]):  # written by @record
+            with open(error_files[failed]) as fh:
+                info = json.load(fh)["message"]
+            print(info["extraInfo"]["py_callstack"], file=sys.stderr)
+        return code if code > 0 else 1
+    finally:
+        shutil.rmtree(error_dir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse ``argv`` (default: the command line) and run; exit with the launcher's code."""
+    sys.exit(run(get_args_parser().parse_args(argv)))
+
+
+if __name__ == "__main__":
+    main()

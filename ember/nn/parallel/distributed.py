@@ -1,0 +1,390 @@
+"""``DistributedDataParallel``: data-parallel training over the processes of a group, as
+``torch.nn.parallel.DistributedDataParallel`` on CPU.
+
+At construction rank 0's parameters and buffers are broadcast to every rank; before each
+forward its buffers are broadcast again (``broadcast_buffers=True``). Each parameter gets a
+post-accumulate-grad hook; when the last expected parameter's gradient has been accumulated
+(still inside ``backward``), the gradients are divided by the world size and summed across
+ranks with one flat ``all_reduce`` per dtype, then written back into every ``.grad`` in place.
+After ``backward`` every rank therefore holds the same averaged gradients, and the same
+optimizer step keeps the replicas identical.
+
+With ``find_unused_parameters=True`` the forward walks the autograd graph from the outputs to
+find the parameters that will get no gradient, which count as ready at once; a second small
+``all_reduce`` of "used" flags leaves a parameter that no rank used untouched (``.grad`` stays
+None), as torch's reducer. Without it, a backward that leaves a parameter without gradient
+makes the next forward raise torch's "Expected to have finished reduction..." error.
+``no_sync()`` skips the reduction: gradients accumulate locally until the next synchronised
+backward, which averages the accumulated sums. ``join()`` supports uneven inputs as torch's:
+each forward first tells the ranks that ran out of inputs (which wait in ``join``'s exit) to
+shadow one more iteration's collectives with zero gradients.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+import ember.distributed as dist
+from ember._core.tensor import Tensor
+from ember.autograd.node import AccumulateGrad
+from ember.nn.modules.module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_UNFINISHED = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. "
+    "This error indicates that your module has parameters that were not used in producing "
+    "loss. You can enable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by \n"
+    "making sure all `forward` function outputs participate in calculating loss. \n"
+    "If you already have done the above, then the distributed data parallel module wasn't "
+    "able to locate the output tensors in the return value of your module's `forward` "
+    "function. Please include the loss function and the structure of the return value of "
+    "`forward` of your module when reporting this issue (e.g. list, dict, iterable).\n"
+    "Parameter indices which did not receive grad for rank {rank}: {indices}"
+)
+
+
+def _tensors_in(obj, out: list) -> list:
+    """Collect the tensors in a (nested) forward output."""
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors_in(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors_in(o, out)
+    return out
+
+
+def _reached_leaves(outputs: list) -> set:
+    """Return the ids of the leaf tensors the autograd graph of ``outputs`` leads to."""
+    seen, leaves = set(), set()
+    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    for t in outputs:
+        if t.grad_fn is None and t.requires_grad:
+            leaves.add(id(t))
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            leaves.add(id(node.variable))
+            continue
+        stack.extend(n for n, _ in node.next_functions)
+    return leaves
+
+
+def _flat_groups(tensors: list) -> dict:
+    """Group ``tensors`` by dtype: ``{dtype: [tensor, ...]}``, in order."""
+    groups: dict = {}
+    for t in tensors:
+        groups.setdefault(t.dtype, []).append(t)
+    return groups
+
+
+def _broadcast_flat(tensors: list, group, src: int = 0) -> None:
+    """Broadcast ``tensors`` from group rank ``src``, one message per dtype (in place)."""
+    import ember
+
+    for ts in _flat_groups(tensors).values():
+        flat = np.concatenate([t._data.reshape(-1) for t in ts])
+        dist.broadcast(ember.from_numpy(flat), group=group, group_src=src)
+        offset = 0
+        for t in ts:
+            n = t._data.size
+            t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
+            offset += n
+
+
+class DistributedDataParallel(Module):
+    """Replicate ``module`` on every rank of ``process_group`` (default: the world) and
+    average the gradients of its parameters across ranks during ``backward``."""
+
+    def __init__(
+        self,
+        module: Module,
+        device_ids=None,
+        output_device=None,
+        dim: int = 0,
+        broadcast_buffers: bool | None = None,
+        init_sync: bool = True,
+        process_group=None,
+        bucket_cap_mb: float | None = None,
+        find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+        delay_all_reduce_named_params=None,
+        param_to_hook_all_reduce=None,
+        mixed_precision=None,
+        device_mesh=None,
+        skip_all_reduce_unused_params: bool = False,
+        **kwargs,
+    ) -> None:
+        super().__init__()
+        if process_group is not None and device_mesh is not None:
+            raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        self.process_group = dist.distributed_c10d._group_or_default(process_group)
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't have any "
+                "parameter that requires a gradient."
+            )
+        if device_ids or output_device:
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{device_ids}, output_device {output_device}, and module parameters "
+                "{device(type='cpu')}."
+            )
+        self.module = module
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024**2)
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._params = params
+        self._index = {id(p): i for i, p in enumerate(params)}
+        self._ready: set = set()
+        self._expect: set = set()
+        self._armed = False
+        self._join: _Join | None = None  # the active ``join()`` context
+        self._divisor = self.process_group.size()
+        self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+        if init_sync:
+            _broadcast_flat(list(module.parameters()) + list(module.buffers()), self.process_group)
+
+    # ---------------------------------------------------------------------- forward
+    def will_sync_module_buffers(self) -> bool:
+        """Return whether each forward broadcasts rank 0's buffers."""
+        return (
+            self.require_forward_param_sync
+            and self.broadcast_buffers
+            and any(True for _ in self.module.buffers())
+        )
+
+    def forward(self, *inputs, **kwargs):
+        import ember
+
+        if self._armed and self._ready:
+            missing = [self._index[id(p)] for p in self._params if id(p) not in self._ready]
+            raise RuntimeError(
+                _UNFINISHED.format(
+                    rank=self.process_group.rank(), indices=" ".join(map(str, missing))
+                )
+            )
+        if self._join is not None:
+            self._join.notify()
+        if self.will_sync_module_buffers():
+            src = 0 if self._join is None else self._common_rank(True)
+            _broadcast_flat(list(self.module.buffers()), self.process_group, src)
+        if self._join is not None:
+            self._flag_all_reduce(self.require_backward_grad_sync)
+        output = self.module(*inputs, **kwargs)
+        self._ready = set()
+        self._armed = ember.is_grad_enabled() and self.require_backward_grad_sync
+        if self._armed:
+            if self.find_unused_parameters:
+                reached = _reached_leaves(_tensors_in(output, []))
+                self._expect = {id(p) for p in self._params if id(p) in reached}
+            else:
+                self._expect = {id(p) for p in self._params}
+            if not self._expect:
+                self._armed = False  # no gradient will arrive: only the flags to exchange
+                if self.find_unused_parameters:
+                    self._reduce()
+        return output
+
+    # ---------------------------------------------------------------------- backward
+    def _grad_ready(self, param) -> None:
+        if not self._armed:
+            return
+        self._ready.add(id(param))
+        if self._expect <= self._ready:
+            self._armed = False
+            self._ready = set()
+            self._reduce()
+
+    def _reduce(self) -> None:
+        """Average the gradients of every parameter across ranks (in place)."""
+        import ember
+
+        group, n = self.process_group, self._divisor
+        used = None
+        if self.find_unused_parameters:
+            flags = np.array([id(p) in self._expect for p in self._params], np.int32)
+            carrier = ember.from_numpy(flags)
+            dist.all_reduce(carrier, group=group)
+            used = flags > 0
+        for dtype, ps in _flat_groups(self._params).items():
+            idx = [self._index[id(p)] for p in ps]
+            parts = [
+                p.grad._data.reshape(-1) if p.grad is not None else np.zeros(p._data.size, dtype.np)
+                for p in ps
+            ]
+            flat = np.concatenate(parts)
+            np.divide(flat, n, out=flat, casting="unsafe")
+            dist.all_reduce(ember.from_numpy(flat), group=group)
+            offset = 0
+            for i, p in zip(idx, ps, strict=True):
+                size = p._data.size
+                if used is None or used[i]:
+                    value = flat[offset : offset + size].reshape(p._data.shape)
+                    if p.grad is None:
+                        p.grad = ember.from_numpy(value.copy())
+                    else:
+                        p.grad._data[...] = value
+                offset += size
+
+    # -------------------------------------------------------------------- uneven inputs
+    def _flag_all_reduce(self, flag: bool) -> float:
+        import ember
+
+        t = ember.ones(1) if flag else ember.zeros(1)
+        dist.all_reduce(t, group=self.process_group)
+        return t.item()
+
+    def _common_rank(self, candidate: bool) -> int:
+        """Return the highest group rank among the candidates (torch's ``_find_common_rank``)."""
+        import ember
+
+        t = ember.tensor([self.process_group.rank() if candidate else -1])
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(t.item())
+
+    def _shadow_iteration(self) -> None:
+        """Match, on a rank out of inputs, the collectives of one iteration of the others:
+        the buffer broadcast, the flag saying whether they synchronise gradients, and the
+        gradient reduction itself (with zero gradients)."""
+        import ember
+
+        if self.will_sync_module_buffers():
+            _broadcast_flat(
+                list(self.module.buffers()), self.process_group, self._common_rank(False)
+            )
+        should_sync = self._flag_all_reduce(False) != 0
+        self.require_forward_param_sync = should_sync
+        if not should_sync:
+            return
+        if self.find_unused_parameters:
+            dist.all_reduce(
+                ember.zeros(len(self._params), dtype=ember.int32), group=self.process_group
+            )
+        for dtype, ps in _flat_groups(self._params).items():
+            zeros = np.zeros(sum(p._data.size for p in ps), dtype.np)
+            dist.all_reduce(ember.from_numpy(zeros), group=self.process_group)
+
+    def _sync_final_model(self, is_last_joiner: bool) -> None:
+        src = self._common_rank(is_last_joiner)
+        _broadcast_flat(
+            list(self.module.parameters()) + list(self.module.buffers()), self.process_group, src
+        )
+
+    def join(
+        self,
+        divide_by_initial_world_size: bool = True,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+    ):
+        """Return a context manager for training with uneven inputs: a rank that runs out of
+        inputs shadows the others' collectives until all have finished, then every rank takes
+        the model of the last one to finish. Gradients are divided by the initial world size
+        (or, with ``divide_by_initial_world_size=False``, by the number of ranks still
+        training); with ``throw_on_early_termination=True`` every rank raises instead once one
+        has run out."""
+        return _Join(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+
+    @contextmanager
+    def no_sync(self):
+        """Skip the gradient reduction of the backward passes run inside this context; the
+        gradients accumulate locally until the next synchronised backward."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def _set_static_graph(self) -> None:
+        self.static_graph = True
+
+    def __getstate__(self):
+        # the group (sockets) and the hooks stay behind; unpickling joins the default group
+        state = dict(self.__dict__)
+        for name in ("process_group", "_handles", "_index", "_ready", "_expect", "_armed"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self.process_group = dist.distributed_c10d._default_pg()
+        self._index = {id(p): i for i, p in enumerate(self._params)}
+        self._ready, self._expect, self._armed = set(), set(), False
+        self._join, self._divisor = None, self.process_group.size()
+        self._handles = [
+            p.register_post_accumulate_grad_hook(self._grad_ready) for p in self._params
+        ]
+
+
+class _Join:
+    """The context manager of :meth:`DistributedDataParallel.join` (torch's ``Join`` with one
+    joinable)."""
+
+    def __init__(self, ddp, divide_by_initial_world_size, enable, throw_on_early_termination):
+        self.ddp = ddp
+        self.divide_by_initial_world_size = divide_by_initial_world_size
+        self.enable = enable
+        self.throw = throw_on_early_termination
+
+    def __enter__(self):
+        if self.enable:
+            self.ddp._join = self
+        return self
+
+    def notify(self) -> None:
+        """Tell ranks that ran out of inputs that this one still trains (each forward)."""
+        ddp = self.ddp
+        active = ddp._flag_all_reduce(True)
+        if not self.divide_by_initial_world_size:
+            ddp._divisor = int(active)
+        if self.throw and ddp._flag_all_reduce(False):
+            raise RuntimeError(
+                "Detected at least one rank that exhausted inputs. Throwing across all ranks."
+            )
+
+    def __exit__(self, exc_type, exc, tb):
+        ddp = self.ddp
+        if not self.enable:
+            return None
+        ddp._join = None
+        if exc_type is not None:
+            return None  # propagate the exception directly
+        is_last_joiner = True
+        try:
+            while True:
+                active = ddp._flag_all_reduce(False)
+                if active == 0:
+                    break
+                if self.throw:
+                    ddp._flag_all_reduce(True)
+                    raise RuntimeError(f"Rank {ddp.process_group.rank()} exhausted all inputs.")
+                if not self.divide_by_initial_world_size:
+                    ddp._divisor = int(active)
+                ddp._shadow_iteration()
+                is_last_joiner = False
+            ddp._sync_final_model(is_last_joiner)
+        finally:
+            ddp._divisor = ddp.process_group.size()
+            ddp.require_forward_param_sync = True
+        return None
