@@ -62,8 +62,9 @@ __all__ = ["get_num_threads", "set_num_threads"]
 
 _POOL: dict = {"executor": None}
 # below this many elements a second thread costs more than it saves (measured here: handing
-# work to the pool's thread and back costs 40-80 us; an SGD step over 100 params of 64x64 is
-# slower split, max pooling over 800k elements 1.5x faster)
+# work to the pool's thread and back costs 40-80 us). Elementwise kernels are not split: between
+# GEMMs, OpenBLAS's own threads spin on the second core and a split max pooling or relu inside
+# a training step came out no faster (alone, 1.5x)
 PARALLEL_MIN = 1 << 19
 
 
@@ -92,20 +93,6 @@ def _forget_executor() -> None:  # a forked child has no worker thread: make a n
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_executor)
-
-
-def parallel_rows(fn, n: int, size: int) -> None:
-    """Call ``fn(lo, hi)`` to do the work of rows ``[lo, hi)`` of ``n`` (``size`` elements in
-    all): as the two halves on two threads when the work is large and two threads are allowed
-    (torch's ``at::parallel_for`` over the batch of a pooling or elementwise kernel), else
-    once as ``fn(0, n)``. The halves must write disjoint outputs."""
-    if n < 2 or size < PARALLEL_MIN or get_num_threads() < 2 or _on_worker():
-        fn(0, n)
-        return
-    h = n // 2
-    future = _executor().submit(fn, h, n)
-    fn(0, h)
-    future.result()
 
 
 def parallel_pair(first, second) -> None:

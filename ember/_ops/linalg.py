@@ -346,6 +346,11 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def _scaled_sum(inp, prod, beta, alpha):
     if alpha != 1:
         prod = prod * alpha
+    if beta == 1 and type(inp) is np.ndarray and inp.ndim <= prod.ndim:
+        try:  # the common case (a bias): add in place; a shape error is reported below
+            return np.add(prod, inp, out=prod, casting="unsafe")
+        except ValueError:
+            pass
     try:
         bshape = np.broadcast_shapes(np.shape(inp), prod.shape)
     except ValueError:

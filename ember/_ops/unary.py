@@ -14,7 +14,6 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._core.threads import parallel_rows
 from ember._ops.pointwise import (
     _conj,
     dkind,
@@ -513,11 +512,7 @@ def _np_relu(x):
         raise RuntimeError("Boolean inputs not supported for relu")
     if dkind(x) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    if x.ndim == 0:
-        return np.maximum(x, 0).astype(x.dtype, copy=False)
-    out = np.empty_like(x)
-    parallel_rows(lambda a, b: np.maximum(x[a:b], 0, out=out[a:b]), len(x), x.size)
-    return out
+    return np.maximum(x, 0).astype(x.dtype, copy=False)
 
 
 _relu, relu = unary(
@@ -537,9 +532,8 @@ def _(ctx, g):
 
 
 def _np_relu_backward(ctx, g, y):
-    out = np.empty_like(g)
-    parallel_rows(lambda a, b: np.multiply(g[a:b], y[a:b] > 0, out=out[a:b]), len(g), g.size)
-    return out
+    out = np.greater(y, 0)
+    return np.multiply(g, out, out=np.empty_like(g))
 
 
 _relu.array_backward(fast_backward(_np_relu_backward))

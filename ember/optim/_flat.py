@@ -51,7 +51,7 @@ from operator import is_ as _is
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
-from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair, parallel_rows
+from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair
 
 __all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
 
@@ -61,7 +61,6 @@ __all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
 _BLOCK_BYTES = 1 << 18
 # parameters from this many elements have their contiguous gradient read in place
 _DIRECT_MIN = 1 << 12
-THREADED_BLOCKS = True
 
 
 def _refs(a) -> int:
@@ -338,25 +337,16 @@ class FlatGroup:
         among ``arrays`` (length of the flat range) is sliced to the block, ``self.tmp`` becomes
         one block-sized scratch reused by every block, other arguments pass as they are."""
         n, tmp = self.g.size, self.tmp
-        blocks = list(self.blocks(writable))
-
-        def run(first, last):  # blocks [first, last); a second thread gets its own scratch
-            scratch = tmp[_BLOCK_BYTES // tmp.itemsize :] if first else tmp
-            for lo, hi, g in blocks[first:last]:
-                args = [
-                    scratch[: hi - lo]
-                    if a is tmp
-                    else a[lo:hi]
-                    if isinstance(a, np.ndarray) and a.shape == (n,)
-                    else a
-                    for a in arrays
-                ]
-                fn(g, *args)
-
-        if THREADED_BLOCKS:
-            parallel_rows(run, len(blocks), n)
-        else:
-            run(0, len(blocks))
+        for lo, hi, g in self.blocks(writable):
+            args = [
+                tmp[: hi - lo]
+                if a is tmp
+                else a[lo:hi]
+                if isinstance(a, np.ndarray) and a.shape == (n,)
+                else a
+                for a in arrays
+            ]
+            fn(g, *args)
 
     def _release_stale(self, grads: list[Tensor]) -> None:
         """Forget the flat-gradient views that are no longer a parameter's ``.grad``. If one is

@@ -462,9 +462,9 @@ def test_vector_to_parameters_after_rebind_keeps_the_vector_aliased_like_torch()
     assert not np.array_equal(ev.numpy(), values)
 
 
-# groups bigger than PARALLEL_MIN elements run the update's blocks (and the gradient gather)
-# as two halves on two threads: same numbers as torch, for odd sizes and parameters that
-# straddle the middle
+# groups bigger than PARALLEL_MIN elements gather a writable gradient as two halves on two
+# threads and run the update over many blocks: same numbers as torch, for odd sizes and
+# parameters that straddle the middle
 BIG = [(801, 655), (7,), (129, 257), ()]
 
 
@@ -482,7 +482,7 @@ BIG = [(801, 655), (7,), (129, 257), ()]
         lambda e, t: (eoptim.AdamW(e, lr=0.01), torch.optim.AdamW(t, lr=0.01)),
     ],
 )
-def test_large_groups_update_in_two_halves(make):
+def test_large_groups_match_torch(make):
     from ember._core import threads
 
     ws = _ws(3, BIG)

@@ -14,7 +14,6 @@ import math
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
-from ember._core.threads import parallel_rows
 from ember._ops.registry import dispatch, op
 from ember.nn._functional.conv import _ntuple, _pad_array, _windows
 
@@ -67,16 +66,8 @@ def _pads(size, kernel, stride, padding, dilation, out):
 def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
     nd = len(kernel)
-    out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
-    idx = np.empty(x.shape[:-nd] + out, dtype=np.int64)
-    args = (kernel, stride, padding, dilation, out)
-    parallel_rows(lambda a, b: _max_indices_into(idx[a:b], x[a:b], *args), len(x), x.size)
-    return idx
-
-
-def _max_indices_into(idx, x, kernel, stride, padding, dilation, out):
-    nd = len(kernel)
     size = x.shape[-nd:]
+    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
     pads = _pads(size, kernel, stride, padding, dilation, out)
     fill = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
@@ -110,7 +101,9 @@ def _max_indices_into(idx, x, kernel, stride, padding, dilation, out):
     for i in range(nd):
         o = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         base = base * size[i] + (o * stride[i] - padding[i])
-    np.add(off, base, out=idx)
+    idx = off.astype(np.int64)
+    idx += base
+    return idx
 
 
 def _plane_index(idx, shape, nd):
@@ -122,29 +115,17 @@ def _plane_index(idx, shape, nd):
 
 
 def _gather_forward(x, idx, nd):
-    res = np.empty(idx.shape, dtype=x.dtype)
-    x = np.ascontiguousarray(x)
-
-    def part(a, b):
-        flat = _plane_index(idx[a:b], x[a:b].shape, nd)
-        np.take(x[a:b].reshape(-1), flat, out=res[a:b].reshape(flat.shape))
-
-    parallel_rows(part, len(idx), x.size)
-    return res
+    return x.reshape(-1).take(_plane_index(idx, x.shape, nd)).reshape(idx.shape)
 
 
 def _scatter_forward(g, idx, shape, nd, unique=False):
-    if unique:  # windows that do not overlap: each input element receives at most one value
-        res = np.zeros(shape, dtype=g.dtype)
-
-        def part(a, b):
-            flat = _plane_index(idx[a:b], res[a:b].shape, nd).ravel()
-            res[a:b].reshape(-1)[flat] = g[a:b].reshape(-1)
-
-        parallel_rows(part, len(idx), res.size)
-        return res
     flat = _plane_index(idx, shape, nd).ravel()
-    res = np.bincount(flat, weights=g.reshape(-1), minlength=math.prod(shape))
+    size = math.prod(shape)
+    if unique:  # windows that do not overlap: each input element receives at most one value
+        res = np.zeros(size, dtype=g.dtype)
+        res[flat] = g.reshape(-1)
+        return res.reshape(shape)
+    res = np.bincount(flat, weights=g.reshape(-1), minlength=size)
     return res.astype(g.dtype, copy=False).reshape(shape)
 
 
