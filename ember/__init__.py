@@ -68,15 +68,17 @@ from ember.utils.dlpack import from_dlpack
 from ember import multiprocessing
 from ember import nn
 from ember import func
+from ember.func import vmap
 from ember import distributions
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
 from ember._ops.tensor_extras import TypedStorage
-from ember import amp, backends, distributed, version
-from ember import profiler
+from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
+from ember import accelerator, amp, backends, cpu, distributed, version
 from ember import jit, onnx
-from ember.amp import autocast, is_autocast_enabled
+from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
+from ember import profiler
 
 # torch's dtype aliases
 float = float32  # noqa: A001
@@ -87,6 +89,14 @@ int = int32  # noqa: A001
 short = int16
 cfloat = complex64
 cdouble = complex128
+
+# math constants, as torch re-exports them (torch.pi, torch.inf, x[:, torch.newaxis])
+from math import e, inf, nan, pi  # noqa: E402
+
+newaxis = None
+
+# the legacy typed tensor classes: torch.FloatTensor, torch.LongTensor, ...
+globals().update(_CPU_TYPES)
 
 __version__ = "0.1.0"
 

@@ -282,6 +282,22 @@ class Generator:
         self._set_state_bytes(data)
         return self
 
+    def clone_state(self) -> Generator:
+        """Returns a new generator holding a copy of this generator's current state."""
+        other = Generator()
+        other._set_state_bytes(self._get_state_bytes())
+        return other
+
+    def graphsafe_get_state(self) -> Generator:
+        """Returns a new generator holding a copy of the current state (as
+        :meth:`clone_state`: CPU generators have no graph-safe state of their own)."""
+        return self.clone_state()
+
+    def graphsafe_set_state(self, state: Generator) -> Generator:
+        """Sets this generator's state to that of the generator ``state``."""
+        self._set_state_bytes(state._get_state_bytes())
+        return self
+
     # -- raw state ------------------------------------------------------------
 
     def _get_state_bytes(self) -> bytes:

@@ -24,7 +24,10 @@ def test_matches_numpy(shape, data, keepdims, dtype):
     got = add_reduce(a, tuple(axes), keepdims)
     want = np.add.reduce(a.astype(np.float64), axis=tuple(axes), keepdims=keepdims)
     assert got.shape == want.shape and got.dtype == a.dtype
-    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype is np.float32 else 1e-12, atol=1e-4)
+    # as NumPy's own float32 sums: error grows with the number of terms (cancellation)
+    terms = int(np.prod([a.shape[i] for i in set(axes)]))
+    eps = 1e-7 if dtype is np.float32 else 1e-15
+    np.testing.assert_allclose(got, want, rtol=100 * eps, atol=4 * eps * terms)
 
 
 @pytest.mark.parametrize("axis", [(0, 2, 3), (2, 3), 3, (1, 3)])

@@ -10,6 +10,11 @@ _NO_CUDA = (
 )
 
 
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """Raised where a CUDA device is needed. torch (built without CUDA) raises an
+    AssertionError there; this error is both, so handlers written for either catch it."""
+
+
 class device:
     """A device, as ``torch.device('cpu')`` or ``torch.device('cuda', 0)``."""
 
@@ -20,7 +25,8 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, int):
-            raise RuntimeError(_NO_CUDA)
+            # a bare index names the current accelerator, and there is none
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid type {type.__class__.__name__}")
         if ":" in type:
@@ -79,7 +85,7 @@ def as_device(d) -> device:
     if dev.type == "cpu":
         return CPU
     if dev.type == "cuda":
-        raise RuntimeError(_NO_CUDA)
+        raise CudaUnavailableError(_NO_CUDA)
     raise RuntimeError(f"ember does not support the '{dev.type}' device yet")
 
 

@@ -178,6 +178,11 @@ class set_grad_enabled(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
+# set by ember._ops.inference: told when an inference_mode(True) block starts and ends, so that
+# the op table marks the tensors made inside it (layers below the op table cannot import it)
+INFERENCE_HOOK: list = []
+
+
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad`` (``mode=True``); ``inference_mode(False)`` turns grad mode back on.
 
@@ -196,9 +201,13 @@ class inference_mode(_DecoratorContextManager):
         self._prev = (STATE.grad_enabled, STATE.inference)
         STATE.grad_enabled = not self.mode
         STATE.inference = bool(self.mode)
+        if self.mode and INFERENCE_HOOK:
+            INFERENCE_HOOK[0].start()
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
         STATE.grad_enabled, STATE.inference = self._prev
+        if self.mode and INFERENCE_HOOK:
+            INFERENCE_HOOK[0].stop()
 
     def clone(self):
         """Return a new context manager with the same settings."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.device import CPU, as_device
+from ember._core.grad_mode import STATE as _grad_state
 from ember._core.storage import UntypedStorage, owner_of
 
 _new = object.__new__
@@ -164,6 +165,7 @@ class Tensor:
     _view_no_grad = False  # made under no_grad: an in-place op on it in grad mode is an error
     _base_fn_seen = None  # the base's grad_fn when this view's history was last made
     _view_in_custom_function = False  # returned by a custom Function: no in-place allowed
+    _inference = False  # made in inference mode (an "inference tensor")
     _post_acc_hooks = None  # hooks run after the leaf's .grad was accumulated
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
@@ -387,6 +389,11 @@ class Tensor:
             )
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(f"{who} can require gradients")
+        if requires_grad and self.is_inference() and not _grad_state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
         self._requires_grad = builtins.bool(requires_grad)
         return self
 
@@ -658,6 +665,8 @@ class Tensor:
         """Return the type name (``'torch.FloatTensor'``) or, given a dtype, a cast copy."""
         if dtype is None:
             return _TYPE_NAMES[self.dtype.name]
+        if isinstance(dtype, type) and hasattr(dtype, "type_name"):  # torch.FloatTensor...
+            dtype = dtype.type_name
         if isinstance(dtype, str):
             if dtype.startswith("torch.cuda."):
                 as_device("cuda")
@@ -686,12 +695,16 @@ class Tensor:
         data = self._data
         default = D.get_default_dtype().name
         grad_fn = type(self.grad_fn).__name__ if self.grad_fn is not None else None
+        cls = type(self)
+        # torch prints a subclass by its name: MyTensor([1., 2.]) (Parameter is plain)
+        plain = cls is Tensor or getattr(cls, "_plain_repr", False)
         return format_tensor(
             data,
             dtype_name=self.dtype.name,
             show_dtype=dtype_shown(self.dtype.name, default, empty=data.size == 0),
             requires_grad=self._requires_grad,
             grad_fn=grad_fn,
+            prefix="tensor(" if plain else f"{cls.__name__}(",
         )
 
     __str__ = __repr__

@@ -10,7 +10,8 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.device import device as _device
-from ember._core.tensor import Tensor, contiguous_format
+from ember._core.tensor import Tensor, contiguous_format, preserve_format
+from ember._ops.copying import check_memory_format, copy_in_format
 from ember._ops.pointwise import _cast, _to_copy
 from ember._ops.registry import dispatch
 
@@ -54,11 +55,17 @@ def to(self, *args, **kwargs) -> Tensor:
         as_device(dev)
     if dtype is None:
         dtype = self.dtype
-    if dtype is self.dtype and not copy:
+    relayout = fmt is not None and fmt is not preserve_format and fmt is not contiguous_format
+    if relayout:
+        check_memory_format(self._data.ndim, fmt)
+        relayout = not self.is_contiguous(memory_format=fmt)
+    if dtype is self.dtype and not copy and not relayout:
         return self
     out = dispatch(_to_copy, (self,), {"dtype": dtype})
     if fmt is contiguous_format and not out._data.flags.c_contiguous:
         out._data = np.ascontiguousarray(out._data)  # a fresh copy: nothing else views it
+    elif relayout:
+        out._data = copy_in_format(out._data, fmt)  # (likewise)
     return out
 
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.tensor import Tensor, contiguous_format, preserve_format
+from ember._core.tensor import (
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    preserve_format,
+)
 from ember._ops.registry import dispatch, dispatch_inplace, expose, op
 
 
@@ -68,13 +75,31 @@ def _cast_operand(x, dt):
 expose(where)
 
 
+def check_memory_format(ndim: int, memory_format) -> None:
+    """Raise torch's error when a channels-last format is asked of a tensor of the wrong rank."""
+    if memory_format is channels_last and ndim != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    if memory_format is channels_last_3d and ndim != 5:
+        raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+
+
+def copy_in_format(x: np.ndarray, memory_format) -> np.ndarray:
+    """Return a copy of ``x`` laid out in ``memory_format``: row-major, or channels-last (the
+    channel dimension innermost: NHWC / NDHWC memory behind an NCHW / NCDHW shape)."""
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        last = x.ndim - 1
+        inner = np.ascontiguousarray(x.transpose(0, *range(2, x.ndim), 1))
+        return inner.transpose(0, last, *range(1, last))
+    return np.array(x, copy=True, order="C")
+
+
 @op("clone", grad_fn="CloneBackward0")
 def _clone(x, memory_format=None):
     # torch's default (preserve_format) keeps a dense tensor's layout; broadcast (stride-0)
     # dims, and contiguous_format, give a row-major copy
-    if memory_format is contiguous_format or any(
-        s == 0 and n > 1 for s, n in zip(x.strides, x.shape)
-    ):
+    if memory_format is not None and memory_format is not preserve_format:
+        return copy_in_format(x, memory_format)
+    if any(s == 0 and n > 1 for s, n in zip(x.strides, x.shape)):
         return np.array(x, copy=True, order="C")
     return x.copy(order="K")
 
@@ -87,6 +112,7 @@ def clone(input, *, memory_format=None):
     ``memory_format=torch.contiguous_format``."""
     if memory_format is None or memory_format is preserve_format:
         return dispatch(_clone, (input,))
+    check_memory_format(input._data.ndim, memory_format)
     return dispatch(_clone, (input,), {"memory_format": memory_format})
 
 
@@ -116,8 +142,19 @@ def _copy_(self, src, non_blocking=False):
 Tensor.copy_ = _copy_
 
 
+COMPLEX_CAST_WARNING = "Casting complex values to real discards the imaginary part"
+_WARNED_COMPLEX_CAST: list = []
+
+
 @op("_to_copy", grad_fn="ToCopyBackward0")
 def _to_copy(x, dtype):
+    if x.dtype.kind == "c" and dtype.np.kind != "c":
+        # torch's warning (a UserWarning, once per process), where NumPy would raise its own
+        # ComplexWarning every time
+        if not _WARNED_COMPLEX_CAST:
+            _WARNED_COMPLEX_CAST.append(True)
+            warnings.warn(COMPLEX_CAST_WARNING, UserWarning, stacklevel=2)
+        x = x.real
     return x.astype(dtype.np)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.dtype import scalar_type_name
+from ember._core.grad_mode import STATE as _grad_state
 from ember._core.tensor import (
     Size,
     Tensor,
@@ -50,6 +51,8 @@ def _finish(arr: np.ndarray, requires_grad: bool = False) -> Tensor:
     if not arr.size and 0 in arr.strides:
         arr = _empty_strides(arr)
     t = _wrap(arr)
+    if _grad_state.inference:
+        t._inference = True
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
@@ -165,11 +168,11 @@ def _out_dtype(dtype, out, fn: str) -> D.dtype:
 # ------------------------------------------------------------------------------ from data
 
 
-def _warn_copy_construct() -> None:
+def _warn_copy_construct(via: str = "torch.tensor") -> None:
     warnings.warn(
         "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
         "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-        "torch.tensor(sourceTensor).",
+        f"{via}(sourceTensor).",
         UserWarning,
         stacklevel=3,
     )
@@ -198,7 +201,7 @@ def tensor(
     dt = D.as_dtype(dtype, "tensor")
     as_device(device)
     if isinstance(data, Tensor):
-        _warn_copy_construct()
+        _warn_copy_construct("tensor.new_tensor")
     return _finish(_array_of(data, dt), requires_grad)
 
 
@@ -312,11 +315,11 @@ def _alias(x):
 _alias.backward(lambda ctx, grad: grad)
 
 
-def legacy_new(cls, args: tuple, kwargs: dict) -> Tensor:
+def legacy_new(cls, args: tuple, kwargs: dict, dtype=None) -> Tensor:
     """``torch.Tensor(...)``: ``Tensor(2, 3)`` / ``Tensor(Size)`` / ``Tensor()`` give an
     uninitialized default-dtype tensor of that size; ``Tensor(data)`` default-dtype data
     (sharing a NumPy array that already has the default dtype); ``Tensor(t)`` an alias of
-    ``t``."""
+    ``t``. The legacy typed constructors (``FloatTensor``...) pass their ``dtype``."""
     bad = [k for k in kwargs if k != "device"]
     if bad:
         raise TypeError(
@@ -325,10 +328,14 @@ def legacy_new(cls, args: tuple, kwargs: dict) -> Tensor:
             "*, device) or (object data, *, device)"
         )
     as_device(kwargs.get("device"))
-    dt = D.get_default_dtype()
+    dt = D.get_default_dtype() if dtype is None else dtype
     if len(args) == 1 and not isinstance(args[0], Size):
         data = args[0]
         if isinstance(data, Tensor):
+            if dtype is not None and data.dtype is not dt:
+                raise TypeError(
+                    f"expected {scalar_type_name(dt)} tensor (got {scalar_type_name(data.dtype)})"
+                )
             t = dispatch(_alias, (data,))
         elif hasattr(data, "__index__") and not isinstance(data, (bool, np.bool_, np.ndarray)):
             t = _wrap(np.empty(_size("new", (data,)), dtype=dt.np))
@@ -616,7 +623,7 @@ def _new_tensor(
     dt = self.dtype if dtype is None else _dt(dtype, "new_tensor")
     as_device(device)
     if isinstance(data, Tensor):
-        _warn_copy_construct()
+        _warn_copy_construct("tensor.new_tensor")
     return _finish(_array_of(data, dt), requires_grad)
 
 

@@ -9,6 +9,8 @@ backward works. Accumulation uses ``np.add.at`` and friends: no Python loop over
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ember._core import dtype as D
@@ -227,6 +229,13 @@ def _(ctx, g, dim, reduce, src=None):
     raise RuntimeError("the derivative for 'scatter' with reduce= is not implemented")
 
 
+SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+    "future PyTorch release. Use torch.scatter_reduce instead for more reduction options."
+)
+_WARNED_REDUCE: list = []
+
+
 def _scatter_args(fn, input, dim, index, src, value, reduce):
     if src is None:
         src = value
@@ -243,6 +252,9 @@ def _scatter_args(fn, input, dim, index, src, value, reduce):
             else "reduce argument must be either add or multiply."
         )
     if reduce is not None:
+        if isinstance(src, Tensor) and not _WARNED_REDUCE:
+            _WARNED_REDUCE.append(True)  # torch warns once per process
+            warnings.warn(SCATTER_REDUCE_DEPRECATED, UserWarning, stacklevel=3)
         return _scatter_reduce_legacy, (input, index), {"dim": dim, "reduce": reduce}, src
     if isinstance(src, Tensor):
         return _scatter_src, (input, index, src), {"dim": dim}, None

@@ -9,6 +9,7 @@ double backward comes for free.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -185,7 +186,21 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         o = _VM
     else:
         o = _BATCHED
+    if na >= 2 and nb <= 2 and nb and input._data.shape[-1] != other._data.shape[0]:
+        raise _folded_matmul_error(input._data.shape, other._data.shape)
     return _out(dispatch(o, (input, other)), out)
+
+
+def _folded_matmul_error(a: tuple, b: tuple) -> RuntimeError:
+    # torch folds the batch dims of the left operand into rows: its mm / mv errors name them
+    rows = math.prod(a[:-1])
+    if len(b) == 1:
+        return RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{a[-1]}), vec ({b[0]})"
+        )
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and {b[0]}x{b[1]})"
+    )
 
 
 _CPP = {

@@ -38,7 +38,10 @@ from ember._ops.registry import (
 
 
 def _conj(t):
-    return t.conj() if isinstance(t, Tensor) and t.dtype.is_complex else t
+    if isinstance(t, Tensor):
+        return t.conj() if t.dtype.is_complex else t
+    # a Python complex operand (z * 1j) is conjugated in the gradient too
+    return t.conjugate() if isinstance(t, (complex, np.complexfloating)) else t
 
 
 # ------------------------------------------------------------------------------ shared helpers

@@ -367,6 +367,58 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     return res if out is None else _into_out(out, res._data)
 
 
+@op("poisson", grad_fn="PoissonBackward0")
+def _poisson(rates, gen):
+    return gen._rng.poisson(rates.astype(np.float64)).astype(rates.dtype)
+
+
+_poisson.backward(_zero_grads(1))
+
+
+def poisson(input, generator=None) -> Tensor:
+    """Return samples of Poisson distributions with the rates ``input`` (its dtype)."""
+    _check_input("poisson", input)
+    g = _gen("poisson", generator)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"poisson_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
+    if np.any(input._data < 0) or np.any(np.isnan(input._data)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return dispatch(_poisson, (input,), {"gen": g})
+
+
+@op("binomial", grad_fn="NotImplemented")
+def _binomial(count, prob, gen):
+    n = np.broadcast_to(count, np.broadcast_shapes(count.shape, prob.shape))
+    return gen._rng.binomial(n.astype(np.int64), prob.astype(np.float64)).astype(count.dtype)
+
+
+@_binomial.backward
+def _(ctx, grad, **params):
+    raise RuntimeError("derivative for aten::binomial is not implemented")
+
+
+def binomial(count, prob, generator=None) -> Tensor:
+    """Return samples of binomial distributions with ``count`` trials of success
+    probability ``prob`` (floating tensors of one dtype)."""
+    _check_input("binomial", count)
+    _check_input("binomial", prob)
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(prob.dtype)} but expected "
+            f"{scalar_type_name(count.dtype)}"
+        )
+    if not count.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"binomial_cpu\" not implemented for '{scalar_type_name(count.dtype)}'"
+        )
+    p = prob._data
+    if np.any((p < 0) | (p > 1) | np.isnan(p)):
+        raise RuntimeError("binomial: prob must be in [0, 1]")
+    return dispatch(_binomial, (count, prob), {"gen": _gen("binomial", generator)})
+
+
 def multinomial(
     input, num_samples: int, replacement: bool = False, *, generator=None, out=None
 ) -> Tensor:
@@ -578,5 +630,7 @@ for _f in (
     normal,
     bernoulli,
     multinomial,
+    poisson,
+    binomial,
 ):
     expose(_f, method=False)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ember._core.storage import owner_of
-from ember._core.tensor import Size, Tensor, _wrap, contiguous_format, wrap_dim
+from ember._core.tensor import Size, Tensor, _wrap, contiguous_format, preserve_format, wrap_dim
 from ember._ops.registry import SAME, _type_name, dispatch, expose, op
 
 # ------------------------------------------------------------------------------ geometry
@@ -1056,10 +1056,19 @@ def chunk(input, chunks: int, dim: int = 0):
 
 
 def contiguous(self, memory_format=None):
-    """Return ``self`` if contiguous, else a contiguous copy."""
-    if self._data.flags.c_contiguous:
+    """Return ``self`` if contiguous (in ``memory_format``, row-major by default), else a
+    contiguous copy."""
+    if memory_format is None or memory_format is contiguous_format:
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone(memory_format=contiguous_format)
+    if memory_format is preserve_format:
+        if self._data.flags.c_contiguous:
+            return self
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if self.is_contiguous(memory_format=memory_format):
         return self
-    return self.clone(memory_format=contiguous_format)
+    return self.clone(memory_format=memory_format)
 
 
 for _f in (view, view_as, reshape_as, expand, expand_as, unfold, contiguous):

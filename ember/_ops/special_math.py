@@ -343,6 +343,9 @@ def lgamma(x: np.ndarray) -> np.ndarray:
     s = np.abs(np.sin(_PI * r))
     res = _LOGPI - np.log(s) - _lgamma_pos(1.0 - xn)
     res[(r == 0) | np.isinf(xn)] = np.inf
+    # -1e-300 < x < 0: pi * x loses digits as a subnormal; lgamma(x) = -log|x| - euler * x...
+    tiny = (xn > -1e-300) & (xn < 0)
+    res[tiny] = -np.log(-xn[tiny])
     out[neg] = res
     return out
 

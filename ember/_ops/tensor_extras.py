@@ -50,8 +50,11 @@ def is_neg(input: Tensor) -> bool:
 
 
 def is_inference(input: Tensor) -> bool:
-    """Return ``False``: ember's inference mode makes ordinary tensors."""
-    return False
+    """Return True if ``input`` was made in inference mode (or is a view of such a tensor)."""
+    if input._inference:
+        return True
+    base = input._base
+    return base is not None and base._inference
 
 
 def resolve_conj(input: Tensor) -> Tensor:
@@ -774,3 +777,23 @@ Tensor.real = property(real, _set_part(real), doc="The real part of a complex te
 Tensor.imag = property(
     imag, _set_part(imag), doc="The imaginary part of a complex tensor (a view)."
 )
+
+
+def as_subclass(self: Tensor, cls) -> Tensor:
+    """Return an alias of ``self`` (same memory, attached to the graph) of class ``cls``.
+
+    Ops on the result return plain Tensors: ember has no ``__torch_function__`` dispatch.
+    """
+    from ember._ops.creation import _alias
+
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+            "possible. Make sure your class inherits from Tensor."
+        )
+    out = dispatch(_alias, (self,))
+    out.__class__ = cls
+    return out
+
+
+Tensor.as_subclass = as_subclass

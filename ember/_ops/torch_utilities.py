@@ -432,3 +432,14 @@ def frombuffer(buffer, *, dtype=None, count: int = -1, offset: int = 0,
 
 
 expose(frombuffer, method=False)
+
+
+def is_storage(obj) -> bool:
+    """Return True if ``obj`` is a storage (``UntypedStorage`` or ``TypedStorage``)."""
+    from ember._core.storage import UntypedStorage
+    from ember._ops.tensor_extras import TypedStorage
+
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+expose(is_storage, method=False)

@@ -1,7 +1,8 @@
 """``ember.amp``: ``autocast`` and ``GradScaler`` as torch behaves without a GPU.
 
-``GradScaler`` for CUDA disables itself with torch's warning (``scale`` returns the loss as is,
-``step`` calls ``optimizer.step()``), so mixed-precision training loops run unchanged. ember has
+``GradScaler`` scales on the CPU as torch's does; for CUDA it disables itself with torch's warning
+(``scale`` returns the loss as is, ``step`` calls ``optimizer.step()``), so mixed-precision
+training loops run unchanged. ember has
 no autocast kernels: ``autocast`` on ``'cuda'`` disables itself with torch's warning, and on
 ``'cpu'`` (where torch would run some ops in bfloat16) it warns that ops keep their dtypes.
 """
@@ -61,65 +62,24 @@ class autocast:
         return wrapper
 
 
+def get_autocast_dtype(device_type: str):
+    """Return the dtype autocast would use on ``device_type`` (bfloat16 on the CPU)."""
+    import ember
+
+    return ember.bfloat16 if device_type == "cpu" else ember.float16
+
+
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Return whether autocast is on (never, in ember)."""
     return _STATE["enabled"]
 
 
-class GradScaler:
-    """Loss scaling for float16 training; disabled without CUDA, as torch's (it passes the loss
-    and the optimizer step through unchanged)."""
+from ember.amp.grad_scaler import GradScaler  # noqa: E402
 
-    def __init__(
-        self,
-        device: str = "cuda",
-        init_scale: float = 65536.0,
-        growth_factor: float = 2.0,
-        backoff_factor: float = 0.5,
-        growth_interval: int = 2000,
-        enabled: bool = True,
-    ) -> None:
-        if enabled and device == "cuda":
-            warnings.warn(
-                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                UserWarning,
-                stacklevel=2,
-            )
-        self._device = device
-        self._enabled = False
-
-    def is_enabled(self) -> bool:
-        """Return False: scaling is off without CUDA."""
-        return self._enabled
-
-    def scale(self, outputs):
-        """Return ``outputs`` unchanged (scaling is off)."""
-        return outputs
-
-    def unscale_(self, optimizer) -> None:
-        """Do nothing (scaling is off)."""
-
-    def step(self, optimizer, *args, **kwargs):
-        """Return ``optimizer.step(*args, **kwargs)``."""
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None) -> None:
-        """Do nothing (scaling is off)."""
-
-    def get_scale(self) -> float:
-        """Return 1.0 (scaling is off)."""
-        return 1.0
-
-    def get_growth_factor(self) -> float:
-        """Return the growth factor (unused while disabled)."""
-        return 2.0
-
-    def state_dict(self) -> dict:
-        """Return ``{}``, torch's state of a disabled scaler."""
-        return {}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        """Accept a state dict (nothing to restore while disabled)."""
-
-
-__all__ = ["GradScaler", "autocast", "is_autocast_available", "is_autocast_enabled"]
+__all__ = [
+    "get_autocast_dtype",
+    "GradScaler",
+    "autocast",
+    "is_autocast_available",
+    "is_autocast_enabled",
+]

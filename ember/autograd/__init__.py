@@ -7,7 +7,15 @@ from ember._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from ember.autograd import anomaly_mode, function, functional, grad_mode, graph, profiler
+from ember.autograd import (
+    anomaly_mode,
+    forward_ad,
+    function,
+    functional,
+    grad_mode,
+    graph,
+    profiler,
+)
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import _is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd.engine import backward, grad
@@ -18,6 +26,7 @@ from ember.autograd.variable import Variable
 
 __all__ = [
     "backward",
+    "forward_ad",
     "grad",
     "Function",
     "function",

@@ -7,7 +7,9 @@ ember's CPU kernels are NumPy's and are deterministic.
 
 from __future__ import annotations
 
+import contextlib
 import types
+import warnings
 
 
 class _Flags(types.ModuleType):
@@ -43,11 +45,68 @@ cudnn = _Flags(
 mps = _Flags("mps", "Apple MPS (not available in ember).", is_available=_false, is_built=_false)
 mkldnn = _Flags("mkldnn", "oneDNN (not used by ember).", enabled=True, is_available=_false)
 openmp = _Flags("openmp", "OpenMP (ember's threads are BLAS's).", is_available=_false)
+
+
+def _sdp_switches() -> dict:
+    """Return torch.backends.cuda's scaled-dot-product-attention switches, which read and set
+    the backend flags of ``ember.nn.attention`` (recorded only: ember has one kernel)."""
+
+    def flag(name):
+        def enabled() -> bool:
+            from ember.nn.attention import ENABLED, SDPBackend
+
+            return ENABLED[SDPBackend[name]]
+
+        def enable(enabled: bool) -> None:
+            from ember.nn.attention import ENABLED, SDPBackend
+
+            ENABLED[SDPBackend[name]] = bool(enabled)
+
+        return enabled, enable
+
+    out = {}
+    for short, name in (
+        ("flash", "FLASH_ATTENTION"),
+        ("math", "MATH"),
+        ("mem_efficient", "EFFICIENT_ATTENTION"),
+        ("cudnn", "CUDNN_ATTENTION"),
+    ):
+        out[f"{short}_sdp_enabled"], out[f"enable_{short}_sdp"] = flag(name)
+
+    @contextlib.contextmanager
+    def sdp_kernel(
+        enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True
+    ):
+        """Deprecated context manager: enable only the chosen attention backends."""
+        warnings.warn(
+            "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context "
+            "manager will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new "
+            "context manager, with updated signature.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        from ember.nn.attention import ENABLED, SDPBackend
+
+        saved = dict(ENABLED)
+        ENABLED[SDPBackend.FLASH_ATTENTION] = bool(enable_flash)
+        ENABLED[SDPBackend.MATH] = bool(enable_math)
+        ENABLED[SDPBackend.EFFICIENT_ATTENTION] = bool(enable_mem_efficient)
+        ENABLED[SDPBackend.CUDNN_ATTENTION] = bool(enable_cudnn)
+        try:
+            yield
+        finally:
+            ENABLED.update(saved)
+
+    out["sdp_kernel"] = sdp_kernel
+    return out
+
+
 cuda = _Flags(
     "cuda",
     "CUDA switches (no CUDA in ember: recorded only).",
     matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
     is_built=_false,
+    **_sdp_switches(),
 )
 
 __all__ = ["cudnn", "cuda", "mkldnn", "mps", "openmp"]

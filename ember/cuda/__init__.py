@@ -2,7 +2,8 @@
 
 Queries answer as torch does on a machine without CUDA (``is_available()`` is False,
 ``device_count()`` 0, memory counters 0, seeding and ``empty_cache`` do nothing); calls that
-need a GPU raise a RuntimeError that says so (torch raises AssertionError there).
+need a GPU raise an error that says so (a RuntimeError that is also an AssertionError,
+the class torch raises there).
 """
 
 from __future__ import annotations
@@ -100,3 +101,12 @@ def init() -> None:
 
 
 from ember.cuda import amp as amp  # noqa: E402  (ember.amp needs nothing from here)
+
+
+def __getattr__(name: str):
+    # torch.cuda.FloatTensor & co. resolve (building one raises torch's TypeError)
+    from ember._ops.legacy_types import CUDA_TYPES
+
+    if name in CUDA_TYPES:
+        return CUDA_TYPES[name]
+    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")

@@ -1,4 +1,4 @@
-"""ember.func: functional transforms over modules (``functional_call``)."""
+"""ember.func: functional transforms (``vmap``, ``grad``, ``jacrev``...) and ``functional_call``."""
 
 from __future__ import annotations
 
@@ -6,10 +6,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember._core.tensor import Tensor
+from ember.func._transforms import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    stack_module_state,
+    vjp,
+    vmap,
+)
 from ember.nn.modules.module import Module
 from ember.nn.utils.stateless import _functional_call
 
-__all__ = ["functional_call"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "stack_module_state",
+    "vjp",
+    "vmap",
+]
 
 
 def functional_call(

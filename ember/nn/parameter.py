@@ -42,6 +42,8 @@ class Parameter(Tensor):
             )
         return _alias(data, cls, requires_grad)
 
+    _plain_repr = True  # its values print as a plain tensor's
+
     def __repr__(self) -> str:
         return "Parameter containing:\n" + Tensor.__repr__(self)
 

@@ -1,3 +1,3 @@
-"""``ember.utils``: helpers around the core library (``checkpoint``, ``data``, ``dlpack``)."""
+"""``ember.utils``: helpers around the core (``checkpoint``, ``data``, ``dlpack``, ``hooks``)."""
 
-from ember.utils import checkpoint, data, dlpack  # noqa: F401
+from ember.utils import checkpoint, data, dlpack, hooks  # noqa: F401

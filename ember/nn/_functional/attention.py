@@ -84,7 +84,15 @@ def scaled_dot_product_attention(
     """Return ``softmax(q k^T * scale + mask) v`` (causal mask, dropout, grouped heads)."""
     from ember.nn._functional.activation import softmax
     from ember.nn._functional.dropout import dropout
+    from ember.nn.attention import ENABLED, SDPBackend, _select_sdp_backend
+    from ember.nn.attention.bias import CausalBias
 
+    if isinstance(attn_mask, CausalBias):
+        return CausalBias._dispatch(
+            query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+        )
+    if not ENABLED[SDPBackend.MATH]:  # ``sdpa_kernel`` narrowed the choice: torch's checks
+        _select_sdp_backend(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
     L, S = query.shape[-2], key.shape[-2]
     scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     dt = query._data.dtype

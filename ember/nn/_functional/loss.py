@@ -500,8 +500,10 @@ def nll_loss(
     nd = input.dim()
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
-    if target.dtype.is_floating_point:
-        raise RuntimeError("expected scalar type Long but found " + _scalar_name(target))
+    if target.dtype is not ember.int64 and target.dtype is not ember.uint8:
+        raise RuntimeError(
+            "expected target dtype to be Long or Byte, but got " + _scalar_name(target)
+        )
     if nd >= 2 and input.shape[0] != target.shape[0]:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
@@ -556,11 +558,14 @@ def cross_entropy(
     c = input.shape[class_dim]
     wshape = [1] * input.dim()
     wshape[class_dim] = c
-    if target.dtype.is_floating_point:  # class probabilities
-        if tuple(target.shape) != tuple(input.shape):
+    if tuple(target.shape) == tuple(input.shape):  # class probabilities (torch's test)
+        if not target.dtype.is_floating_point:
             raise RuntimeError(
-                "Expected floating point type target to have the same shape as input"
+                "Expected floating point type for target with class probabilities, got "
+                + _scalar_name(target)
             )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target

@@ -10,6 +10,7 @@ so double backward works. Source coordinates follow torch's ``area_pixel_compute
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from ember.nn._functional import pooling as _pool
 __all__ = [
     "interpolate",
     "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -255,9 +258,30 @@ def interpolate(
     return dispatch(_OPS[(mode, nd)], (input,), {"mats": mats, "nearest": nearest})
 
 
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Upsample the input (deprecated alias of :func:`interpolate`)."""
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Upsample with nearest neighbours (deprecated: :func:`interpolate`)."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Upsample bilinearly with ``align_corners=True`` (deprecated: :func:`interpolate`)."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -247,6 +247,18 @@ class _ModuleHooks:
         self._load_state_dict_pre_hooks[handle.id] = functools.partial(_with_module, hook, self)
         return handle
 
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable, with_module: bool = False
+    ) -> RemovableHandle:
+        """Register ``hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` (the module first with ``with_module``) to run before
+        loading: the private spelling older code (checkpoint conversions) uses."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            functools.partial(_with_module, hook, self) if with_module else hook
+        )
+        return handle
+
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Register ``hook(module, incompatible_keys)`` to run after loading."""
         handle = RemovableHandle(self._load_state_dict_post_hooks)

@@ -1,4 +1,4 @@
-"""Batch normalization layers (torch.nn.modules.batchnorm): BatchNorm1d/2d/3d."""
+"""Batch normalization layers (torch.nn.modules.batchnorm): BatchNorm1d/2d/3d, SyncBatchNorm."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ember.nn import functional as F
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -129,3 +129,68 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose batch statistics would be reduced across the processes of a
+    group. In one process (no initialized process group, or a group of one) it is
+    ``BatchNorm`` over inputs of any rank >= 2, as torch's CPU fallback;
+    ``convert_sync_batchnorm`` swaps it in for a model's batch norms."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.training:
+            dist = ember.distributed
+            initialized = getattr(dist, "is_initialized", lambda: False)()
+            if initialized and dist.get_world_size(self.process_group) > 1:
+                raise NotImplementedError(
+                    "SyncBatchNorm: ember does not reduce batch statistics across processes; "
+                    "use BatchNorm (per-process statistics) instead"
+                )
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """Return ``module`` with every ``BatchNorm*D`` layer replaced by a ``SyncBatchNorm``
+        sharing its parameters and running statistics."""
+        module_output = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            module_output = SyncBatchNorm(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
+            if module.affine:
+                with ember.no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+            if hasattr(module, "qconfig"):
+                module_output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return module_output

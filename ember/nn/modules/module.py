@@ -492,7 +492,7 @@ class Module(_ModuleHooks):
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        fmt = kwargs.pop("memory_format", None)
         for a in args:
             if isinstance(a, ember.dtype):
                 dtype = a
@@ -509,6 +509,10 @@ class Module(_ModuleHooks):
             )
 
         def convert(t: Tensor) -> Tensor:
+            if fmt is not None and t.dim() in (4, 5):
+                # torch: the format applies to the 4-D/5-D parameters and buffers only
+                floating = t.is_floating_point() or t.is_complex()
+                return t.to(dtype=dtype if floating else None, memory_format=fmt)
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 return t.to(dtype)
             return t

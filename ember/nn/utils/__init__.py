@@ -17,10 +17,18 @@ from ember.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from ember.nn.utils.memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+    skip_init,
+)
 from ember.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from ember.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
+    "skip_init",
     "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",

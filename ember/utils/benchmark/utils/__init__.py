@@ -1,0 +1,1 @@
+"""The pieces of ``ember.utils.benchmark``: ``common``, ``timer``, ``compare``."""

@@ -1,0 +1,64 @@
+"""Run a snippet of user code with ``torch`` bound to torch and to ember; compare what it prints.
+
+The snippet is source text executed with the globals ``torch``, ``nn`` (``torch.nn``), ``F``
+(``torch.nn.functional``) and ``np``, as a script that did ``import torch`` would see them;
+under ember, the snippet's own ``import torch...`` / ``from torch... import`` statements import
+the matching ``ember`` modules.
+Everything it prints is captured; object addresses are normalized. An exception ends the run
+and is recorded as its class name and message, so snippets that end in torch's error compare
+that too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import gc
+import io
+import re
+import textwrap
+import warnings
+
+import numpy as np
+
+import ember
+from tests.oracle.helper import torch
+
+_ADDR = re.compile(r"0x[0-9a-f]+")
+
+
+def _import_as_ember(name, globals=None, locals=None, fromlist=(), level=0):
+    if level == 0 and (name == "torch" or name.startswith("torch.")):
+        name = "ember" + name[5:]
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def run_snippet(lib, src: str) -> str:
+    """Return what ``src`` prints (and the error it ends in) with ``torch`` bound to ``lib``."""
+    env = {"torch": lib, "nn": lib.nn, "F": lib.nn.functional, "np": np, "__name__": "snippet"}
+    if lib is ember:
+        env["__builtins__"] = dict(vars(builtins), __import__=_import_as_ember)
+    buf = io.StringIO()
+    threads = lib.get_num_threads()
+    if lib is torch:
+        # tiny ops: torch's thread pool only adds overhead (and spins on a shared machine)
+        lib.set_num_threads(1)
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(compile(textwrap.dedent(src), "<snippet>", "exec"), env)
+        except Exception as e:  # noqa: BLE001 - the error is part of the output compared
+            print(f"!! {type(e).__name__}: {e}")
+        finally:
+            lib.set_num_threads(threads)
+            env.clear()  # DataLoader worker processes end with their iterators
+            gc.collect()
+    return _ADDR.sub("0xADDR", buf.getvalue())
+
+
+def check_snippet(src: str) -> str:
+    """Assert that ``src`` prints the same under torch and ember; return the output."""
+    want = run_snippet(torch, src)
+    got = run_snippet(ember, src)
+    assert got == want, f"torch printed:\n{want}\nember printed:\n{got}"
+    return got
