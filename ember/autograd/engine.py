@@ -534,6 +534,8 @@ def _validate(node, i, g, meta):
     if g._data.shape != shape:
         g = sum_to(g, shape, node, i)
     if g.dtype is not dtype:
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = g.real  # torch keeps the real part of a real input's gradient, silently
         g = g.to(dtype)
     return g
 

@@ -85,17 +85,17 @@ def _sdp_switches() -> dict:
             FutureWarning,
             stacklevel=3,
         )
-        from ember.nn.attention import ENABLED, SDPBackend
+        from ember.nn.attention import SDPBackend, sdpa_kernel
 
-        saved = dict(ENABLED)
-        ENABLED[SDPBackend.FLASH_ATTENTION] = bool(enable_flash)
-        ENABLED[SDPBackend.MATH] = bool(enable_math)
-        ENABLED[SDPBackend.EFFICIENT_ATTENTION] = bool(enable_mem_efficient)
-        ENABLED[SDPBackend.CUDNN_ATTENTION] = bool(enable_cudnn)
-        try:
-            yield
-        finally:
-            ENABLED.update(saved)
+        # as torch: the backends chosen, handed to sdpa_kernel (which turns the rest off)
+        flags = (
+            (SDPBackend.FLASH_ATTENTION, enable_flash),
+            (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+            (SDPBackend.MATH, enable_math),
+            (SDPBackend.CUDNN_ATTENTION, enable_cudnn),
+        )
+        with sdpa_kernel([b for b, on in flags if on]) as context:
+            yield context
 
     out["sdp_kernel"] = sdp_kernel
     return out

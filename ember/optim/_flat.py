@@ -60,7 +60,7 @@ __all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
 # together (measured here: an SGD-momentum step over a 535k-param MLP, 0.74 -> ~0.4 ms)
 _BLOCK_BYTES = 1 << 18
 # parameters from this many elements have their contiguous gradient read in place
-_DIRECT_MIN = 1 << 12
+_DIRECT_MIN = 1 << 16
 
 
 def _refs(a) -> int:

@@ -198,6 +198,10 @@ class LRScheduler:
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
+class _LRScheduler(LRScheduler):
+    """The old name of ``LRScheduler`` (custom schedulers written against it subclass this)."""
+
+
 class _LambdaState:
     """state_dict support for schedulers holding one callable per group (``lr_lambdas``)."""
 

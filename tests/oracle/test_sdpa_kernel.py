@@ -169,11 +169,6 @@ def test_deprecated_cuda_sdp_kernel_warning_and_flags():
     assert seen[1] == seen[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ember.backends.cuda.sdp_kernel (ember/backends/__init__.py, not helper E's file) "
-    "leaves OVERRIDEABLE enabled and yields None; torch's delegates to sdpa_kernel",
-)
 def test_deprecated_cuda_sdp_kernel_delegates_to_sdpa_kernel():
     seen = []
     for lib, mod in _LIBS:

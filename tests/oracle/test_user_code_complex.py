@@ -111,11 +111,6 @@ def test_complex_from_numpy_pairs():
     assert "complex64" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine._validate casts a complex gradient of a real input with .to() (which warns); "
-    "torch takes its real part silently (proposed engine change in the helper-T report)",
-)
 def test_real_input_of_complex_product_gets_real_grad_silently():
     import warnings
 

@@ -4,8 +4,6 @@ class custom warm-up schedulers subclass."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.oracle._user_code import check_snippet
 
 LOOP = """
@@ -65,10 +63,6 @@ def test_schedulers_in_a_loop():
     check_snippet(LOOP)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ember.optim.lr_scheduler has no _LRScheduler (lead's file): proposed in the report",
-)
 def test_legacy_lrscheduler_base():
     check_snippet("""
         class WarmupLR(torch.optim.lr_scheduler._LRScheduler):

@@ -54,13 +54,14 @@ def _norm_backward(g, x, w, axes, shape, eps):
 
 @op("native_batch_norm", grad_fn="NativeBatchNormBackward0", save=(0, 1))
 def _batch_norm(x, w, b, mean, invstd, training, eps):
+    # torch's CPU kernel: per channel alpha = invstd * w, beta = b - mean * alpha, then one
+    # multiply-add over the input (two passes instead of four)
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    y = (x - mean.reshape(shape)) * invstd.reshape(shape)
-    if w is not None:
-        y *= w.reshape(shape)
-    if b is not None:
-        y += b.reshape(shape)
-    return y.astype(x.dtype, copy=False)
+    alpha = invstd if w is None else invstd * w
+    beta = -mean * alpha if b is None else b - mean * alpha
+    y = np.multiply(x, alpha.astype(x.dtype, copy=False).reshape(shape))
+    y += beta.astype(x.dtype, copy=False).reshape(shape)
+    return y
 
 
 @_batch_norm.backward
