@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ember._core import dtype as D
 from ember._core.tensor import Tensor, wrap_dim
 from ember._ops.linalg_util import out_ as _out
 from ember._ops.pointwise import _conj
@@ -203,24 +204,8 @@ def _folded_matmul_error(a: tuple, b: tuple) -> RuntimeError:
     )
 
 
-_CPP = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _cpp_name(t: Tensor) -> str:
-    return _CPP[t.dtype.name]
+    return D.cpp_type_name(t.dtype)
 
 
 def _m1m2_error(a: Tensor, b: Tensor) -> RuntimeError:

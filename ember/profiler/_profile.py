@@ -247,9 +247,10 @@ class record_function:
         return wrapped
 
 
-class emit_itt:
-    """Context manager that annotates ops for Intel VTune (ITT); ember has no ITT build, so the
-    ranges go nowhere, as with torch built without ITT."""
+class _Annotator:
+    """An annotation context manager for an external profiler ember was not built with."""
+
+    _tool = ""
 
     def __init__(self, enabled: bool = True, record_shapes: bool = False):
         self.enabled = enabled
@@ -260,32 +261,32 @@ class emit_itt:
         if not self.enabled:
             return
         if self.entered:
-            raise RuntimeError("ITT annotation context manager is not reentrant")
+            raise RuntimeError(f"{self._tool} annotation context manager is not reentrant")
+        self._start()
         self.entered = True
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        if not self.enabled:
-            return
-        self.entered = False
+        if self.enabled:
+            self.entered = False
         return False
 
 
-class emit_nvtx:
+class emit_itt(_Annotator):
+    """Context manager that annotates ops for Intel VTune (ITT); ember has no ITT build, so the
+    ranges go nowhere, as with torch built without ITT."""
+
+    _tool = "ITT"
+
+    def _start(self) -> None:
+        pass
+
+
+class emit_nvtx(_Annotator):
     """Context manager that annotates ops for NVIDIA's nvprof / Nsight: needs CUDA, which ember
     does not have (entering raises, as torch without CUDA does)."""
 
-    def __init__(self, enabled: bool = True, record_shapes: bool = False):
-        self.enabled = enabled
-        self.entered = False
-        self.record_shapes = record_shapes
+    _tool = "NVTX"
 
-    def __enter__(self):
-        if not self.enabled:
-            return
-        if self.entered:
-            raise RuntimeError("NVTX annotation context manager is not reentrant")
+    def _start(self) -> None:
         raise AssertionError("Torch not compiled with CUDA enabled")
-
-    def __exit__(self, exc_type, exc_val, exc_tb):
-        return False

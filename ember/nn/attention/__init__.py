@@ -14,6 +14,8 @@ import enum
 import warnings
 from collections.abc import Iterable, Iterator
 
+from ember._core.dtype import cpp_type_name
+
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
 WARN_FOR_UNFUSED_KERNELS = False
@@ -128,21 +130,6 @@ def _get_flash_version() -> str:
 
 # ------------------------------------------------------------------------------ dispatch
 
-# the C++ type names torch's messages print
-_CPP_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 _FLASH_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
@@ -201,7 +188,7 @@ def _flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa) -> str |
         )
     names = [str(t.dtype).removeprefix("torch.") for t in (q, k, v)]
     if any(n not in _FLASH_DTYPES for n in names):
-        q_n, k_n, v_n = (_CPP_NAMES.get(n, n) for n in names)
+        q_n, k_n, v_n = (cpp_type_name(t.dtype) for t in (q, k, v))
         return (
             "Expected query, key and value to all be of dtype: {Float, Double, BFloat16, Half}. "
             f"Got Query dtype: {q_n}, Key dtype: {k_n}, and Value dtype: {v_n} instead."
