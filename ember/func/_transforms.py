@@ -177,6 +177,17 @@ def _diff_inputs(args: tuple, argnums) -> tuple[list, list, Any, bool]:
     return args, fresh, spec, keep
 
 
+def _call_diff(func, args: tuple, kwargs: dict, argnums, has_aux: bool):
+    """Call ``func`` with ``args[argnums]`` replaced by fresh differentiable aliases (under
+    grad mode); return (those leaves, their spec, keep_graph, output, aux or None)."""
+    args, fresh, spec, keep = _diff_inputs(args, argnums)
+    out = func(*args, **kwargs)
+    aux = None
+    if has_aux:
+        out, aux = out
+    return fresh, spec, keep, out, aux
+
+
 def _maybe_detach(tree, keep: bool):
     if keep:
         return tree
@@ -246,11 +257,8 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """Return ``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` gives the vector-Jacobian
     products, one per primal (and the aux output with ``has_aux``)."""
     with enable_grad():
-        args, fresh, spec, keep = _diff_inputs(primals, tuple(range(len(primals))))
-        out = func(*args)
-        aux = None
-        if has_aux:
-            out, aux = out
+        argnums = tuple(range(len(primals)))
+        fresh, spec, keep, out, aux = _call_diff(func, primals, {}, argnums, has_aux)
     out_leaves, out_spec = _flatten(out)
 
     def vjp_fn(cotangents, *, retain_graph: bool = True, create_graph: bool | None = None):
@@ -320,11 +328,7 @@ def jacrev(
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         with enable_grad():
-            args, fresh, spec, keep = _diff_inputs(args, argnums)
-            out = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                out, aux = out
+            fresh, spec, keep, out, aux = _call_diff(func, args, kwargs, argnums, has_aux)
             out_leaves, out_spec = _flatten(out)
             per_output = []
             for o in out_leaves:
@@ -361,11 +365,7 @@ def jacfwd(
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         with enable_grad():
-            args, fresh, spec, keep = _diff_inputs(args, argnums)
-            out = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                out, aux = out
+            fresh, spec, keep, out, aux = _call_diff(func, args, kwargs, argnums, has_aux)
             out_leaves, out_spec = _flatten(out)
             us = [ember.zeros_like(o).requires_grad_(True) for o in out_leaves]
             live = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
