@@ -1,6 +1,7 @@
 """ember: PyTorch's programming model on NumPy. ``import ember as torch``."""
 
 from ember._core import dtype as _dtype_mod
+from ember._core import malloc as _malloc
 from ember._core.device import device
 from ember._core.dtype import (
     bfloat16,
@@ -148,3 +149,5 @@ def result_type(tensor1, tensor2) -> dtype:
 
 
 del _dtype_mod
+
+_malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
