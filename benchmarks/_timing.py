@@ -7,7 +7,10 @@ least ``min_time`` seconds, then runs ``repeat`` repeats of ``number`` calls and
 reference cycles, and the cost of collecting them is part of the real cost of a training step.
 
 ``measure_interleaved({name: fn})`` does the same for several callables with their repeats run
-round-robin, so that load changes on a shared machine affect them alike.
+round-robin, so that load changes on a shared machine affect them alike. With ``settle`` it
+sleeps that long before each repeat: a library's idle worker threads spin for a while after its
+last call (OpenBLAS's about 0.1 s, OpenMP's), and on a 2-core machine that spinning would
+slow whichever library runs next.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+# seconds of sleep before each repeat of a multi-threaded step (see measure_interleaved)
+SETTLE = 0.25
 
 
 @dataclass(frozen=True)
@@ -48,12 +54,14 @@ def measure_interleaved(
     warmup: int = 3,
     max_number: int = 1_000_000,
     catch: bool = True,
+    settle: float = 0.0,
 ) -> dict[str, Timing | Exception]:
     """Time several callables with their repeats interleaved (round-robin).
 
     Each callable gets its own warm-up and calls-per-repeat; then every round runs one repeat of
     each, so a change in machine load during the measurement hits all of them alike and their
-    ratios stay meaningful. With ``catch`` an exception raised by one callable is returned in
+    ratios stay meaningful. ``settle`` seconds of sleep precede each repeat (see the module
+    docstring). With ``catch`` an exception raised by one callable is returned in
     place of its Timing and the others carry on; without it, it propagates.
     """
     numbers: dict[str, int] = {}
@@ -72,6 +80,8 @@ def measure_interleaved(
                 continue
             fn = fns[name]
             gc.collect()
+            if settle:
+                time.sleep(settle)
             try:
                 t0 = time.perf_counter()
                 for _ in range(number):

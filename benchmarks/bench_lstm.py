@@ -28,7 +28,13 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
+from _timing import (  # noqa: E402
+    SETTLE,
+    bench_record,
+    measure_interleaved,
+    median_ms,
+    write_json,
+)
 
 import ember  # noqa: E402
 
@@ -200,7 +206,13 @@ def main(argv=None) -> int:
     fns = {"ember": lib_step(ember, weights, x, y)[0], "numpy": numpy_step(weights, x, y)}
     if torch is not None:
         fns["torch"] = lib_step(torch, weights, x, y)[0]
-    res = measure_interleaved(fns, repeat=repeat, min_time=min_time, warmup=1 if args.quick else 2)
+    res = measure_interleaved(
+        fns,
+        repeat=repeat,
+        min_time=min_time,
+        warmup=1 if args.quick else 2,
+        settle=0.0 if args.quick else SETTLE,
+    )
     status = 0 if ok else 1
     for k, v in res.items():
         if isinstance(v, Exception):

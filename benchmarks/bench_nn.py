@@ -34,7 +34,13 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
+from _timing import (  # noqa: E402
+    SETTLE,
+    bench_record,
+    measure_interleaved,
+    median_ms,
+    write_json,
+)
 
 import ember  # noqa: E402
 import ember.nn as enn  # noqa: E402
@@ -316,7 +322,10 @@ def main(argv=None) -> int:
         ok = err < 1e-3
         status |= not ok
         res = measure_interleaved(
-            {"torch": t_fn, "ember": e_fn, "numpy": n_fn}, repeat=repeat, min_time=min_time
+            {"torch": t_fn, "ember": e_fn, "numpy": n_fn},
+            repeat=repeat,
+            min_time=min_time,
+            settle=0.0 if args.quick else SETTLE,
         )
         ms = {
             k: (v.best * 1e3 if not isinstance(v, Exception) else float("nan"))

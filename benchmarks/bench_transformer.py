@@ -27,7 +27,13 @@ for _p in (str(HERE), str(REPO)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import bench_record, measure_interleaved, median_ms, write_json  # noqa: E402
+from _timing import (  # noqa: E402
+    SETTLE,
+    bench_record,
+    measure_interleaved,
+    median_ms,
+    write_json,
+)
 
 import ember  # noqa: E402
 
@@ -205,7 +211,9 @@ def main(argv=None) -> int:
     repeat, min_time = (2, 0.05) if args.quick else (args.repeat, 0.5)
     fns, err = transformer_case(torch)
     ok = err < 1e-3
-    res = measure_interleaved(fns, repeat=repeat, min_time=min_time)
+    res = measure_interleaved(
+        fns, repeat=repeat, min_time=min_time, settle=0.0 if args.quick else SETTLE
+    )
     status = 0 if ok else 1
     for k, v in res.items():
         if isinstance(v, Exception):
