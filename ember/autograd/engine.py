@@ -82,8 +82,6 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    if is_grads_batched:
-        raise NotImplementedError("ember.autograd.grad: is_grads_batched=True is not supported")
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs_tuple = _inputs_tuple(inputs, "grad")
     if not inputs_tuple:
@@ -96,12 +94,18 @@ def grad(
             FutureWarning,
             stacklevel=2,
         )
-    grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)))
+    grad_outputs = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
-    result = _run_backward(
-        outputs, grads, retain_graph, create_graph, inputs_tuple, allow_unused, False
-    )
+    if is_grads_batched:
+        result = _grad_batched(
+            outputs, grad_outputs, retain_graph, create_graph, inputs_tuple, allow_unused
+        )
+    else:
+        grads = _make_grads(outputs, grad_outputs)
+        result = _run_backward(
+            outputs, grads, retain_graph, create_graph, inputs_tuple, allow_unused, False
+        )
     if materialize_grads:
         result = tuple(
             r
@@ -112,6 +116,39 @@ def grad(
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))
     return result
+
+
+def _grad_batched(outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused):
+    """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output is a
+    batch of vectors; one backward pass per vector (the graph kept until the last), the
+    gradients stacked along a new first dimension (torch vmaps the backward instead)."""
+    from ember._ops.shape import stack
+
+    sizes = set()
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(g, Tensor):
+            if g.dim() == 0 or g._data.shape[1:] != out._data.shape:
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each "
+                    "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                    "are expected to match the shape of corresponding output, but a mismatch "
+                    f"was detected: grad_output[{i}] has a shape of {g.shape[1:]} and "
+                    f"output[{i}] has a shape of {out.shape}. If you only want some tensors in "
+                    "`grad_output` to be considered batched, consider using vmap."
+                )
+            sizes.add(g._data.shape[0])
+    if len(sizes) != 1:  # (torch's vmap raises ValueError here too)
+        raise ValueError(
+            "is_grads_batched=True needs every grad_output to be a tensor with the same batch "
+            f"size (its first dimension), but got batch sizes {sorted(sizes)}"
+        )
+    (batch,) = sizes
+    rows = []
+    for b in range(batch):
+        grads = _make_grads(outputs, tuple(g[b] if g is not None else None for g in grad_outputs))
+        keep = retain_graph or b < batch - 1
+        rows.append(_run_backward(outputs, grads, keep, create_graph, inputs, allow_unused, False))
+    return tuple(None if column[0] is None else stack(list(column)) for column in zip(*rows))
 
 
 def _inputs_tuple(inputs, fn: str) -> tuple:
