@@ -78,7 +78,21 @@ from ember._ops.tensor_extras import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
 from ember import accelerator, amp, backends, cpu, distributed, version
 from ember import jit, onnx
-from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
+from ember.amp.autocast_mode import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+from ember.amp.autocast_mode import DEPRECATED as _AUTOCAST_DEPRECATED
+
+globals().update(_AUTOCAST_DEPRECATED)  # get_autocast_cpu_dtype(), ...
 from ember import profiler
 
 # torch's dtype aliases

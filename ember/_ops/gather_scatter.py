@@ -16,7 +16,15 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.reduce import check_out, out_dtype_error, write_out
-from ember._ops.registry import _type_name, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import (
+    AUTOCAST,
+    _type_name,
+    autocast_inputs,
+    dispatch,
+    dispatch_inplace,
+    expose,
+    op,
+)
 
 _INT64 = np.dtype(np.int64)
 _UFUNC = {"sum": np.add, "add": np.add, "prod": np.multiply, "multiply": np.multiply}
@@ -452,6 +460,8 @@ def _index_copy_args(fn, input, dim, index, source):
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """Return ``input`` with the slices of ``source`` copied to the entries ``index`` of ``dim``."""
+    if AUTOCAST:
+        input, index, source = autocast_inputs(_index_copy, (input, index, source))
     dim = _index_copy_args("index_copy", input, dim, index, source)
     return dispatch(_index_copy, (input, index, source), {"dim": dim})
 

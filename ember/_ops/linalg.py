@@ -19,15 +19,26 @@ from ember._core.tensor import Tensor, wrap_dim
 from ember._ops.linalg_util import out_ as _out
 from ember._ops.pointwise import _conj
 from ember._ops.registry import (
+    AUTOCAST,
     SAME,
     Op,
     _type_name,
+    autocast_inputs,
     dispatch,
     dispatch_inplace,
     expose,
     op,
     result_dtype,
 )
+
+
+def _matmul(a, b):
+    """``np.matmul`` in the operands' dtype: NumPy (ml_dtypes >= 0.5) multiplies bfloat16
+    matrices in float32; round the product back, as torch's float32-accumulating kernels do."""
+    out = np.matmul(a, b)
+    if out.dtype != a.dtype:
+        out = out.astype(a.dtype)
+    return out
 
 
 def _np_matmul(a, b):
@@ -54,7 +65,7 @@ def _np_matmul(a, b):
         )
     if a.dtype == np.bool_:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    return np.matmul(a, b)
+    return _matmul(a, b)
 
 
 def _matmul_backward(ctx, g):
@@ -132,9 +143,9 @@ def _matmul_array_backward(ctx, g):
         gb = g * _c(a) if need[1] else None
     elif b.ndim == 1:
         ga = np.multiply.outer(g, _c(b)) if need[0] else None
-        gb = np.matmul(_mT(_c(a)), g[..., None])[..., 0] if need[1] else None
+        gb = _matmul(_mT(_c(a)), g[..., None])[..., 0] if need[1] else None
     elif a.ndim == 1:
-        ga = np.matmul(g[..., None, :], _mT(_c(b)))[..., 0, :] if need[0] else None
+        ga = _matmul(g[..., None, :], _mT(_c(b)))[..., 0, :] if need[0] else None
         gb = _c(a)[:, None] * g[..., None, :] if need[1] else None
     else:
         ga, gb = _mm_array_grads(need, g, a, b, first=0)
@@ -172,6 +183,8 @@ def _check_tensors(fn: str, *pairs) -> None:
 
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Return the matrix product of two tensors, with torch's rules for 1-D and batched inputs."""
+    if AUTOCAST:
+        input, other = autocast_inputs(_MM, (input, other))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
         _check_tensors("matmul", ("input", input), ("other", other))
     na, nb = input._data.ndim, other._data.ndim
@@ -237,6 +250,8 @@ def _matmul_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """Return the product of two 2-D matrices."""
     _check_tensors("mm", ("input", input), ("mat2", mat2))
+    if AUTOCAST:
+        input, mat2 = autocast_inputs(_MM, (input, mat2))
     if input.ndim != 2 or mat2.ndim != 2:
         which = "self" if input.ndim != 2 else "mat2"
         raise RuntimeError(f"{which} must be a matrix")
@@ -252,6 +267,8 @@ def _scalar_type_error(a: Tensor, b: Tensor) -> RuntimeError:
 def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """Return the batched product of two 3-D tensors with equal batch sizes."""
     _check_tensors("bmm", ("input", input), ("mat2", mat2))
+    if AUTOCAST:
+        input, mat2 = autocast_inputs(_BMM, (input, mat2))
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch{1 if input.ndim != 3 else 2} must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
@@ -426,12 +443,12 @@ def _addr_grads(need, g, u, v):
     )
 
 
-_addmm = _add_prod_op("addmm", "AddmmBackward0", np.matmul, _mm_grads, _mm_array_grads)
-_addmv = _add_prod_op("addmv", "AddmvBackward0", np.matmul, _mv_grads)
+_addmm = _add_prod_op("addmm", "AddmmBackward0", _matmul, _mm_grads, _mm_array_grads)
+_addmv = _add_prod_op("addmv", "AddmvBackward0", _matmul, _mv_grads)
 _addbmm = _add_prod_op(
-    "addbmm", "AddbmmBackward0", lambda a, b: np.matmul(a, b).sum(0), _addbmm_grads
+    "addbmm", "AddbmmBackward0", lambda a, b: _matmul(a, b).sum(0), _addbmm_grads
 )
-_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", np.matmul, _mm_grads, _mm_array_grads)
+_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", _matmul, _mm_grads, _mm_array_grads)
 _addr = _add_prod_op("addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads)
 
 
@@ -471,6 +488,8 @@ def _mm_dtype_msg(inp, a, b):
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """Return ``beta * input + alpha * (mat1 @ mat2)``."""
     _check_tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+    if AUTOCAST:
+        input, mat1, mat2 = autocast_inputs(_addmm, (input, mat1, mat2))
     _check_mm(mat1, mat2)
     _same_dtype3("addmm", input, mat1, mat2, _mm_dtype_msg)
     return _out(dispatch(_addmm, (input, mat1, mat2), _params(beta, alpha)), out)
@@ -524,6 +543,8 @@ def _scalar_msg(inp, a, b):
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """Return ``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     _check_tensors("addbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+    if AUTOCAST:
+        input, batch1, batch2 = autocast_inputs(_addbmm, (input, batch1, batch2))
     _check_batches(batch1, batch2)
     _same_dtype3("addbmm", input, batch1, batch2, _scalar_msg)
     return _out(dispatch(_addbmm, (input, batch1, batch2), _params(beta, alpha)), out)
@@ -532,6 +553,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """Return ``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
     _check_tensors("baddbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+    if AUTOCAST:
+        input, batch1, batch2 = autocast_inputs(_baddbmm, (input, batch1, batch2))
     _check_batches(batch1, batch2)
     _same_dtype3("baddbmm", input, batch1, batch2, _scalar_msg)
     return _out(dispatch(_baddbmm, (input, batch1, batch2), _params(beta, alpha)), out)
@@ -699,6 +722,8 @@ def chain_matmul(*matrices, out=None) -> Tensor:
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """Return the dot product of ``x`` and ``y`` along ``dim`` (``x`` conjugated), broadcasting."""
     _check_tensors("vecdot", ("x", x), ("y", y))
+    if AUTOCAST:
+        x, y = autocast_inputs("linalg_vecdot", (x, y))
     if x.dtype is not y.dtype:
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "

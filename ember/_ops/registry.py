@@ -389,8 +389,39 @@ def _observed(run, op, inputs, params, self=None):
     return result
 
 
+# ---------------------------------------------------------------------------------------------
+# autocast: ``ember.amp`` installs its hooks; dispatch pays one truthiness test while it is off
+
+AUTOCAST: list = []  # one entry per thread with autocast on (``ember.amp`` keeps it)
+_autocast_dispatch = None  # ``(op, inputs, params) -> result``: casts, dispatch_uncast
+_autocast_cast = None  # ``(op, inputs) -> inputs``: the casts alone
+
+
+def set_autocast_hooks(dispatch_hook, cast_hook) -> None:
+    """Install autocast: ``dispatch`` hands every op call to ``dispatch_hook(op, inputs,
+    params)`` while ``AUTOCAST`` is non-empty; ``autocast_inputs`` calls ``cast_hook``."""
+    global _autocast_dispatch, _autocast_cast
+    _autocast_dispatch, _autocast_cast = dispatch_hook, cast_hook
+
+
+def autocast_inputs(op: Op | str, inputs: tuple) -> tuple:
+    """Return ``inputs`` cast as autocast's policy for ``op`` (an op, or torch's name of a
+    composite function) asks; unchanged while autocast is off. For public functions that
+    compare their inputs' dtypes before they dispatch, or that compose several ops."""
+    return _autocast_cast(op, inputs) if AUTOCAST else inputs
+
+
 def dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
     """Run ``op`` forward on the inputs' arrays; wrap the result; record the graph if needed."""
+    if AUTOCAST:
+        return _autocast_dispatch(op, inputs, params)
+    if _OBSERVERS:
+        return _observed(_dispatch, op, inputs, params)
+    return _dispatch(op, inputs, params)
+
+
+def dispatch_uncast(op: Op, inputs: tuple, params: dict = _EMPTY):
+    """``dispatch`` without autocast (autocast's hook runs ops through it)."""
     if _OBSERVERS:
         return _observed(_dispatch, op, inputs, params)
     return _dispatch(op, inputs, params)

@@ -1,85 +1,29 @@
-"""``ember.amp``: ``autocast`` and ``GradScaler`` as torch behaves without a GPU.
+"""``ember.amp``: automatic mixed precision, ``autocast`` and ``GradScaler``.
 
-``GradScaler`` scales on the CPU as torch's does; for CUDA it disables itself with torch's warning
-(``scale`` returns the loss as is, ``step`` calls ``optimizer.step()``), so mixed-precision
-training loops run unchanged. ember has
-no autocast kernels: ``autocast`` on ``'cuda'`` disables itself with torch's warning, and on
-``'cpu'`` (where torch would run some ops in bfloat16) it warns that ops keep their dtypes.
+``autocast("cpu")`` runs the ops of torch's CPU lists in bfloat16 (or float16) or float32 (see
+``autocast_mode``). ``GradScaler`` scales on the CPU as torch's does. ember has no GPU: for CUDA
+both disable themselves with torch's warning (``scale`` returns the loss as is, ``step`` calls
+``optimizer.step()``), so mixed-precision training loops run unchanged.
 """
 
 from __future__ import annotations
 
-import warnings
+from ember.amp import autocast_mode  # noqa: F401
+from ember.amp.autocast_mode import (  # noqa: F401  (torch.amp's names, and torch's top level's)
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    custom_bwd,
+    custom_fwd,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+from ember.amp.grad_scaler import GradScaler
 
-_STATE = {"enabled": False}
-
-
-def is_autocast_available(device_type: str) -> bool:
-    """Return False: ember has no autocast kernels."""
-    return False
-
-
-class autocast:
-    """Context manager and decorator for mixed precision; a no-op in ember (see module doc)."""
-
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        self.device = device_type
-        self.fast_dtype = dtype
-        if enabled and device_type == "cuda":
-            warnings.warn(
-                "CUDA is not available or torch_xla is imported. Disabling autocast.",
-                UserWarning,
-                stacklevel=2,
-            )
-            enabled = False
-        elif enabled:
-            warnings.warn(
-                f"ember has no autocast kernels: on '{device_type}' ops keep their input dtypes.",
-                UserWarning,
-                stacklevel=2,
-            )
-            enabled = False
-        self._enabled = enabled
-
-    def __enter__(self):
-        self._prev = _STATE["enabled"]
-        _STATE["enabled"] = self._enabled
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _STATE["enabled"] = self._prev
-
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self:
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-
-def get_autocast_dtype(device_type: str):
-    """Return the dtype autocast would use on ``device_type`` (bfloat16 on the CPU)."""
-    import ember
-
-    return ember.bfloat16 if device_type == "cpu" else ember.float16
-
-
-def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Return whether autocast is on (never, in ember)."""
-    return _STATE["enabled"]
-
-
-from ember.amp.grad_scaler import GradScaler  # noqa: E402
-
-__all__ = [
-    "get_autocast_dtype",
-    "GradScaler",
-    "autocast",
-    "is_autocast_available",
-    "is_autocast_enabled",
-]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available", "GradScaler"]

@@ -122,10 +122,6 @@ def test_snippet(name):
     check_snippet(SNIPPETS[name])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CPU autocast needs a cast at dispatch (registry.py): proposed in the helper-T report",
-)
 def test_cpu_autocast_runs_matmuls_in_bfloat16():
     check_snippet("""
         x = torch.linspace(0, 1, 12).view(3, 4)

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op
+from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 
 __all__ = [
     "conv1d",
@@ -464,6 +464,8 @@ def _check_channels(x, w, groups, transposed):
 
 
 def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    if AUTOCAST:
+        input, weight, bias = autocast_inputs(_convolution, (input, weight, bias))
     _check_dtypes(input, weight, bias)
     x, unbatched = _batched(input, nd, name)
     if weight.dim() != nd + 2:
@@ -510,6 +512,8 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> T
 def _conv_transpose(
     nd, name, input, weight, bias, stride, padding, output_padding, groups, dilation
 ) -> Tensor:
+    if AUTOCAST:
+        input, weight, bias = autocast_inputs(_convolution, (input, weight, bias))
     _check_dtypes(input, weight, bias)
     x, unbatched = _batched(input, nd, name)
     _check_channels(x, weight, groups, True)

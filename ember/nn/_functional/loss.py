@@ -16,7 +16,7 @@ import numpy as np
 import ember
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import like
-from ember._ops.registry import SAME, dispatch, op
+from ember._ops.registry import AUTOCAST, SAME, autocast_inputs, dispatch, op
 from ember.nn._functional.activation import log_softmax, logsigmoid
 from ember.nn._functional.activation import softplus as _softplus
 from ember.nn._functional.ctc import ctc_loss
@@ -186,6 +186,8 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Return the (reduced) absolute error between ``input`` and ``target``."""
+    if AUTOCAST:
+        input, target, weight = autocast_inputs("l1_loss", (input, target, weight))
     _size_warning(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     d = (input - target).abs()
@@ -548,6 +550,8 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Return the cross entropy of logits ``input`` and class indices or probabilities."""
+    if AUTOCAST:
+        input, target, weight = autocast_inputs("cross_entropy_loss", (input, target, weight))
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
@@ -611,6 +615,8 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """Return the Kullback-Leibler divergence of ``target`` from log-probabilities ``input``."""
+    if AUTOCAST:
+        input, target = autocast_inputs("kl_div", (input, target))
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -646,6 +652,8 @@ def poisson_nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Return the negative log likelihood of ``target`` under Poisson(``input``)."""
+    if AUTOCAST:
+        input, target = autocast_inputs("poisson_nll_loss", (input, target))
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input

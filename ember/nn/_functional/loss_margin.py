@@ -11,7 +11,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import dispatch, op
+from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 from ember.nn._functional.loss import _REDUCTIONS, _reduce, _reduce_np, _reduction
 
 __all__ = [
@@ -35,6 +35,8 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Return ``input`` where ``target == 1`` and ``max(0, margin - input)`` where it is -1."""
+    if AUTOCAST:
+        input, target = autocast_inputs("hinge_embedding_loss", (input, target))
     reduction = _reduction(size_average, reduce, reduction)
     zeros = ember.zeros_like(input)
     margin_clamp = (margin - input).clamp_min(0)
@@ -53,6 +55,8 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Return ``max(0, -target * (input1 - input2) + margin)``, reduced."""
+    if AUTOCAST:
+        input1, input2, target = autocast_inputs("margin_ranking_loss", (input1, input2, target))
     reduction = _reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
@@ -72,6 +76,8 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Return ``1 - cos`` for pairs with target 1 and ``max(0, cos - margin)`` for -1."""
+    if AUTOCAST:
+        input1, input2, target = autocast_inputs("cosine_embedding_loss", (input1, input2, target))
     reduction = _reduction(size_average, reduce, reduction)
     eps = 1e-12
     d = input1.dim() - 1
@@ -109,6 +115,10 @@ def triplet_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Return ``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance."""
+    if AUTOCAST:
+        anchor, positive, negative = autocast_inputs(
+            "triplet_margin_loss", (anchor, positive, negative)
+        )
     reduction = _reduction(size_average, reduce, reduction)
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
