@@ -1,20 +1,16 @@
 """Random number generation: ember's ``torch.Generator`` and ``torch.random``.
 
-Every :class:`Generator` wraps a NumPy ``PCG64`` bit generator. The streams are
-ember's own (they do not reproduce torch's numbers), but the same seed always gives
-the same numbers, and :meth:`Generator.get_state` / :meth:`Generator.set_state`
-round-trip exactly.
+Every :class:`Generator` is torch's CPU generator: a 32-bit Mersenne Twister (NumPy's
+``MT19937`` bit generator) seeded as torch seeds it, sampled by torch's kernels
+(``ember/_torch_rng.py``). ``manual_seed(s)`` then gives torch's numbers for ``rand``,
+``randn``, ``randint``, ``randperm``, ``bernoulli``/dropout, ``normal_``/``uniform_`` (so
+``nn.init`` and every layer's default initialisation) and ``random_`` (see that module for the
+last-bit exceptions). Samplers torch implements otherwise (multinomial, exponential, poisson,
+...) draw from the same stream through NumPy's algorithms: reproducible, but not torch's values.
 
-State layout (56 bytes, all integers little-endian)::
-
-    offset  size  field
-         0     4  magic b"EMRG"
-         4     4  uint32 format version (1)
-         8     8  uint64 initial seed
-        16    16  uint128 PCG64 state
-        32    16  uint128 PCG64 increment (odd)
-        48     4  uint32 has_uint32 flag (0 or 1)
-        52     4  uint32 buffered 32-bit output (uinteger)
+:meth:`Generator.get_state` is torch's 5056-byte ``CPUGeneratorImplState``: the seed, the
+twister's position and 624 words (stored as uint64), the cached Box-Muller sample; states
+move between ember and torch in both directions.
 
 The ``_``-prefixed sampler methods of :class:`Generator` are the array-level
 primitives used by the tensor creation functions and in-place fillers: they take
@@ -24,12 +20,15 @@ NumPy shapes and dtypes and return ``numpy.ndarray`` objects.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import struct
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ember import _torch_rng as _rng
 
 try:
     import ml_dtypes as _ml_dtypes
@@ -55,13 +54,16 @@ __all__ = [
 # Seed of a freshly constructed ``Generator()`` (torch's ``default_rng_seed_val``).
 _DEFAULT_SEED = 67280421310721
 _UINT64_MASK = (1 << 64) - 1
-_UINT128_MASK = (1 << 128) - 1
 
-_STATE_MAGIC = b"EMRG"
-_STATE_VERSION = 1
-_STATE_SIZE = 56
-_STATE_HEADER = struct.Struct("<4sIQ")  # magic, version, initial seed
-_STATE_TAIL = struct.Struct("<II")  # has_uint32, uinteger
+# torch's CPUGeneratorImplState: THGeneratorState (seed, left, seeded, next, state[624] as
+# uint64, normal_x, normal_y, normal_rho, normal_is_valid) + the float normal cache
+_STATE_SIZE = 5056
+_STATE_HEAD = struct.Struct("<QiiQ")  # the_initial_seed, left, seeded, next
+_STATE_WORDS = 624
+_STATE_NORMAL = struct.Struct("<dddi")  # normal_x, normal_y (the cached sample), rho, valid
+_STATE_FLOAT = struct.Struct("<f?")  # next_float_normal_sample, its valid flag
+_NORMAL_AT = _STATE_HEAD.size + 8 * _STATE_WORDS
+_FLOAT_AT = 5048
 
 # ---------------------------------------------------------------------------
 # dtype helpers
@@ -119,28 +121,6 @@ def _fmt(x: Any) -> str:
     return f"{float(x):g}"
 
 
-def _prev_float(value: np.ndarray) -> np.ndarray:
-    """The next representable value below a 0-d float array ``value``."""
-    uint = np.dtype(f"u{value.dtype.itemsize}")
-    bits = value.reshape(1).view(uint).copy()
-    x = float(value)
-    if x > 0:
-        bits -= 1
-    elif x < 0:
-        bits += 1
-    else:  # +-0: smallest negative subnormal
-        bits[...] = (1 << (8 * value.dtype.itemsize - 1)) | 1
-    return bits.view(value.dtype).reshape(())
-
-
-def _largest_below(high: float, dt: np.dtype) -> np.ndarray:
-    """The largest value of ``dt`` strictly below ``high`` (0-d array)."""
-    top = np.asarray(high, dtype=np.float64).astype(dt)
-    if float(top) >= high:
-        top = _prev_float(top)
-    return top
-
-
 def _as_param(x: Any) -> Any:
     """Keep 0-d parameters as Python scalars (NEP 50 weak) so float32 math stays float32."""
     if np.ndim(x) == 0:
@@ -152,6 +132,14 @@ def _as_param(x: Any) -> Any:
 # ---------------------------------------------------------------------------
 # seeds and devices
 # ---------------------------------------------------------------------------
+
+
+def _shape_tuple(shape: Any) -> tuple:
+    if shape is None:
+        return ()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
 
 
 def _check_seed(seed: Any) -> int:
@@ -225,9 +213,19 @@ class Generator:
 
     def __init__(self, device: Any = "cpu") -> None:
         _check_device(device)
-        self._bitgen = np.random.PCG64(_DEFAULT_SEED)
+        self._bitgen = np.random.MT19937(0)
         self._rng = np.random.Generator(self._bitgen)
-        self._initial_seed = _DEFAULT_SEED
+        self._reseed(_DEFAULT_SEED)
+
+    def _reseed(self, seed: int) -> None:
+        # std::mt19937(seed): the classic seeding of the low 32 bits, the stream at its start
+        self._bitgen.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": _rng.mt19937_key(seed), "pos": _STATE_WORDS},
+        }
+        self._initial_seed = seed
+        self._normal_cache: float | None = None  # torch's next_double_normal_sample
+        self._float_normal_cache: float | None = None  # next_float_normal_sample
 
     # -- torch.Generator API ------------------------------------------------
 
@@ -244,9 +242,7 @@ class Generator:
                 ``[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]``; negative seeds are
                 taken modulo :math:`2^{64}`.
         """
-        seed = _check_seed(seed)
-        self._bitgen.state = np.random.PCG64(seed).state
-        self._initial_seed = seed
+        self._reseed(_check_seed(seed))
         return self
 
     def seed(self) -> int:
@@ -301,20 +297,20 @@ class Generator:
     # -- raw state ------------------------------------------------------------
 
     def _get_state_bytes(self) -> bytes:
-        """The state as ``_STATE_SIZE`` bytes (layout in the module docstring)."""
-        st = self._bitgen.state
-        inner = st["state"]
-        return b"".join(
-            (
-                _STATE_HEADER.pack(_STATE_MAGIC, _STATE_VERSION, self._initial_seed),
-                int(inner["state"]).to_bytes(16, "little"),
-                int(inner["inc"]).to_bytes(16, "little"),
-                _STATE_TAIL.pack(int(st["has_uint32"]), int(st["uinteger"])),
-            )
-        )
+        """The state as torch's ``CPUGeneratorImplState`` (layout in the module docstring)."""
+        inner = self._bitgen.state["state"]
+        pos = int(inner["pos"])
+        # torch's twister counts ``left`` down to the next regeneration and ``next`` up
+        head = _STATE_HEAD.pack(self._initial_seed, _STATE_WORDS + 1 - pos, 1, pos % _STATE_WORDS)
+        words = np.asarray(inner["key"], dtype="<u8").tobytes()
+        cache = self._normal_cache
+        normal = _STATE_NORMAL.pack(0.0, cache or 0.0, 0.0, cache is not None)
+        fcache = self._float_normal_cache
+        tail = _STATE_FLOAT.pack(fcache or 0.0, fcache is not None)
+        return b"".join((head, words, normal, bytes(4), tail, bytes(3)))
 
     def _set_state_bytes(self, data: bytes | bytearray | memoryview | np.ndarray) -> None:
-        """Restore a state produced by :meth:`_get_state_bytes`."""
+        """Restore a state produced by :meth:`_get_state_bytes` (or by torch)."""
         if isinstance(data, np.ndarray):
             if data.dtype != np.uint8:
                 raise TypeError("RNG state must be a torch.ByteTensor")
@@ -326,28 +322,26 @@ class Generator:
                 f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the "
                 f"input RNG state size to be {len(raw)}"
             )
-        magic, version, initial_seed = _STATE_HEADER.unpack_from(raw, 0)
-        state = int.from_bytes(raw[16:32], "little")
-        inc = int.from_bytes(raw[32:48], "little")
-        has_uint32, uinteger = _STATE_TAIL.unpack_from(raw, 48)
-        if magic != _STATE_MAGIC or version != _STATE_VERSION or inc % 2 != 1 or has_uint32 > 1:
-            raise RuntimeError("Invalid PCG64 state")
+        seed, left, _seeded, _next = _STATE_HEAD.unpack_from(raw, 0)
+        if not 0 < left <= _STATE_WORDS + 1:
+            raise RuntimeError("The legacy_pod.left value is invalid: it must be in (0, 625]")
+        words = np.frombuffer(raw, dtype="<u8", count=_STATE_WORDS, offset=_STATE_HEAD.size)
+        _x, normal_y, _rho, normal_valid = _STATE_NORMAL.unpack_from(raw, _NORMAL_AT)
+        fsample, fvalid = _STATE_FLOAT.unpack_from(raw, _FLOAT_AT)
         self._bitgen.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": state, "inc": inc},
-            "has_uint32": has_uint32,
-            "uinteger": uinteger,
+            "bit_generator": "MT19937",
+            "state": {"key": words.astype(np.uint32), "pos": _STATE_WORDS + 1 - left},
         }
-        self._initial_seed = initial_seed
+        self._initial_seed = seed
+        self._normal_cache = normal_y if normal_valid else None
+        self._float_normal_cache = fsample if fvalid else None
 
     # pickle / copy.deepcopy (torch generators support both)
     def __getstate__(self) -> dict[str, Any]:
         return {"state": self._get_state_bytes()}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
-        self._bitgen = np.random.PCG64(_DEFAULT_SEED)
-        self._rng = np.random.Generator(self._bitgen)
-        self._initial_seed = _DEFAULT_SEED
+        self.__init__()
         self._set_state_bytes(d["state"])
 
     # -- array-level samplers ------------------------------------------------
@@ -382,20 +376,14 @@ class Generator:
                 f"::max(), but found to={_fmt(high)} and from={_fmt(low)} which result in "
                 "to-from to exceed the limit"
             )
-        if dt.kind == "c":
-            out = np.empty(shape, dtype=dt)
-            out.real = self._uniform_real(shape, low, high, comp)
-            out.imag = self._uniform_real(shape, low, high, comp)
-            return out
-        return self._uniform_real(shape, low, high, dt)
-
-    def _uniform_real(self, shape: Any, low: float, high: float, dt: np.dtype) -> np.ndarray:
-        u = self._rng.random(shape, dtype=_work_dtype(dt))
-        out = np.asarray(u * (high - low) + low).astype(dt, copy=False)
-        if low < high:
-            top = _largest_below(high, dt)
-            np.minimum(out, top, out=out)
-        return out
+        n = math.prod(_shape_tuple(shape))
+        if dt.kind == "c":  # torch fills the real view: (re, im) pairs in order
+            n *= 2
+        out = _rng.uniform(self, n, low, high, comp)
+        if low < high:  # torch: a value that rounds up to ``high`` becomes ``low``
+            top = np.asarray(high).astype(comp)
+            out[out >= top] = np.asarray(low).astype(comp)
+        return out.view(dt).reshape(shape)
 
     def _normal(self, shape: Any, mean: Any, std: Any, np_dtype: Any) -> np.ndarray:
         """Normal samples ``mean + std * z``; ``mean``/``std`` may be arrays broadcasting
@@ -416,15 +404,23 @@ class Generator:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
         if shape is None:
             shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
-        work = _work_dtype(dt)
-        if dt.kind == "c":
-            z = np.empty(shape, dtype=dt)
-            z.real = self._rng.standard_normal(shape, dtype=work)
-            z.imag = self._rng.standard_normal(shape, dtype=work)
-            z *= np.sqrt(0.5).astype(work)
+        shape = _shape_tuple(shape)
+        n = math.prod(shape)
+        arrays = isinstance(mean, np.ndarray) or isinstance(std, np.ndarray)
+        # tensor mean/std: torch draws standard normals, then ``mul_(std).add_(mean)``
+        m, s = (0.0, 1.0) if arrays else (float(mean), float(std))
+        if dt.kind == "c":  # the real view, with std / sqrt(2) per part
+            z = _rng.normal(self, 2 * n, m, s / math.sqrt(2.0), _real_dtype(dt)).view(dt)
         else:
-            z = self._rng.standard_normal(shape, dtype=work)
-        return np.asarray(z * std + mean).astype(dt, copy=False)
+            z = _rng.normal(self, n, m, s, dt)
+        z = z.reshape(shape)
+        if not arrays:
+            return z
+        if dt.kind == "c":
+            std = np.asarray(std) / math.sqrt(2.0)
+        return np.asarray(z * np.asarray(std, dtype=dt) + np.asarray(mean, dtype=dt)).astype(
+            dt, copy=False
+        )
 
     def _randint(self, low: int, high: int, shape: Any, np_dtype: Any) -> np.ndarray:
         """Integers uniform in ``[low, high)`` drawn as int64 and cast to ``np_dtype``
@@ -436,8 +432,9 @@ class Generator:
                 f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
             )
         _check_from_to_in_range(low, high - 1, dt)
-        out = self._rng.integers(low, high, size=shape, dtype=np.int64)
-        return np.asarray(out).astype(dt, copy=False)
+        shape = _shape_tuple(shape)
+        out = _rng.randint(self, math.prod(shape), low, high).reshape(shape)
+        return out.astype(dt, copy=False)
 
     def _randperm(self, n: int, np_dtype: Any) -> np.ndarray:
         """A random permutation of ``0 .. n-1``."""
@@ -453,7 +450,7 @@ class Generator:
             raise RuntimeError("n cannot be greater than 2^24+1 for Float type.")
         if dt.kind in "iu" and n > 0 and n - 1 > np.iinfo(dt).max:
             raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
-        return self._rng.permutation(n).astype(dt, copy=False)
+        return _rng.randperm(self, n).astype(dt, copy=False)
 
     def _bernoulli(self, p: Any, shape: Any, np_dtype: Any) -> np.ndarray:
         """Draws ``1`` with probability ``p`` (float or array broadcasting to ``shape``;
@@ -471,8 +468,7 @@ class Generator:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
         if shape is None:
             shape = np.shape(p)
-        u = self._rng.random(shape)
-        return np.asarray(u < p).astype(dt, copy=False)
+        return _rng.bernoulli(self, p, _shape_tuple(shape)).astype(dt, copy=False)
 
     def _multinomial(self, probs: Any, num_samples: int, replacement: bool = False) -> np.ndarray:
         """Indices sampled from the rows of ``probs`` (1-D or 2-D, unnormalised
@@ -503,7 +499,6 @@ class Generator:
             raise RuntimeError("number of categories cannot exceed 2^24")
         one_d = probs.ndim == 1
         p = probs.reshape(1, k) if one_d else probs
-        p = p.astype(np.float64)
         rows = p.shape[0]
         if rows == 0:
             out = np.empty((0, n), dtype=np.int64)
@@ -524,8 +519,10 @@ class Generator:
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if np.any(p.sum(axis=1) == 0):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        q = self._rng.standard_exponential(p.shape)
-        keys = p / np.maximum(q, np.finfo(np.float64).tiny)
+        # torch's Gumbel-max form: the top-n of p / q, q ~ Exp(1) in p's dtype
+        q = self._exponential(p.shape, 1.0, p.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = p / q
         k = p.shape[1]
         if n == 1:
             return np.argmax(keys, axis=1).reshape(-1, 1).astype(np.int64)
@@ -554,15 +551,14 @@ class Generator:
                 )
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         rows, k = p.shape
-        cdf = np.cumsum(p, axis=1)
+        cdf = np.cumsum(p, axis=1, dtype=np.float64)
         cdf /= cdf[:, -1:]
-        u = self._rng.random((rows, n))
-        if rows == 1:
-            idx = np.searchsorted(cdf[0], u[0], side="right").reshape(1, n)
-        else:
-            offs = np.arange(rows, dtype=np.float64)[:, None]
-            flat = np.searchsorted((cdf + offs).ravel(), (u + offs).ravel(), side="right")
-            idx = flat.reshape(rows, n) - np.arange(rows)[:, None] * k
+        # torch: one float64 uniform per sample, row by row; the first slot whose
+        # cumulative probability reaches it
+        u = _rng.uniform01(self, rows * n, np.dtype(np.float64)).reshape(rows, n)
+        idx = np.empty((rows, n), dtype=np.int64)
+        for r in range(rows):
+            idx[r] = np.searchsorted(cdf[r], u[r], side="left")
         # Rounding can push u past the last cumulative value: use the last nonzero category.
         last = k - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
         return np.minimum(idx, last[:, None]).astype(np.int64)
@@ -578,8 +574,9 @@ class Generator:
         lambd = float(lambd)
         if not lambd > 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
-        z = self._rng.standard_exponential(shape, dtype=_work_dtype(dt))
-        return np.asarray(z / lambd).astype(dt, copy=False)
+        # torch: -log(1 - u) / lambda from a float64 uniform, rounded to the dtype
+        u = _rng.uniform01(self, math.prod(_shape_tuple(shape)), np.dtype(np.float64))
+        return (-np.log1p(-u) / lambd).reshape(shape).astype(dt, copy=False)
 
     def _geometric(self, shape: Any, p: float, np_dtype: Any) -> np.ndarray:
         """Geometric samples: the number of Bernoulli(``p``) trials up to the first

@@ -81,6 +81,14 @@ def _op_name(node) -> str:
 SAVED_HOOKS: list = []
 
 
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -93,6 +101,8 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "is_output", "output_nr", "packed", "unpack_hook", "edge")
 
     def __init__(self, tensor, is_output: bool = False, output_nr: int = 0, hooks: bool = True):
+        if tensor._inference or (tensor._base is not None and tensor._base._inference):
+            raise RuntimeError(_INFERENCE_SAVED)
         self.is_output = is_output
         self.output_nr = output_nr
         self.version = tensor._vc[0]

@@ -103,7 +103,10 @@ def trunc_normal_(
     b: float = 2.0,
     generator=None,
 ) -> Tensor:
-    """Fill ``tensor`` with N(mean, std^2) values truncated to [a, b] (inverse-CDF method)."""
+    """Fill ``tensor`` with N(mean, std^2) values truncated to [a, b]: out-of-range normal
+    draws are redrawn when most of the mass lies in [a, b] (p > 0.3), otherwise uniform
+    candidates on [a, b] are accepted with the normal density (torch's two samplers, drawing
+    the same random numbers in the same order)."""
 
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -115,13 +118,41 @@ def trunc_normal_(
             stacklevel=2,
         )
     with ember.no_grad():
-        lo = norm_cdf((a - mean) / std)
-        up = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * up - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            # the bounds as the tensor's dtype sees them
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                redraw = ember.empty_like(result).normal_(mean, std, generator=generator)
+                result = ember.where(mask, redraw, result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_density_excess(x):  # log pdf(x) - log pdf(mode), in place on ``x``
+            return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        candidates = ember.empty_like(tensor)
+        accept = ember.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        log_density_excess(candidates.copy_(tensor))
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = ember.where(pending, candidates, result)
+                log_density_excess(candidates)
+                again = accept.uniform_(generator=generator).log_().gt(candidates)
+                pending = ember.where(pending, again, pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
         return tensor
 
 
@@ -230,12 +261,13 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flat = ember.empty(rows, cols, dtype=ember.float64).normal_(0, 1, generator=generator)
+    # the Gaussian matrix in the tensor's dtype (torch's draws), its QR in that precision
+    flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     a = flat._data
     if rows < cols:
         a = a.T
     q, r = np.linalg.qr(a)
-    q = q * np.sign(np.diag(r))
+    q = q * np.sign(np.diag(r)).astype(q.dtype)
     if rows < cols:
         q = q.T
     with ember.no_grad():

@@ -10,6 +10,21 @@ import pytest
 from tests.oracle._user_code import check_snippet
 
 SNIPPETS = {
+    "inference_tensors_are_not_saved_for_backward": """
+        with torch.inference_mode():
+            x = torch.ones(3)
+        w = torch.ones(3, requires_grad=True)
+        print((w + x).sum())  # add saves nothing: fine
+        try:
+            (w * x).sum().backward()
+        except RuntimeError as e:
+            print("RuntimeError", e)
+        try:
+            (w * x[:2].sum()).sum()
+        except RuntimeError as e:
+            print("RuntimeError", e)
+        print((w * x.clone()).sum())
+    """,
     "saved_tensors_of_nodes": """
         x = torch.randn(5, requires_grad=True)
         y = x.pow(2)

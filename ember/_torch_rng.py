@@ -1,0 +1,188 @@
+"""torch's CPU random numbers: its Mersenne Twister stream and its sampling kernels.
+
+torch's CPU generator is a 32-bit MT19937 seeded as ``std::mt19937(seed)`` (the low 32 bits of
+the seed). NumPy's ``MT19937`` bit generator is the same engine: seeded the same way (through
+``RandomState``'s classic seeding) it yields the same 32-bit words. On top of that stream,
+the kernels here redo what torch's CPU kernels do with the words, in the same order:
+
+- ``random()`` is one word, ``random64()`` two (``first << 32 | second``);
+- uniform floats take the low ``digits`` bits of a word (24 for float32 and the half types,
+  53 of a ``random64`` for float64) scaled to [0, 1), then ``x * (to - from) + from`` with
+  one rounding (torch's compiler fuses it into an FMA);
+- normal samples: fewer than 16 elements draw one at a time from torch's Box-Muller
+  ``normal_distribution<double>`` (two float64 uniforms per pair, the second value cached in
+  the generator); 16 or more are filled with uniforms and transformed 16 at a time (the first
+  8 with the last 8), the last 16 redrawn when the size is not a multiple of 16;
+- integers in [from, to) are ``word % range + from`` (``random64`` when the range needs more
+  than 32 bits), a permutation is torch's Fisher-Yates swap loop, Bernoulli draws compare a
+  float64 uniform (scalar ``p``) or a uniform of ``p``'s dtype (tensor ``p``) with ``p``.
+
+So ``manual_seed(s)`` followed by these calls gives torch's numbers: bit for bit for integers,
+permutations, Bernoulli masks (dropout) and float64; float32 normals of 16 or more elements
+can differ in the last bit or two (torch's log/sin/cos are not NumPy's), and float16 and
+bfloat16 normals are ember's own (the same transform, in float). Intel CPUs
+draw torch's scalar-``p`` Bernoulli masks through MKL instead, which ember does not reproduce.
+
+Everything here takes the generator (for its bit generator and normal cache) and returns
+NumPy arrays of ``n`` elements in the order torch fills a contiguous tensor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ember.random import Generator
+
+_U32 = np.uint32
+_U64 = np.uint64
+_MASK53 = _U64((1 << 53) - 1)
+_MASK24 = _U32((1 << 24) - 1)
+_TWO_PI = 2.0 * math.pi
+
+
+def mt19937_key(seed: int) -> np.ndarray:
+    """The 624-word state of ``std::mt19937(seed)`` (torch seeds with the low 32 bits)."""
+    return np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]
+
+
+def words32(bitgen: np.random.MT19937, n: int) -> np.ndarray:
+    """``n`` calls of torch's ``random()``: uint32 words."""
+    return bitgen.random_raw(n).astype(_U32)
+
+
+def words64(bitgen: np.random.MT19937, n: int) -> np.ndarray:
+    """``n`` calls of torch's ``random64()``: two words each, the first one high."""
+    r = bitgen.random_raw(2 * n)
+    return (r[0::2] << _U64(32)) | r[1::2]
+
+
+def _fma(a: np.ndarray, b: float, c: float) -> np.ndarray:
+    """``a * b + c`` in float64 with a single rounding (error-free product and sum)."""
+    p = a * b
+    split = 134217729.0  # 2**27 + 1 (Veltkamp)
+    t = split * a
+    ah = t - (t - a)
+    al = a - ah
+    t = split * b
+    bh = t - (t - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    return s + (err + e)
+
+
+def uniform01(gen: Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """torch's ``uniform_real_distribution<dt>(0, 1)`` draws, as float64 (float64 dtype) or
+    float32 values (every other floating dtype)."""
+    if dt == np.float64:
+        return (words64(gen._bitgen, n) & _MASK53).astype(np.float64) * 2.0**-53
+    return (words32(gen._bitgen, n) & _MASK24).astype(np.float32) * np.float32(2.0**-24)
+
+
+def uniform(gen: Generator, n: int, low: float, high: float, dt: np.dtype) -> np.ndarray:
+    """torch's ``uniform_(from, to)`` of a real floating dtype ``dt``."""
+    if dt == np.float64:
+        width = high - low
+        if abs(width) < 2.0**990:  # (Veltkamp's split would overflow near the float64 limit)
+            return _fma(uniform01(gen, n, dt), width, low)
+        return uniform01(gen, n, dt) * width + low
+    lo, hi = np.float32(low), np.float32(high)  # (the half types too: torch works in float)
+    width = float(hi - lo)
+    x = uniform01(gen, n, dt).astype(np.float64)
+    return (x * width + float(lo)).astype(np.float32).astype(dt)  # exact product: one rounding
+
+
+def _box_muller16(u: np.ndarray, mean: float, std: float, dt: np.dtype) -> np.ndarray:
+    """torch's ``normal_fill_16`` on rows of 16 uniforms: the first 8 with the last 8."""
+    if dt == np.float64:
+        radius = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
+        theta = _TWO_PI * u[:, 8:]
+        out = np.concatenate([radius * np.cos(theta), radius * np.sin(theta)], axis=1)
+        return out * std + mean
+    # float steps, each rounded to float; log/cos/sin correctly rounded from float64
+    f32 = np.float32
+    u1 = f32(1.0) - u[:, :8]
+    radius = np.sqrt(f32(-2.0) * np.log(u1.astype(np.float64)).astype(f32))
+    theta = (f32(_TWO_PI) * u[:, 8:]).astype(np.float64)
+    out = np.empty(u.shape, dtype=f32)
+    np.multiply(radius, np.cos(theta).astype(f32), out=out[:, :8])
+    np.multiply(radius, np.sin(theta).astype(f32), out=out[:, 8:])
+    out *= f32(std)
+    out += f32(mean)
+    return out.astype(dt)
+
+
+def normal(gen: Generator, n: int, mean: float, std: float, dt: np.dtype) -> np.ndarray:
+    """torch's ``normal_(mean, std)`` of a real floating dtype ``dt``."""
+    if n < 16:
+        return _normal_scalar(gen, n, mean, std).astype(dt)
+    data = uniform01(gen, n, dt)
+    out = np.empty(n, dtype=dt)
+    m = n // 16 * 16
+    out[:m] = _box_muller16(data[:m].reshape(-1, 16), mean, std, dt).reshape(-1)
+    if n != m:  # torch redraws the last 16 values
+        tail = uniform01(gen, 16, dt)
+        out[n - 16 :] = _box_muller16(tail.reshape(1, 16), mean, std, dt).reshape(-1)
+    return out
+
+
+def _normal_scalar(gen: Generator, n: int, mean: float, std: float) -> np.ndarray:
+    """torch's ``normal_distribution<double>``: Box-Muller pairs, the sine half cached."""
+    out = np.empty(n, dtype=np.float64)
+    i = 0
+    if n and gen._normal_cache is not None:
+        out[0] = gen._normal_cache * std + mean
+        gen._normal_cache = None
+        i = 1
+    pairs = (n - i + 1) // 2
+    if pairs:
+        u = uniform01(gen, 2 * pairs, np.dtype(np.float64))
+        radius = np.sqrt(-2.0 * np.log1p(-u[1::2]))
+        theta = _TWO_PI * u[0::2]
+        both = np.empty(2 * pairs, dtype=np.float64)
+        both[0::2] = radius * np.cos(theta)
+        both[1::2] = radius * np.sin(theta)
+        out[i:] = both[: n - i] * std + mean
+        if (n - i) % 2:  # the last pair's sine waits for the next call
+            gen._normal_cache = float(both[-1])
+    return out
+
+
+def randint(gen: Generator, n: int, low: int, high: int) -> np.ndarray:
+    """torch's ``random_(from, to)``: int64 values ``word % (to - from) + from``."""
+    span = high - low
+    if span >= 1 << 32:
+        return (words64(gen._bitgen, n) % _U64(span)).astype(np.int64) + low
+    return (words32(gen._bitgen, n).astype(np.int64) % span) + low
+
+
+def randperm(gen: Generator, n: int) -> np.ndarray:
+    """torch's CPU ``randperm``: the Fisher-Yates swaps ``i <-> i + word % (n - i)``."""
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    steps = np.arange(n - 1, dtype=np.int64)
+    if n < 1 << 32:
+        z = words32(gen._bitgen, n - 1).astype(np.int64) % (n - steps)
+    else:
+        z = (words64(gen._bitgen, n - 1) % (n - steps).astype(_U64)).astype(np.int64)
+    perm = list(range(n))
+    for i, j in enumerate((z + steps).tolist()):
+        perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, dtype=np.int64)
+
+
+def bernoulli(gen: Generator, p, shape: tuple) -> np.ndarray:
+    """torch's ``bernoulli_(p)``: True where a uniform draw is below ``p`` (a float64 draw
+    for a scalar ``p``, one of ``p``'s dtype per element for an array ``p``)."""
+    n = math.prod(shape)
+    if isinstance(p, np.ndarray):
+        dt = np.dtype(np.float64) if p.dtype == np.float64 else np.dtype(np.float32)
+        u = uniform01(gen, n, dt).reshape(shape)
+        return u < np.broadcast_to(p, shape).astype(dt, copy=False)
+    return (uniform01(gen, n, np.dtype(np.float64)) < p).reshape(shape)

@@ -1,0 +1,171 @@
+"""torch's random streams: the same seed gives torch's numbers (ember/_torch_rng.py).
+
+Integers, permutations, uniforms, Bernoulli masks and normals of fewer than 16 elements are
+bit for bit torch's; normals of 16+ elements agree to the last bit or two (torch's log/sin/cos
+are not NumPy's). torch draws scalar-p Bernoulli masks (dropout) through MKL on Intel CPUs: those
+comparisons run only elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from tests.oracle.helper import torch
+
+pytestmark = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+
+def _intel() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False
+
+
+def _np(t):
+    if t.dtype in (torch.float16, torch.bfloat16):
+        t = t.float()
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().float().numpy()
+
+
+def _enp(e):
+    if e.dtype in (ember.float16, ember.bfloat16):
+        e = e.float()
+    return e.detach().numpy()
+
+
+def _both(fn, seed=0):
+    ember.manual_seed(seed)
+    torch.manual_seed(seed)
+    return _enp(fn(ember)), _np(fn(torch))
+
+
+EXACT = {
+    "rand": lambda L: L.rand(3, 5),
+    "rand_f64": lambda L: L.rand(7, dtype=L.float64),
+    "rand_f16": lambda L: L.rand(1000, dtype=L.float16),
+    "rand_bf16": lambda L: L.rand(1000, dtype=L.bfloat16),
+    "rand_complex": lambda L: L.view_as_real(L.rand(4, dtype=L.complex64)),
+    "uniform_": lambda L: L.empty(100).uniform_(-0.3, 0.7),
+    "uniform_f64": lambda L: L.empty(100, dtype=L.float64).uniform_(-2.5, 7.0),
+    "uniform_f16_wraps_to_low": lambda L: L.empty(20000, dtype=L.float16).uniform_(2.0, 2.5),
+    "randn_small": lambda L: L.randn(2, 5),
+    "randn_small_twice_uses_the_cache": lambda L: L.cat([L.randn(3), L.randn(3), L.randn(1)]),
+    "randn_f64": lambda L: L.randn(1000, dtype=L.float64)[:64],
+    "normal_small": lambda L: L.empty(7).normal_(0.5, 2.0),
+    "randint": lambda L: L.randint(-5, 5, (4, 6)),
+    "randint_wide": lambda L: L.randint(0, 2**40, (10,)),
+    "randint_like": lambda L: L.randint_like(L.zeros(3, 3), 10),
+    "randperm": lambda L: L.randperm(1000),
+    "randperm_generator": lambda L: L.randperm(20, generator=L.Generator().manual_seed(7)),
+    "random_int64": lambda L: L.empty(6, dtype=L.int64).random_(),
+    "random_uint8": lambda L: L.empty(6, dtype=L.uint8).random_(),
+    "random_float": lambda L: L.empty(6).random_(),
+    "random_to": lambda L: L.empty(6, dtype=L.int32).random_(100),
+    "bernoulli_p_tensor": lambda L: L.bernoulli(L.linspace(0, 1, 300)),
+    "bernoulli_p_f64": lambda L: L.bernoulli(L.full((300,), 0.3, dtype=L.float64)),
+    "multinomial": lambda L: L.multinomial(L.tensor([0.1, 0.2, 0.3, 0.4]), 3),
+    "multinomial_rows": lambda L: L.multinomial(L.rand(5, 9), 4),
+    "multinomial_replacement": lambda L: L.multinomial(L.rand(3, 6), 30, replacement=True),
+    "categorical": lambda L: L.distributions.Categorical(probs=L.tensor([0.2, 0.3, 0.5])).sample(
+        (20,)
+    ),
+    "exponential_": lambda L: L.empty(50).exponential_(3.0),
+    "linear_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Linear(20, 30).parameters()),
+    "conv_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Conv2d(3, 8, 3).parameters()),
+    "lstm_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.LSTM(10, 20, 2).parameters()),
+    "xavier_uniform": lambda L: L.nn.init.xavier_uniform_(L.empty(30, 40)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_bit_for_bit(name):
+    e, t = _both(EXACT[name])
+    assert e.shape == t.shape
+    np.testing.assert_array_equal(e, t)
+
+
+CLOSE = {
+    "randn": lambda L: L.randn(64, 37),
+    "randn_tail_redrawn": lambda L: L.randn(33),
+    "normal_": lambda L: L.empty(100).normal_(0.5, 2.0),
+    "normal_tensors": lambda L: L.normal(L.zeros(40), L.arange(1.0, 41.0)),
+    "embedding_init": lambda L: L.nn.Embedding(10, 4).weight,
+    "trunc_normal": lambda L: L.nn.init.trunc_normal_(L.empty(30, 40)),
+    "trunc_normal_rejection": lambda L: L.nn.init.trunc_normal_(L.empty(30, 40), 0, 1, 2, 4),
+    "orthogonal": lambda L: L.nn.init.orthogonal_(L.empty(6, 4)),
+    "randn_complex": lambda L: L.view_as_real(L.randn(20, dtype=L.complex64)),
+    "kaiming_normal_f64": lambda L: L.nn.init.kaiming_normal_(L.empty(30, 40, dtype=L.float64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLOSE))
+def test_within_a_few_ulps(name):
+    e, t = _both(CLOSE[name])
+    assert e.shape == t.shape
+    np.testing.assert_allclose(e, t, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.skipif(_intel(), reason="torch draws scalar-p Bernoulli masks with MKL on Intel")
+def test_dropout_masks_and_scalar_bernoulli():
+    e, t = _both(lambda L: L.nn.functional.dropout(L.ones(1000), 0.3))
+    np.testing.assert_array_equal(e, t)
+    e, t = _both(lambda L: L.empty(1000).bernoulli_(0.25))
+    np.testing.assert_array_equal(e, t)
+
+
+def test_rng_state_is_torch_state():
+    for seed in (0, 3, 2**40 + 5):
+        ember.manual_seed(seed)
+        torch.manual_seed(seed)
+        ember.rand(5)
+        torch.rand(5)
+        ember.randn(3)  # leaves a cached Box-Muller sample
+        torch.randn(3)
+        e, t = ember.get_rng_state().numpy().tobytes(), torch.get_rng_state().numpy().tobytes()
+        assert e == t
+    # states travel both ways
+    torch.manual_seed(11)
+    torch.randn(1)
+    ember.set_rng_state(ember.from_numpy(torch.get_rng_state().numpy()))
+    np.testing.assert_array_equal(ember.randn(9).numpy(), torch.randn(9).numpy())
+    ember.manual_seed(12)
+    torch.set_rng_state(torch.from_numpy(ember.get_rng_state().numpy()))
+    np.testing.assert_array_equal(ember.rand(9).numpy(), torch.rand(9).numpy())
+    g, h = ember.Generator(), torch.Generator()
+    assert g.get_state().numpy().tobytes() == h.get_state().numpy().tobytes()
+
+
+def test_data_pipeline_orders_match():
+    out = []
+    for L in (ember, torch):
+        L.manual_seed(0)
+        ds = L.utils.data.TensorDataset(L.arange(20))
+        loader = L.utils.data.DataLoader(ds, batch_size=6, shuffle=True)
+        order = [b[0].tolist() for b in loader]
+        parts = [list(p) for p in L.utils.data.random_split(range(10), [7, 3])]
+        weighted = list(L.utils.data.WeightedRandomSampler([0.1, 0.9, 0.5], 8))
+        out.append((order, parts, weighted))
+    assert out[0] == out[1]
+
+
+def test_a_seeded_training_run_matches():
+    # same seed: same initial weights, same batches, same dropout masks (off Intel)
+    losses = []
+    for L in (ember, torch):
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(8, 16), L.nn.Tanh(), L.nn.Linear(16, 3))
+        opt = L.optim.SGD(model.parameters(), lr=0.1)
+        x, y = L.rand(32, 8), L.randint(0, 3, (32,))
+        run = []
+        for _ in range(5):
+            opt.zero_grad()
+            loss = L.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses.append(run)
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
