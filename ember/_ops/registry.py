@@ -525,7 +525,18 @@ _CUSTOM_FUNCTION_VIEW = (
 )
 
 
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
 def _check_inplace(self: Tensor) -> None:
+    if (self._inference or (self._base is not None and self._base._inference)) and (
+        not STATE.inference
+    ):
+        raise RuntimeError(_INFERENCE_INPLACE)
     if STATE.grad_enabled and self._view_in_custom_function and self._requires_grad:
         name = _op_name(self.grad_fn)
         raise RuntimeError(_CUSTOM_FUNCTION_VIEW.format(nr=self._output_nr, name=name))

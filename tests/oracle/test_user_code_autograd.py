@@ -24,6 +24,14 @@ SNIPPETS = {
         except RuntimeError as e:
             print("RuntimeError", e)
         print((w * x.clone()).sum())
+        for update in (lambda: x.add_(1), lambda: x.__setitem__(0, 5.0), lambda: x[1:].zero_()):
+            try:
+                update()
+            except RuntimeError as e:
+                print("RuntimeError", e)
+        with torch.inference_mode():
+            x.add_(1)
+        print(x, x.is_inference(), x.clone().is_inference())
     """,
     "saved_tensors_of_nodes": """
         x = torch.randn(5, requires_grad=True)
