@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import ember
 from ember.nn._functional import pooling as EF
 from tests.oracle.helper import check, check_double_backward, check_raises, rand, torch
 
@@ -176,3 +178,26 @@ def test_max_pool_ties_and_nan():
     y[0, 1, 2, 3] = np.nan
     y[0, 1, 3, 3] = np.nan
     check(lambda lib, x: F(lib).max_pool2d(x, 2, return_indices=True), [y], grad=False)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_max_pool_reduced_precision(dtype):
+    # bfloat16 is not a NumPy float kind: padding and NaN handling must still treat it as one
+    x = np.arange(64.0).reshape(1, 2, 4, 8)
+    x[0, 0, 1, 1] = np.nan
+    for lib_fn in (
+        lambda L, t: L.nn.functional.max_pool2d(t, 2, padding=1, return_indices=True),
+        lambda L, t: L.nn.functional.max_pool1d(t[0], 3, stride=2, return_indices=True),
+        lambda L, t: L.nn.functional.adaptive_max_pool2d(t, 3, return_indices=True),
+    ):
+        outs = []
+        for L in (ember, torch):
+            t = L.tensor(x).to(getattr(L, dtype)).requires_grad_()
+            v, i = lib_fn(L, t)
+            v.float().nansum().backward()
+            outs.append((v.float().detach().numpy(), i.numpy(), t.grad.float().numpy(), v.dtype))
+        (ev, ei, eg, edt), (tv, ti, tg, tdt) = outs
+        assert str(edt) == str(tdt)
+        np.testing.assert_array_equal(ev, tv)
+        np.testing.assert_array_equal(ei, ti)
+        np.testing.assert_array_equal(eg, tg)

@@ -69,7 +69,7 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     size = x.shape[-nd:]
     out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
     pads = _pads(size, kernel, stride, padding, dilation, out)
-    fill = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
+    fill = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf  # (bfloat16: kind V)
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
     # flat input offset of each kernel offset; the result is base(output position) + offset
     offsets = list(np.ndindex(*kernel))
@@ -92,7 +92,7 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
         np.subtract(it(k), off, out=step)
         np.multiply(step, gt, out=step)
         off += step
-    if x.dtype.kind in "fc":
+    if x.dtype.kind not in "iub":
         nan = np.isnan(best)
         if nan.any():  # a NaN wins the window (torch: the last one)
             for v, k in zip(views, koff):
