@@ -19,8 +19,8 @@ the kernels here redo what torch's CPU kernels do with the words, in the same or
 
 So ``manual_seed(s)`` followed by these calls gives torch's numbers: bit for bit for integers,
 permutations, Bernoulli masks (dropout) and float64; float32 normals of 16 or more elements
-can differ in the last bit or two (torch's log/sin/cos are not NumPy's), and float16 and
-bfloat16 normals are ember's own (the same transform, in float). Intel CPUs
+can differ in the last bit or two (torch's log/sin/cos are not NumPy's; rounded to float16 or
+bfloat16 the differences vanish). Intel CPUs
 draw torch's scalar-``p`` Bernoulli masks through MKL instead, which ember does not reproduce.
 
 Everything here takes the generator (for its bit generator and normal cache) and returns

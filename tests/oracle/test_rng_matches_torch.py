@@ -56,6 +56,8 @@ EXACT = {
     "randn_small_twice_uses_the_cache": lambda L: L.cat([L.randn(3), L.randn(3), L.randn(1)]),
     "randn_f64": lambda L: L.randn(1000, dtype=L.float64)[:64],
     "normal_small": lambda L: L.empty(7).normal_(0.5, 2.0),
+    "randn_f16": lambda L: L.randn(100, dtype=L.float16),
+    "randn_bf16": lambda L: L.randn(100, dtype=L.bfloat16),
     "randint": lambda L: L.randint(-5, 5, (4, 6)),
     "randint_wide": lambda L: L.randint(0, 2**40, (10,)),
     "randint_like": lambda L: L.randint_like(L.zeros(3, 3), 10),
