@@ -122,9 +122,11 @@ def normal(gen: Generator, n: int, mean: float, std: float, dt: np.dtype) -> np.
     """torch's ``normal_(mean, std)`` of a real floating dtype ``dt``."""
     if n < 16:
         return _normal_scalar(gen, n, mean, std).astype(dt)
-    data = uniform01(gen, n, dt)
-    out = np.empty(n, dtype=dt)
     m = n // 16 * 16
+    # float/double fill the whole tensor with uniforms first; the half types draw only the
+    # full blocks of 16 (into a float buffer) before the redrawn tail
+    data = uniform01(gen, n if dt in (np.float32, np.float64) else m, dt)
+    out = np.empty(n, dtype=dt)
     out[:m] = _box_muller16(data[:m].reshape(-1, 16), mean, std, dt).reshape(-1)
     if n != m:  # torch redraws the last 16 values
         tail = uniform01(gen, 16, dt)
