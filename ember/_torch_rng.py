@@ -12,15 +12,17 @@ the kernels here redo what torch's CPU kernels do with the words, in the same or
 - normal samples: fewer than 16 elements draw one at a time from torch's Box-Muller
   ``normal_distribution<double>`` (two float64 uniforms per pair, the second value cached in
   the generator); 16 or more are filled with uniforms and transformed 16 at a time (the first
-  8 with the last 8), the last 16 redrawn when the size is not a multiple of 16;
+  8 with the last 8), the last 16 redrawn when the size is not a multiple of 16; for float32
+  (and the half types, computed in float) torch's AVX2 kernel evaluates log, sin and cos with
+  its own Cephes polynomials, reproduced here step by step;
 - integers in [from, to) are ``word % range + from`` (``random64`` when the range needs more
   than 32 bits), a permutation is torch's Fisher-Yates swap loop, Bernoulli draws compare a
   float64 uniform (scalar ``p``) or a uniform of ``p``'s dtype (tensor ``p``) with ``p``.
 
 So ``manual_seed(s)`` followed by these calls gives torch's numbers: bit for bit for integers,
-permutations, Bernoulli masks (dropout) and float64; float32 normals of 16 or more elements
-can differ in the last bit or two (torch's log/sin/cos are not NumPy's; rounded to float16 or
-bfloat16 the differences vanish). Intel CPUs
+permutations, Bernoulli masks (dropout), uniforms and float32/half normals; float64 normals of
+16 or more elements now and then differ in the last bit (torch calls the C library's log, sin
+and cos, ember NumPy's). Intel CPUs
 draw torch's scalar-``p`` Bernoulli masks through MKL instead, which ember does not reproduce.
 
 Everything here takes the generator (for its bit generator and normal cache) and returns
@@ -98,24 +100,72 @@ def uniform(gen: Generator, n: int, low: float, high: float, dt: np.dtype) -> np
     return (x * width + float(lo)).astype(np.float32).astype(dt)  # exact product: one rounding
 
 
+def _fma32(a: np.ndarray, b, c) -> np.ndarray:
+    """float32 ``a * b + c`` with one rounding (the float64 product of two floats is exact)."""
+    return (a.astype(np.float64) * np.float64(b) + np.asarray(c, dtype=np.float64)).astype(
+        np.float32
+    )
+
+
+_F = np.float32
+_LOG_POLY = (
+    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1,
+)  # fmt: skip
+
+
+def _log_f32(x: np.ndarray) -> np.ndarray:
+    """torch's AVX2 ``log256_ps`` for x in (0, 1] (the Cephes logf polynomial, float32 steps,
+    multiply-adds fused as GCC fuses them)."""
+    bits = x.view(np.int32)
+    e = ((bits >> 23) - 0x7F).astype(_F) + _F(1)
+    m = ((bits & ~0x7F800000) | np.int32(0x3F000000)).view(_F)  # mantissa in [0.5, 1)
+    small = m < _F(0.707106781186547524)
+    m = m - _F(1) + np.where(small, m, _F(0))
+    e -= small.astype(_F)
+    z = m * m
+    y = np.full_like(m, _F(_LOG_POLY[0]))
+    for c in _LOG_POLY[1:]:
+        y = _fma32(y, m, _F(c))
+    y = y * m
+    y = _fma32(y, z, e * _F(-2.12194440e-4))
+    y = _fma32(z, _F(-0.5), y)
+    return _fma32(e, _F(0.693359375), m + y)
+
+
+def _sincos_f32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """torch's AVX2 ``sincos256_ps`` for x >= 0 (Cephes sinf/cosf, float32 steps)."""
+    j = (x * _F(1.27323954473516)).astype(np.int32)
+    j = (j + 1) & ~1
+    y = j.astype(_F)
+    for c in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        x = _fma32(y, _F(c), x)  # x - j * pi/4 in three parts
+    z = x * x
+    cos = _fma32(np.full_like(x, _F(2.443315711809948e-5)), z, _F(-1.388731625493765e-3))
+    cos = _fma32(cos, z, _F(4.166664568298827e-2)) * z
+    cos = _fma32(cos, z, -(z * _F(0.5))) + _F(1)
+    sin = _fma32(np.full_like(x, _F(-1.9515295891e-4)), z, _F(8.3321608736e-3))
+    sin = _fma32(sin, z, _F(-1.6666654611e-1)) * z
+    sin = _fma32(sin, x, x)
+    swap = (j & 2) != 0
+    s, c = np.where(swap, cos, sin), np.where(swap, sin, cos)
+    s = np.where((j & 4) != 0, -s, s)
+    c = np.where(((~(j - 2)) & 4) != 0, -c, c)
+    return s, c
+
+
 def _box_muller16(u: np.ndarray, mean: float, std: float, dt: np.dtype) -> np.ndarray:
-    """torch's ``normal_fill_16`` on rows of 16 uniforms: the first 8 with the last 8."""
+    """torch's ``NormalFill16`` on rows of 16 uniforms: the first 8 with the last 8 (float64:
+    the scalar template; float: the AVX2 kernel, whose log/sincos are emulated bit for bit)."""
     if dt == np.float64:
         radius = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
         theta = _TWO_PI * u[:, 8:]
         out = np.concatenate([radius * np.cos(theta), radius * np.sin(theta)], axis=1)
-        return out * std + mean
-    # float steps, each rounded to float; log/cos/sin correctly rounded from float64
-    f32 = np.float32
-    u1 = f32(1.0) - u[:, :8]
-    radius = np.sqrt(f32(-2.0) * np.log(u1.astype(np.float64)).astype(f32))
-    theta = (f32(_TWO_PI) * u[:, 8:]).astype(np.float64)
-    out = np.empty(u.shape, dtype=f32)
-    np.multiply(radius, np.cos(theta).astype(f32), out=out[:, :8])
-    np.multiply(radius, np.sin(theta).astype(f32), out=out[:, 8:])
-    out *= f32(std)
-    out += f32(mean)
-    return out.astype(dt)
+        return out if (mean, std) == (0.0, 1.0) else _fma(out, std, mean)
+    radius = np.sqrt(_F(-2.0) * _log_f32(_F(1.0) - u[:, :8]))
+    sin, cos = _sincos_f32(_F(_TWO_PI) * u[:, 8:])
+    out = np.concatenate([radius * cos, radius * sin], axis=1)
+    return _fma32(out, _F(std), _F(mean)).astype(dt)
 
 
 def normal(gen: Generator, n: int, mean: float, std: float, dt: np.dtype) -> np.ndarray:
