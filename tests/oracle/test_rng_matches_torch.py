@@ -2,8 +2,9 @@
 
 Integers, permutations, uniforms, Bernoulli masks and float32/half normals are bit for bit
 torch's (torch's float32 normals come from its AVX2 kernel, emulated step by step); float64
-normals of 16+ elements now and then differ in the last bit. torch draws scalar-p Bernoulli
-masks (dropout) through MKL on Intel CPUs: those comparisons run only elsewhere.
+normals of 16+ elements now and then differ in the last bit. On Intel CPUs torch draws
+scalar-p Bernoulli masks (dropout) with MKL: ember's reproduction of MKL's sampler is checked
+against values MKL itself gave, and the direct comparison with torch runs on other CPUs.
 """
 
 from __future__ import annotations
@@ -113,6 +114,19 @@ def test_within_a_few_ulps(name):
     e, t = _both(CLOSE[name])
     assert e.shape == t.shape
     np.testing.assert_allclose(e, t, rtol=2e-6, atol=2e-6)
+
+
+def test_mkl_bernoulli_reproduces_mkl():
+    from ember import _torch_rng
+
+    # viRngBernoulli(VSL_RNG_METHOD_BERNOULLI_ICDF) on a VSL_BRNG_MCG31 stream, as MKL 2026.2
+    # gave them (seed 123456789, p = 0.3), and MCG31's first uniforms for that seed
+    got = _torch_rng._mkl_bernoulli(123456789, 12, 0.3).astype(int).tolist()
+    assert got == [1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0]
+    x = _torch_rng._mkl_bernoulli(123456789, 5, 1.0)  # all below 1
+    assert x.all()
+    rate = _torch_rng._mkl_bernoulli(2**32 - 1, 100_000, 0.25).mean()
+    assert abs(rate - 0.25) < 0.01
 
 
 @pytest.mark.skipif(_intel(), reason="torch draws scalar-p Bernoulli masks with MKL on Intel")
