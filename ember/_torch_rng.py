@@ -277,3 +277,104 @@ def _mkl_bernoulli(seed: int, n: int, p: float) -> np.ndarray:
         filled += take
     x = powers[:n] * x0 % _MCG31_M
     return x / _MCG31_M < p
+
+
+# ---------------------------------------------------------------------------------------------
+# element-by-element samplers (torch's serial CPU kernels): plain Python floats, glibc's math
+
+
+def _uniform_double(gen: Generator) -> float:
+    """One ``uniform_real_distribution<double>(0, 1)`` draw."""
+    hi, lo = gen._bitgen.random_raw(2).tolist()
+    return (((hi << 32) | lo) & ((1 << 53) - 1)) * 2.0**-53
+
+
+def _normal_double(gen: Generator) -> float:
+    """One ``normal_distribution<double>(0, 1)`` draw (sharing the generator's cache)."""
+    cached = gen._normal_cache
+    if cached is not None:
+        gen._normal_cache = None
+        return cached
+    u1, u2 = _uniform_double(gen), _uniform_double(gen)
+    r = math.sqrt(-2.0 * math.log1p(-u2))
+    theta = _TWO_PI * u1
+    gen._normal_cache = r * math.sin(theta)
+    return r * math.cos(theta)
+
+
+_THIRD_F32 = float(np.float32(1.0) / np.float32(3.0))
+_C0331_F32 = float(np.float32(0.0331))
+
+
+def _gamma_one(gen: Generator, alpha: float) -> float:
+    """torch's ``sample_gamma``: Marsaglia and Tsang's method, alpha < 1 boosted by a power of
+    a uniform."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale *= (1.0 - _uniform_double(gen)) ** (1.0 / alpha)
+        alpha += 1.0
+    d = alpha - _THIRD_F32  # (torch writes float literals: 1.0f / 3.0f, 0.0331f)
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = _normal_double(gen)
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1.0 - _uniform_double(gen)
+        xx = x * x
+        if u < 1.0 - _C0331_F32 * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """torch's ``_standard_gamma`` (and the gamma draws of ``_sample_dirichlet``): float64
+    Gamma(alpha, 1) samples, one element after the other, at least the smallest normal float."""
+    flat = np.asarray(alpha, dtype=np.float64).reshape(-1).tolist()
+    out = [max(_gamma_one(gen, a), 2.2250738585072014e-308) for a in flat]
+    return np.array(out, dtype=np.float64).reshape(np.shape(alpha))
+
+
+def _poisson_one(gen: Generator, lam: float) -> int:
+    """torch's ``sample_poisson``: Hoermann's transformed rejection for lambda >= 10, else the
+    product of uniforms."""
+    if lam >= 10.0:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2.0)
+        while True:
+            u = _uniform_double(gen) - 0.5
+            v = _uniform_double(gen)
+            us = 0.5 - abs(u)
+            k = math.floor((2.0 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            lhs = math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+            if lhs <= -lam + k * loglam - math.lgamma(k + 1.0):
+                return k
+    if lam == 0.0:
+        return 0
+    enlam = math.exp(-lam)
+    x, prod = 0, 1.0
+    while True:
+        prod *= _uniform_double(gen)
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def poisson(gen: Generator, lam: np.ndarray) -> np.ndarray:
+    """torch's ``poisson``: float64 counts, one element after the other."""
+    flat = np.asarray(lam, dtype=np.float64).reshape(-1).tolist()
+    return np.array([_poisson_one(gen, x) for x in flat], dtype=np.float64).reshape(np.shape(lam))

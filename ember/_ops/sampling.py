@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from ember import _torch_rng
 from ember import random as _random
 from ember._core import dtype as D
 from ember._core.device import as_device
@@ -369,7 +370,7 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
 
 @op("poisson", grad_fn="PoissonBackward0")
 def _poisson(rates, gen):
-    return gen._rng.poisson(rates.astype(np.float64)).astype(rates.dtype)
+    return _torch_rng.poisson(gen, rates).astype(rates.dtype)  # torch's sampler
 
 
 _poisson.backward(_zero_grads(1))

@@ -6,6 +6,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
+from ember import _torch_rng
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
 
@@ -13,11 +14,23 @@ __all__ = ["Dirichlet"]
 
 
 def _sample_gamma(concentration):
-    """Return Gamma(concentration, 1) draws from ember's default generator (no gradient)."""
+    """Return Gamma(concentration, 1) draws from ember's default generator (no gradient): torch's
+    ``_standard_gamma``, the same numbers for the same seed."""
     alpha = concentration.detach().to(ember.float64).numpy()
-    draws = ember.default_generator._rng.standard_gamma(alpha)
-    tiny = np.finfo(concentration.detach().numpy().dtype).tiny
-    return ember.from_numpy(np.maximum(draws, tiny)).to(concentration.dtype)
+    draws = _torch_rng.standard_gamma(ember.default_generator, alpha)
+    out = draws.astype(concentration.detach().numpy().dtype)
+    return ember.from_numpy(np.maximum(out, np.finfo(out.dtype).tiny))
+
+
+def _sample_dirichlet(concentration):
+    """torch's ``_sample_dirichlet``: float64 gamma draws normalised in float64, then cast and
+    kept inside (0, 1)."""
+    alpha = concentration.detach().to(ember.float64).numpy()
+    gammas = _torch_rng.standard_gamma(ember.default_generator, alpha)
+    dt = concentration.detach().numpy().dtype
+    out = (gammas / gammas.sum(-1, keepdims=True)).astype(dt)
+    top = np.nextafter(np.ones((), dt), np.zeros((), dt))
+    return ember.from_numpy(np.clip(out, np.finfo(dt).tiny, top))
 
 
 class Dirichlet(ExponentialFamily):
@@ -49,10 +62,7 @@ class Dirichlet(ExponentialFamily):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            gammas = _sample_gamma(self.concentration.expand(shape))
-            out = gammas / gammas.sum(-1, True)
-            eps = ember.finfo(out.dtype).tiny
-            return out.clamp(min=eps, max=1 - eps)
+            return _sample_dirichlet(self.concentration.expand(shape))
 
     def rsample(self, sample_shape=()):
         raise NotImplementedError("ember has no differentiable gamma sampler: use sample()")

@@ -14,9 +14,7 @@ __all__ = ["Poisson"]
 
 def _sample_poisson(rate):
     """Return Poisson(rate) draws from ember's default generator, in ``rate``'s dtype."""
-    lam = rate.detach().to(ember.float64).numpy()
-    draws = ember.default_generator._rng.poisson(lam)
-    return ember.from_numpy(draws.astype("float64")).to(rate.dtype)
+    return ember.poisson(rate.detach())
 
 
 class Poisson(ExponentialFamily):

@@ -86,6 +86,13 @@ EXACT = {
         (20,)
     ),
     "exponential_": lambda L: L.empty(50).exponential_(3.0),
+    "poisson": lambda L: L.poisson(L.tensor([0.0, 0.5, 4.0, 13.0, 100.0] * 4)),
+    "poisson_distribution": lambda L: L.distributions.Poisson(L.tensor(4.0)).sample((8,)),
+    "standard_gamma_f64": lambda L: L.distributions.Gamma(
+        L.tensor([0.3, 1.0, 4.0, 20.0], dtype=L.float64), L.tensor(1.0, dtype=L.float64)
+    ).sample((5,)),
+    "dirichlet": lambda L: L.distributions.Dirichlet(L.tensor([0.5, 1.0, 3.0])).sample((4,)),
+    "beta": lambda L: L.distributions.Beta(L.tensor(2.0), L.tensor(3.0)).sample((6,)),
     "linear_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Linear(20, 30).parameters()),
     "conv_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Conv2d(3, 8, 3).parameters()),
     "lstm_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.LSTM(10, 20, 2).parameters()),
