@@ -585,7 +585,11 @@ class Generator:
         p = float(p)
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
-        return np.asarray(self._rng.geometric(p, size=shape)).astype(dt, copy=False)
+        # torch: ceil(log(u) / log1p(-p)), u a float64 uniform
+        u = _rng.uniform01(self, math.prod(_shape_tuple(shape)), np.dtype(np.float64))
+        with np.errstate(divide="ignore"):
+            k = np.ceil(np.log(u) / np.log1p(-p))
+        return k.reshape(shape).astype(dt, copy=False)
 
     def _cauchy(self, shape: Any, median: float, sigma: float, np_dtype: Any) -> np.ndarray:
         """Cauchy samples ``median + sigma * tan(pi * (u - 1/2))``."""
@@ -598,8 +602,10 @@ class Generator:
         median, sigma = float(median), float(sigma)
         if not sigma > 0:
             raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
-        z = self._rng.standard_cauchy(shape)
-        return np.asarray(z * sigma + median).astype(dt, copy=False)
+        # torch: median + sigma * tan(pi * (u - 1/2)), u a float64 uniform
+        u = _rng.uniform01(self, math.prod(_shape_tuple(shape)), np.dtype(np.float64))
+        z = median + sigma * np.tan(np.pi * (u - 0.5))
+        return z.reshape(shape).astype(dt, copy=False)
 
     def _log_normal(self, shape: Any, mean: float, std: float, np_dtype: Any) -> np.ndarray:
         """Log-normal samples ``exp(mean + std * z)``."""
@@ -611,9 +617,10 @@ class Generator:
         mean, std = float(mean), float(std)
         if not std > 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
-        z = self._rng.standard_normal(shape, dtype=_work_dtype(dt))
+        # torch: exp of a scalar-path float64 normal (Box-Muller, cached pairs) per element
+        z = _rng._normal_scalar(self, math.prod(_shape_tuple(shape)), mean, std)
         with np.errstate(over="ignore"):
-            return np.asarray(np.exp(z * std + mean)).astype(dt, copy=False)
+            return np.exp(z).reshape(shape).astype(dt, copy=False)
 
 
 def _check_from_to_in_range(low: int, high_inc: int, dt: np.dtype) -> None:

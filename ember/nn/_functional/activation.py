@@ -247,11 +247,17 @@ def rrelu(
     ``(lower + upper) / 2`` in evaluation."""
     _need_tensor("rrelu", input)
     if training:
+        # torch draws one float64 U(lower, upper) per non-positive element, in order, between
+        # the bounds as the input's dtype holds them
         gen = ember.random.default_generator
-        noise = gen._uniform(input.shape, lower, upper, input._data.dtype)
+        neg = input._data <= 0
+        dt = input._data.dtype
+        lo, hi = float(np.asarray(lower, dt)), float(np.asarray(upper, dt))
+        noise = np.ones(input.shape, dt)
+        noise[neg] = gen._uniform((int(neg.sum()),), lo, hi, np.float64)
     else:
         noise = np.full(input.shape, (lower + upper) / 2, input._data.dtype)
-    noise = np.where(input._data > 0, like(noise, 1.0), noise)
+        noise = np.where(input._data > 0, like(noise, 1.0), noise)
     n = ember.from_numpy(noise)
     return _run(_rrelu, input, {"noise": n}, inplace)
 
