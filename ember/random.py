@@ -94,13 +94,6 @@ def _is_float(dt: np.dtype) -> bool:
     return dt.kind == "f" or _is_bf16(dt)
 
 
-def _work_dtype(dt: np.dtype) -> np.dtype:
-    """Dtype sampled before casting to ``dt``: float64 for double precision, else float32."""
-    if dt == np.float64 or dt == np.complex128:
-        return np.dtype(np.float64)
-    return np.dtype(np.float32)
-
-
 def _real_dtype(dt: np.dtype) -> np.dtype:
     """Component dtype of a complex dtype (``dt`` itself otherwise)."""
     if dt.kind == "c":
