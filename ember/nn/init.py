@@ -284,12 +284,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     num_zeros = int(math.ceil(sparsity * rows))
     with ember.no_grad():
         tensor.normal_(0, std, generator=generator)
-        if num_zeros:
-            keys = ember.rand(rows, cols, generator=generator)._data
-            order = np.argsort(keys, axis=0)[:num_zeros]
-            mask = np.ones((rows, cols), dtype=bool)
-            np.put_along_axis(mask, order, False, axis=0)
-            tensor.mul_(ember.from_numpy(mask.astype(tensor._data.dtype)))
+        for col in range(cols):  # torch: a permutation per column (from the default generator)
+            tensor[ember.randperm(rows)[:num_zeros], col] = 0
     return tensor
 
 

@@ -97,6 +97,7 @@ EXACT = {
     "log_normal_": lambda L: L.empty(20).log_normal_(0.5, 0.7),
     "geometric_": lambda L: L.empty(20).geometric_(0.3),
     "rrelu": lambda L: L.nn.RReLU()(L.randn(300)),
+    "sparse_init": lambda L: L.nn.init.sparse_(L.empty(10, 6), 0.3),
     "linear_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Linear(20, 30).parameters()),
     "conv_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Conv2d(3, 8, 3).parameters()),
     "lstm_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.LSTM(10, 20, 2).parameters()),
