@@ -76,7 +76,8 @@ from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
 from ember._ops.tensor_extras import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
-from ember import accelerator, amp, backends, cpu, distributed, version
+from ember import accelerator, amp, backends, compiler, cpu, distributed, version
+from ember import _dynamo
 from ember import jit, onnx
 from ember.amp.autocast_mode import (
     autocast,
@@ -113,7 +114,7 @@ newaxis = None
 # the legacy typed tensor classes: torch.FloatTensor, torch.LongTensor, ...
 globals().update(_CPU_TYPES)
 
-__version__ = "0.1.0"
+from ember.version import __version__  # noqa: E402  (torch's API level: 2.13.0+ember.<release>)
 
 
 def _check_tensor(fn: str, input) -> None:

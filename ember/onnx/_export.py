@@ -286,9 +286,9 @@ def to_onnx(
         producer_name="ember",
         ir_version=helper.find_min_ir_version_for([helper.make_opsetid("", opset)]),
     )
-    from ember.version import __version__
+    from ember.version import ember_version
 
-    model.producer_version = __version__
+    model.producer_version = ember_version
     return model
 
 

@@ -94,3 +94,15 @@ def test_variable_is_the_tensor():
         assert not t.requires_grad and isinstance(lib.zeros(1), lib.autograd.Variable)
         u = lib.autograd.Variable(lib.ones(2, requires_grad=True) * 2)
         assert u.grad_fn is None and not u.requires_grad
+
+
+def test_version_compares_as_torch_version():
+    # code that branches on torch.__version__ takes torch 2.13's path; ember's release is the
+    # local label
+    v, t = ember.__version__, torch.__version__
+    assert v.startswith("2.13.0+ember.") and v.endswith(ember.version.ember_version)
+    for other in ("2.0", "2.13", "2.13.0", "2.13.1", "3", "1.13.1", (2, 0), (2, 13, 0), (2, 14)):
+        for op in ("__lt__", "__le__", "__gt__", "__ge__"):
+            assert getattr(v, op)(other) == getattr(t, op)(other), (op, other)
+        assert (v == other) == (t == other), other
+    assert int(v.split(".")[0]) == int(t.split(".")[0])
