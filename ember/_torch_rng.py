@@ -38,6 +38,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ember._core.fma import fma as _fma
+from ember._core.fma import fma32 as _fma32
+
 if TYPE_CHECKING:
     from ember.random import Generator
 
@@ -64,23 +67,6 @@ def words64(bitgen: np.random.MT19937, n: int) -> np.ndarray:
     return (r[0::2] << _U64(32)) | r[1::2]
 
 
-def _fma(a: np.ndarray, b: float, c: float) -> np.ndarray:
-    """``a * b + c`` in float64 with a single rounding (error-free product and sum)."""
-    p = a * b
-    split = 134217729.0  # 2**27 + 1 (Veltkamp)
-    t = split * a
-    ah = t - (t - a)
-    al = a - ah
-    t = split * b
-    bh = t - (t - b)
-    bl = b - bh
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = p + c
-    bb = s - p
-    err = (p - (s - bb)) + (c - bb)
-    return s + (err + e)
-
-
 def uniform01(gen: Generator, n: int, dt: np.dtype) -> np.ndarray:
     """torch's ``uniform_real_distribution<dt>(0, 1)`` draws, as float64 (float64 dtype) or
     float32 values (every other floating dtype)."""
@@ -92,21 +78,11 @@ def uniform01(gen: Generator, n: int, dt: np.dtype) -> np.ndarray:
 def uniform(gen: Generator, n: int, low: float, high: float, dt: np.dtype) -> np.ndarray:
     """torch's ``uniform_(from, to)`` of a real floating dtype ``dt``."""
     if dt == np.float64:
-        width = high - low
-        if abs(width) < 2.0**990:  # (Veltkamp's split would overflow near the float64 limit)
-            return _fma(uniform01(gen, n, dt), width, low)
-        return uniform01(gen, n, dt) * width + low
+        return _fma(uniform01(gen, n, dt), high - low, low)
     lo, hi = np.float32(low), np.float32(high)  # (the half types too: torch works in float)
     width = float(hi - lo)
     x = uniform01(gen, n, dt).astype(np.float64)
     return (x * width + float(lo)).astype(np.float32).astype(dt)  # exact product: one rounding
-
-
-def _fma32(a: np.ndarray, b, c) -> np.ndarray:
-    """float32 ``a * b + c`` with one rounding (the float64 product of two floats is exact)."""
-    return (a.astype(np.float64) * np.float64(b) + np.asarray(c, dtype=np.float64)).astype(
-        np.float32
-    )
 
 
 _F = np.float32

@@ -18,6 +18,9 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.dtype import scalar_type_name
+from ember._core.fma import SPLIT
+from ember._core.fma import fma as _fma
+from ember._core.fma import fma32 as _fma32
 from ember._core.tensor import Tensor
 from ember._ops.convert import scalar_overflow, scalar_value
 from ember._ops.creation import _finish, _out_dtype, _result, _type_name
@@ -27,7 +30,6 @@ from ember._ops.registry import expose
 
 _VEC_BYTES = 32  # torch's arange kernel writes 32-byte vectors (AVX2 and the generic build)
 _GRAIN = 32768  # at::internal::GRAIN_SIZE: below it parallel_for runs on one thread
-_SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitter for float64
 _INT_FAST = 1 << 61  # integer aranges within this range cannot overflow int64
 
 
@@ -47,31 +49,12 @@ def _torch_threads() -> int:
 _threads = [None]
 
 
-def _fma(a, b, c) -> np.ndarray:
-    """Return ``a * b + c`` rounded once, as the C++ compiler's fused multiply-add does
-    (float64; emulated with Dekker's exact product and Knuth's exact sum)."""
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64)
-    p = a * b
-    t = a * _SPLIT
-    ah = t - (t - a)
-    al = a - ah
-    t = b * _SPLIT
-    bh = t - (t - b)
-    bl = b - bh
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = p + c
-    z = s - p
-    r = s + (((p - (s - z)) + (c - z)) + e)
-    return np.where(np.isfinite(r), r, p + c)
-
-
 def _fma_index(a: float, i: np.ndarray, c) -> np.ndarray:
     """``_fma(a, i, c)`` for a scalar ``a`` and integer ``i`` below 2**26: splitting ``a`` in
     two halves of 26 bits makes both partial products exact, which saves most of the work."""
     if not (math.isfinite(a) and abs(a) < 1e290) or (i.size and i.max() >= 1 << 26):
         return _fma(a, i, c)
-    t = a * _SPLIT
+    t = a * SPLIT
     ah = t - (t - a)
     al = a - ah
     fi = i.astype(np.float64)
@@ -81,13 +64,6 @@ def _fma_index(a: float, i: np.ndarray, c) -> np.ndarray:
     z = s - p
     r = s + (((p - (s - z)) + (c - z)) + q)
     return r if np.isfinite(r).all() else np.where(np.isfinite(r), r, p + q + c)
-
-
-def _fma32(a, b, c) -> np.ndarray:
-    """``a * b + c`` of float32 values rounded once to float32 (the product is exact in
-    float64; the sum rounds to float64, then to float32)."""
-    p = np.asarray(a, np.float32).astype(np.float64) * np.asarray(b, np.float32)
-    return (p + np.asarray(c, np.float32).astype(np.float64)).astype(np.float32)
 
 
 def _as_scalar(fn: str, name: str, v):
