@@ -146,9 +146,33 @@ def _box_muller16(u: np.ndarray, mean: float, std: float, dt: np.dtype) -> np.nd
     return _fma32(out, _F(std), _F(mean)).astype(dt)
 
 
-def normal(gen: Generator, n: int, mean: float, std: float, dt: np.dtype) -> np.ndarray:
-    """torch's ``normal_(mean, std)`` of a real floating dtype ``dt``."""
-    if n < 16:
+def fill_order(a: np.ndarray) -> tuple | None:
+    """The axes of ``a`` from outermost to innermost in memory when that is not C order (a
+    permuted view): torch's kernels fill a tensor in memory order. None for C order."""
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return None
+    order = tuple(sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]) if a.shape[i] > 1 else 0))
+    return None if order == tuple(range(a.ndim)) else order
+
+
+def dense(a: np.ndarray) -> bool:
+    """True when ``a`` covers its memory without gaps (torch's non-overlapping-and-dense)."""
+    expect = a.itemsize
+    for i in sorted(range(a.ndim), key=lambda i: abs(a.strides[i])):
+        if a.shape[i] == 1:
+            continue
+        if abs(a.strides[i]) != expect:
+            return False
+        expect *= a.shape[i]
+    return True
+
+
+def normal(
+    gen: Generator, n: int, mean: float, std: float, dt: np.dtype, serial: bool = False
+) -> np.ndarray:
+    """torch's ``normal_(mean, std)`` of a real floating dtype ``dt`` (``serial``: the tensor is
+    not contiguous, so torch draws element by element)."""
+    if n < 16 or serial:
         return _normal_scalar(gen, n, mean, std).astype(dt)
     m = n // 16 * 16
     # float/double fill the whole tensor with uniforms first; the half types draw only the

@@ -378,7 +378,9 @@ class Generator:
             out[out >= top] = np.asarray(low).astype(comp)
         return out.view(dt).reshape(shape)
 
-    def _normal(self, shape: Any, mean: Any, std: Any, np_dtype: Any) -> np.ndarray:
+    def _normal(
+        self, shape: Any, mean: Any, std: Any, np_dtype: Any, contiguous: bool = True
+    ) -> np.ndarray:
         """Normal samples ``mean + std * z``; ``mean``/``std`` may be arrays broadcasting
         against ``shape`` (``shape=None`` takes their broadcast shape).
 
@@ -402,10 +404,11 @@ class Generator:
         arrays = isinstance(mean, np.ndarray) or isinstance(std, np.ndarray)
         # tensor mean/std: torch draws standard normals, then ``mul_(std).add_(mean)``
         m, s = (0.0, 1.0) if arrays else (float(mean), float(std))
+        serial = not contiguous
         if dt.kind == "c":  # the real view, with std / sqrt(2) per part
-            z = _rng.normal(self, 2 * n, m, s / math.sqrt(2.0), _real_dtype(dt)).view(dt)
+            z = _rng.normal(self, 2 * n, m, s / math.sqrt(2.0), _real_dtype(dt), serial).view(dt)
         else:
-            z = _rng.normal(self, n, m, s, dt)
+            z = _rng.normal(self, n, m, s, dt, serial)
         z = z.reshape(shape)
         if not arrays:
             return z

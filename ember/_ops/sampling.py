@@ -437,43 +437,55 @@ _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def _sampler(name: str, grad_fn: str, sample):
-    fwd = op(name, grad_fn=grad_fn)(lambda x, **params: sample(x, **params))
+    """An in-place filler op: ``sample(shape, x, **params)`` draws in C order of ``shape``;
+    a permuted ``x`` gets its samples in memory order, as torch's kernels write them."""
+
+    def fill(x, **params):
+        order = _torch_rng.fill_order(x)
+        if order is None:
+            return sample(x.shape, x, **params)
+        drawn = sample(tuple(x.shape[i] for i in order), x, **params)
+        return drawn.transpose(np.argsort(order))
+
+    fwd = op(name, grad_fn=grad_fn)(fill)
     fwd.backward(_zero_grads(1))
     return fwd
 
 
 _uniform_op = _sampler(
-    "uniform_", "UniformBackward0", lambda x, gen, a, b: gen._uniform(x.shape, a, b, x.dtype)
+    "uniform_", "UniformBackward0", lambda sh, x, gen, a, b: gen._uniform(sh, a, b, x.dtype)
 )
 _normal_op = _sampler(
-    "normal_", "NormalBackward0", lambda x, gen, m, s: gen._normal(x.shape, m, s, x.dtype)
+    "normal_",
+    "NormalBackward0",
+    lambda sh, x, gen, m, s: gen._normal(sh, m, s, x.dtype, x.flags.c_contiguous),
 )
 _random_ops = [
     _sampler(
         "random_",
         f"RandomBackward{i}",
-        lambda x, gen, lo, hi: gen._randint(lo, hi, x.shape, x.dtype),
+        lambda sh, x, gen, lo, hi: gen._randint(lo, hi, sh, x.dtype),
     )
     for i in range(3)
 ]
 _bernoulli_f_op = _sampler(
-    "bernoulli_", "BernoulliBackward2", lambda x, gen, p: gen._bernoulli(p, x.shape, x.dtype)
+    "bernoulli_", "BernoulliBackward2", lambda sh, x, gen, p: gen._bernoulli(p, sh, x.dtype)
 )
 _exponential_op = _sampler(
     "exponential_",
     "ExponentialBackward0",
-    lambda x, gen, lambd: gen._exponential(x.shape, lambd, x.dtype),
+    lambda sh, x, gen, lambd: gen._exponential(sh, lambd, x.dtype),
 )
 _geometric_op = _sampler(
-    "geometric_", "GeometricBackward0", lambda x, gen, p: gen._geometric(x.shape, p, x.dtype)
+    "geometric_", "GeometricBackward0", lambda sh, x, gen, p: gen._geometric(sh, p, x.dtype)
 )
 _cauchy_op = _sampler(
-    "cauchy_", "CauchyBackward0", lambda x, gen, m, s: gen._cauchy(x.shape, m, s, x.dtype)
+    "cauchy_", "CauchyBackward0", lambda sh, x, gen, m, s: gen._cauchy(sh, m, s, x.dtype)
 )
 _log_normal_op = _sampler(
     "log_normal_",
     "LogNormalBackward0",
-    lambda x, gen, m, s: gen._log_normal(x.shape, m, s, x.dtype),
+    lambda sh, x, gen, m, s: gen._log_normal(sh, m, s, x.dtype),
 )
 
 

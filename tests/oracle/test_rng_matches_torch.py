@@ -98,6 +98,13 @@ EXACT = {
     "geometric_": lambda L: L.empty(20).geometric_(0.3),
     "rrelu": lambda L: L.nn.RReLU()(L.randn(300)),
     "sparse_init": lambda L: L.nn.init.sparse_(L.empty(10, 6), 0.3),
+    # torch fills a permuted tensor in memory order; a non-contiguous one's normals one by one
+    "uniform_transposed": lambda L: L.empty(6, 5).t().uniform_(),
+    "normal_transposed": lambda L: L.empty(6, 5).t().normal_(),
+    "normal_slice": lambda L: L.empty(60, 50)[:, :30].normal_(),
+    "random_transposed": lambda L: L.empty(6, 5, dtype=L.int64).t().random_(0, 100),
+    "kaiming_transposed": lambda L: L.nn.init.kaiming_uniform_(L.empty(6, 5).t()),
+    "dropout_permuted": lambda L: L.nn.functional.dropout(L.ones(2, 3, 4).permute(2, 0, 1)),
     "linear_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Linear(20, 30).parameters()),
     "conv_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.Conv2d(3, 8, 3).parameters()),
     "lstm_init": lambda L: L.nn.utils.parameters_to_vector(L.nn.LSTM(10, 20, 2).parameters()),
@@ -118,6 +125,15 @@ CLOSE = {
     # float64 normals of 16+ elements: torch calls the C library's log/sin/cos, ember NumPy's
     "kaiming_normal_f64": lambda L: L.nn.init.kaiming_normal_(L.empty(30, 40, dtype=L.float64)),
     "randn_f64_large": lambda L: L.randn(100_000, dtype=L.float64),
+    # the same dropout masks; the layers' float arithmetic rounds a little differently
+    "transformer_layer_training": lambda L: L.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.5, batch_first=True
+    )(L.randn(2, 3, 8)),
+    "lstm_packed_dropout": lambda L: (
+        L.nn.LSTM(4, 3, 2, dropout=0.5, bidirectional=True)(
+            L.nn.utils.rnn.pack_padded_sequence(L.randn(5, 2, 4), L.tensor([5, 3]))
+        )[0].data
+    ),
 }
 
 

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 import ember
+from ember import _torch_rng
 from ember._core.tensor import Tensor
 
 __all__ = [
@@ -34,10 +35,17 @@ def _check_p(p: float) -> None:
 
 def _noise(input: Tensor, p: float, feature: bool) -> np.ndarray:
     shape = tuple(input.shape)
-    if feature:
-        shape = shape[:2] + (1,) * (len(shape) - 2)
     gen = ember.random.default_generator
-    return gen._bernoulli(1.0 - p, shape, input._data.dtype)
+    dt = input._data.dtype
+    if feature:
+        return gen._bernoulli(1.0 - p, shape[:2] + (1,) * (len(shape) - 2), dt)
+    # torch's mask is empty_like(input): a permuted dense input's layout, filled in memory order
+    a = input._data
+    order = _torch_rng.fill_order(a) if _torch_rng.dense(a) else None
+    if order is None:
+        return gen._bernoulli(1.0 - p, shape, dt)
+    noise = gen._bernoulli(1.0 - p, tuple(shape[i] for i in order), dt)
+    return noise.transpose(np.argsort(order))
 
 
 def _apply(input: Tensor, noise: np.ndarray, inplace: bool, add=None) -> Tensor:

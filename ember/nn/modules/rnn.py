@@ -312,7 +312,16 @@ class RNNBase(Module):
                     c_n.append(res[2])
             x = outs[0] if D == 1 else ember.cat(outs, 2)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout, True)
+                if bs is None:
+                    x = _dropout(x, self.dropout, True)
+                else:  # torch drops out the packed rows: draw the mask in packed order
+                    flat = x.reshape(-1, x.shape[2])
+                    kept = _dropout(
+                        flat.index_select(0, ember.from_numpy(rows)), self.dropout, True
+                    )
+                    pad = kept.new_zeros((1, kept.shape[1]))
+                    x = ember.cat([kept, pad]).index_select(0, ember.from_numpy(where))
+                    x = x.view(T, B, kept.shape[1])
         h = ember.stack(h_n)
         c = ember.stack(c_n) if cx is not None else None
         if batch_sizes is not None:
