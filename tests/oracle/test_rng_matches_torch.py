@@ -217,3 +217,24 @@ def test_a_seeded_training_run_matches():
             run.append(loss.item())
         losses.append(run)
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+
+
+def test_mkl_path_fills_in_logical_order(monkeypatch):
+    from ember import _torch_rng
+
+    monkeypatch.setattr(_torch_rng, "INTEL_CPU", True)
+    masks = []
+    for x in (ember.ones(4, 3), ember.ones(3, 4).t()):
+        ember.manual_seed(0)
+        masks.append(ember.nn.functional.dropout(x, 0.5).numpy())
+        ember.manual_seed(0)
+        masks.append(ember.empty_like(x).copy_(x).bernoulli_(0.5).numpy())
+    np.testing.assert_array_equal(masks[0], masks[2])
+    np.testing.assert_array_equal(masks[1], masks[3])
+    ember.manual_seed(0)  # MKL's stream is seeded with one word of the generator
+    seed = int(_torch_rng.words32(ember.default_generator._bitgen, 1)[0])
+    ember.manual_seed(0)
+    expect = _torch_rng._mkl_bernoulli(seed, 12, 0.5).reshape(4, 3) / 0.5
+    np.testing.assert_array_equal(
+        ember.nn.functional.dropout(ember.ones(4, 3), 0.5).numpy(), expect
+    )
