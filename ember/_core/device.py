@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 _NO_CUDA = (
     "ember has no CUDA backend: no CuPy-backed 'cuda' device is available on this machine. "
     "Use device='cpu'."
 )
+
+# every device type torch's parser knows, in its order (its error lists them)
+_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+    "vulkan, mps, meta, hpu, mtia, privateuseone"
+)
+_KNOWN = frozenset(_TYPES.split(", "))
+_DEVICE_RE = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
 
 
 class CudaUnavailableError(RuntimeError, AssertionError):
@@ -29,20 +39,15 @@ class device:
             raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid type {type.__class__.__name__}")
-        if ":" in type:
-            if index is not None:
-                raise RuntimeError(
-                    f"type (string) must not include an index because index was "
-                    f"passed explicitly: {type}"
-                )
-            type, _, idx = type.partition(":")
-            if not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
-            index = int(idx)
-        if type not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(
-                "Expected one of cpu, cuda, meta device type at start of device string: " + type
-            )
+        if type not in _KNOWN:
+            type, idx = _parse(type)
+            if idx is not None:
+                if index is not None:
+                    raise RuntimeError(
+                        f"type (string) must not include an index because index was "
+                        f"passed explicitly: {type}:{idx}"
+                    )
+                index = idx
         self.type = type
         self.index = index
 
@@ -74,6 +79,21 @@ class device:
         return (device, (self.type, self.index))
 
 
+def _parse(text: str) -> tuple:
+    """Split a device string as torch does: ``(type, index or None)``, or raise its error."""
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    m = _DEVICE_RE.fullmatch(text)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    kind, idx = m.group(1), m.group(2)
+    if kind not in _KNOWN:
+        raise RuntimeError(
+            f"Expected one of {_TYPES} device type at start of device string: {kind}"
+        )
+    return kind, None if idx is None else int(idx)
+
+
 CPU = device("cpu")
 
 
@@ -86,7 +106,9 @@ def as_device(d) -> device:
         return CPU
     if dev.type == "cuda":
         raise CudaUnavailableError(_NO_CUDA)
-    raise RuntimeError(f"ember does not support the '{dev.type}' device yet")
+    if dev.type == "meta":
+        raise RuntimeError("ember does not support the 'meta' device yet")
+    raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
 
 
 def array_module(dev: device):

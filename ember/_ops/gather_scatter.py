@@ -18,6 +18,7 @@ from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.reduce import check_out, out_dtype_error, write_out
 from ember._ops.registry import (
     AUTOCAST,
+    _broadcast_error,
     _type_name,
     autocast_inputs,
     dispatch,
@@ -587,7 +588,14 @@ def _fill_args(fn, input, mask, value):
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """Return ``input`` with ``value`` where ``mask`` is True (``mask`` broadcasts)."""
     o, ins, params = _fill_args("masked_fill_", input, mask, value)
-    return dispatch(o, ins, params)
+    try:
+        return dispatch(o, ins, params)
+    except RuntimeError as e:
+        # torch broadcasts the mask first: its error names the mask as tensor a
+        err = _broadcast_error((mask, input)) if "must match the size" in str(e) else None
+        if err is None:
+            raise
+        raise err from None
 
 
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:

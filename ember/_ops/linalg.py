@@ -49,23 +49,43 @@ def _np_matmul(a, b):
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if ka != kb:
-        if a.ndim == 1 and b.ndim == 1:
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
-                f"number of elements, but got {ka} and {kb} elements respectively"
-            )
-        sa = "x".join(map(str, a.shape if a.ndim > 1 else (1,) + a.shape))
-        sb = "x".join(map(str, b.shape if b.ndim > 1 else b.shape + (1,)))
-        if a.ndim <= 2 and b.ndim <= 2:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{b.shape[0] if b.ndim > 2 else 1}, {ka}] but got: "
-            f"[{b.shape[0] if b.ndim > 2 else 1}, {kb}]."
-        )
+        raise _matmul_shape_error(a.shape, b.shape)
     if a.dtype == np.bool_:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    return _matmul(a, b)
+    try:
+        return _matmul(a, b)
+    except ValueError:
+        raise _matmul_shape_error(a.shape, b.shape) from None
+
+
+def _matmul_shape_error(a: tuple, b: tuple) -> RuntimeError:
+    """torch's error for operands of matmul whose sizes do not fit."""
+    ka = a[-1]
+    kb = b[-2] if len(b) > 1 else b[0]
+    if len(a) == 1 and len(b) == 1:
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
+            f"number of elements, but got {ka} and {kb} elements respectively"
+        )
+    if len(a) <= 2 and len(b) <= 2:
+        sa = "x".join(map(str, a if len(a) > 1 else (1,) + a))
+        sb = "x".join(map(str, b if len(b) > 1 else b + (1,)))
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+    # batched: torch broadcasts the batch dims first, then checks batch2's leading sizes
+    ba, bb = a[:-2], b[:-2]
+    n = max(len(ba), len(bb))
+    ba, bb = (1,) * (n - len(ba)) + ba, (1,) * (n - len(bb)) + bb
+    for d in range(n - 1, -1, -1):
+        if ba[d] != bb[d] and ba[d] != 1 and bb[d] != 1:
+            return RuntimeError(
+                f"The size of tensor a ({ba[d]}) must match the size of tensor b ({bb[d]}) at "
+                f"non-singleton dimension {d}"
+            )
+    batch = math.prod(max(x, y) if x and y else 0 for x, y in zip(ba, bb))
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: "
+        f"[{batch}, {ka}] but got: [{batch}, {kb}]."
+    )
 
 
 def _matmul_backward(ctx, g):
@@ -240,9 +260,10 @@ def _matmul_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
         return RuntimeError(
             f"dot : expected both vectors to have same dtype, but found {_name(a)} and {_name(b)}"
         )
-    if na <= 2 and nb == 2:
+    # torch folds the batch dims of a left operand of 3 or more dims into mm / mv
+    if nb == 2:
         return _m1m2_error(a, b)
-    if na == 2 and nb == 1:
+    if na >= 2 and nb == 1:
         return _mv_error(a, b)
     return _scalar_type_error(a, b)
 
@@ -271,10 +292,11 @@ def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
         input, mat2 = autocast_inputs(_BMM, (input, mat2))
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch{1 if input.ndim != 3 else 2} must be a 3D tensor")
-    if input.shape[0] != mat2.shape[0]:
+    b, k = input.shape[0], input.shape[2]
+    if mat2.shape[0] != b or mat2.shape[1] != k:
         raise RuntimeError(
-            f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and "
-            f"{mat2.shape[0]}"
+            f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but "
+            f"got: [{mat2.shape[0]}, {mat2.shape[1]}]."
         )
     if input.dtype is not mat2.dtype:
         raise _scalar_type_error(input, mat2)
@@ -286,6 +308,8 @@ def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
     _check_tensors("mv", ("input", input), ("vec", vec))
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise _folded_matmul_error(input._data.shape, vec._data.shape)
     if input.dtype is not vec.dtype:
         raise _mv_error(input, vec)
     return _out(dispatch(_MV, (input, vec)), out)
@@ -480,9 +504,10 @@ def _same_dtype3(fn, inp, a, b, msg):
 
 
 def _mm_dtype_msg(inp, a, b):
-    if a.dtype is not b.dtype:
-        return f"self and mat2 must have the same dtype, but got {_name(a)} and {_name(b)}"
-    return f"self and mat2 must have the same dtype, but got {_name(inp)} and {_name(a)}"
+    # torch compares self with mat2 first, then mat1 with mat2
+    if inp.dtype is not b.dtype:
+        return f"self and mat2 must have the same dtype, but got {_name(inp)} and {_name(b)}"
+    return f"mat1 and mat2 must have the same dtype, but got {_name(a)} and {_name(b)}"
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
@@ -535,9 +560,14 @@ def _check_batches(b1: Tensor, b2: Tensor) -> None:
         )
 
 
-def _scalar_msg(inp, a, b):
-    bad = a if a.dtype is not inp.dtype else b
-    return f"expected scalar type {_name(inp)} but found {_name(bad)}"
+def _baddbmm_dtype_msg(inp, a, b):
+    # torch compares self with batch1 first, then batch1 with batch2
+    if inp.dtype is not a.dtype:
+        return (
+            f"Input dtypes must be the same, got: input {_cpp_name(inp)}, batch1: "
+            f"{_cpp_name(a)}, batch2: {_cpp_name(b)}"
+        )
+    return f"expected scalar type {_name(a)} but found {_name(b)}"
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
@@ -546,7 +576,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, ou
     if AUTOCAST:
         input, batch1, batch2 = autocast_inputs(_addbmm, (input, batch1, batch2))
     _check_batches(batch1, batch2)
-    _same_dtype3("addbmm", input, batch1, batch2, _scalar_msg)
+    _same_dtype3("addbmm", input, batch1, batch2, _mm_dtype_msg)
     return _out(dispatch(_addbmm, (input, batch1, batch2), _params(beta, alpha)), out)
 
 
@@ -556,7 +586,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, o
     if AUTOCAST:
         input, batch1, batch2 = autocast_inputs(_baddbmm, (input, batch1, batch2))
     _check_batches(batch1, batch2)
-    _same_dtype3("baddbmm", input, batch1, batch2, _scalar_msg)
+    _same_dtype3("baddbmm", input, batch1, batch2, _baddbmm_dtype_msg)
     return _out(dispatch(_baddbmm, (input, batch1, batch2), _params(beta, alpha)), out)
 
 

@@ -94,6 +94,21 @@ def _reusable(t, other) -> bool:
     )
 
 
+def _foreign(other) -> bool:
+    """Whether ``other`` is no operand of ours (None, str, list...): the operator then returns
+    NotImplemented, as torch's do, and Python raises its own "unsupported operand" error."""
+    return not isinstance(other, (Tensor, float, int, complex, np.generic, np.ndarray))
+
+
+def _unsupported(other):
+    """Inside ``except TypeError``: NotImplemented for a foreign ``other``, else re-raise. (The
+    operators keep their ``try`` inline: an extra call frame would change the reference counts
+    that temporary elision reads.)"""
+    if _foreign(other):
+        return NotImplemented
+    raise  # noqa: PLE0704  (re-raises the TypeError being handled)
+
+
 def _binop(plain, into, reflected):
     if reflected:
 
@@ -104,7 +119,10 @@ def _binop(plain, into, reflected):
                 and _reusable(self, other)
             ):
                 return dispatch(into, (self, other), {"out": self._data})
-            return dispatch(plain, (self, other))
+            try:
+                return dispatch(plain, (self, other))
+            except TypeError:
+                return _unsupported(other)
     else:
 
         def dunder(self, other):
@@ -117,7 +135,22 @@ def _binop(plain, into, reflected):
                     and _reusable(other, self)
                 ):
                     return dispatch(into, (self, other), {"out": other._data})
-            return dispatch(plain, (self, other))
+            try:
+                return dispatch(plain, (self, other))
+            except TypeError:
+                return _unsupported(other)
+
+    return dunder
+
+
+def _or_not_implemented(fn):
+    """``fn(self, other)`` returning NotImplemented for a foreign ``other`` it rejects."""
+
+    def dunder(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return _unsupported(other)
 
     return dunder
 
@@ -131,7 +164,10 @@ def _sub_dunder(self, other):
         _check_sub(self, other)
     if self._data.size >= _ELIDE_SIZE and _refcount(self) == _TEMP_REFS and _reusable(self, other):
         return dispatch(_sub_into, (self, other), {"out": self._data})
-    return dispatch(_sub, (self, other))
+    try:
+        return dispatch(_sub, (self, other))
+    except TypeError:
+        return _unsupported(other)
 
 
 def _rsub_dunder(self, other):
@@ -139,7 +175,16 @@ def _rsub_dunder(self, other):
         _check_sub(other, self)
     if self._data.size >= _ELIDE_SIZE and _refcount(self) == _TEMP_RREFS and _reusable(self, other):
         return dispatch(_rsub_into, (self, other), {"out": self._data})
-    return dispatch(_rsub, (self, other))
+    try:
+        return dispatch(_rsub, (self, other))
+    except TypeError:
+        return _unsupported(other)
+
+
+def _rtruediv(self, other):
+    if _foreign(other):  # before the reciprocal: no work for an operand we reject
+        raise TypeError
+    return dispatch(_reciprocal, (self,)) * other
 
 
 def _binary_dunders():
@@ -151,19 +196,21 @@ def _binary_dunders():
     T.__mul__ = _binop(_mul, _mul_into, False)
     T.__rmul__ = _binop(_mul, _mul_into, True)
     T.__truediv__ = _binop(_div, _div_into, False)
-    T.__rtruediv__ = lambda self, other: dispatch(_reciprocal, (self,)) * other
-    T.__pow__ = lambda self, other: pow(self, other)
-    T.__rpow__ = lambda self, other: dispatch(_rpow, (self, other))
+    T.__rtruediv__ = _or_not_implemented(_rtruediv)
+    T.__pow__ = _or_not_implemented(pow)
+    T.__rpow__ = _or_not_implemented(lambda self, other: dispatch(_rpow, (self, other)))
     T.__iadd__ = _add_
     T.__isub__ = _isub
     T.__imul__ = _mul_
     T.__itruediv__ = _div_
     T.__ipow__ = _pow_
-    T.__floordiv__ = lambda self, other: dispatch(_floor_divide, (self, other))
-    T.__rfloordiv__ = lambda self, other: dispatch(_floor_divide, (other, self))
+    T.__floordiv__ = _or_not_implemented(lambda self, other: dispatch(_floor_divide, (self, other)))
+    T.__rfloordiv__ = _or_not_implemented(
+        lambda self, other: dispatch(_floor_divide, (other, self))
+    )
     T.__ifloordiv__ = _floor_divide_
-    T.__mod__ = lambda self, other: remainder(self, other)
-    T.__rmod__ = lambda self, other: dispatch(_rem_rs, (other, self))
+    T.__mod__ = _or_not_implemented(remainder)
+    T.__rmod__ = _or_not_implemented(lambda self, other: dispatch(_rem_rs, (other, self)))
     T.__imod__ = _remainder_
     T.__div__, T.__rdiv__, T.__idiv__ = T.__truediv__, T.__rtruediv__, T.__itruediv__
 

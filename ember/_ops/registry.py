@@ -344,17 +344,30 @@ def _as_view(out: Tensor, src: Tensor, op, params) -> None:
             out._requires_grad = True
 
 
+def _qualname(x) -> str:
+    """The type name torch prints for a Python object (``list``, ``numpy.ndarray``)."""
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
 def _broadcast_error(inputs) -> RuntimeError:
-    shapes = [x._data.shape for x in inputs if isinstance(x, Tensor)]
-    a, b = shapes[0], shapes[1] if len(shapes) > 1 else ()
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    for d in range(n - 1, -1, -1):
-        if a[d] != b[d] and a[d] != 1 and b[d] != 1:
-            return RuntimeError(
-                f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at "
-                f"non-singleton dimension {d}"
-            )
+    """torch's error for tensors whose shapes do not broadcast, or None if they do."""
+    return _shapes_broadcast_error([x._data.shape for x in inputs if isinstance(x, Tensor)])
+
+
+def _shapes_broadcast_error(shapes) -> RuntimeError:
+    # torch broadcasts the operands left to right: tensor a is the shape so far, b the next one
+    acc = shapes[0] if shapes else ()
+    for b in shapes[1:]:
+        n = max(len(acc), len(b))
+        a, b = (1,) * (n - len(acc)) + acc, (1,) * (n - len(b)) + b
+        for d in range(n - 1, -1, -1):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at "
+                    f"non-singleton dimension {d}"
+                )
+        acc = tuple(max(x, y) if x != 0 and y != 0 else 0 for x, y in zip(a, b))
     return None
 
 
@@ -435,9 +448,17 @@ def _dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
     try:
         out = op.forward(*arrays, **params)
     except ValueError as e:
-        if op.promote is None or len(inputs) < 2 or "broadcast" not in str(e):
+        if len(inputs) < 2 or "broadcast" not in str(e):
             raise
         raise (_broadcast_error(inputs) or e) from None
+    except AttributeError:
+        # a list (or other non-array) where the tensor goes: torch's argument error
+        x = inputs[0] if inputs else None
+        if x is None or isinstance(x, (Tensor, np.ndarray, np.generic)):
+            raise
+        raise TypeError(
+            f"{op.name}(): argument 'input' (position 1) must be Tensor, not {_qualname(x)}"
+        ) from None
     record = op.differentiable and STATE.grad_enabled and _requires_grad(inputs)
     if type(out) is tuple:
         return _wrap_many(op, inputs, params, out, record)
@@ -582,14 +603,19 @@ def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY
             isinstance(inputs[j], Tensor) and inputs[j]._requires_grad for j in cond
         ):
             snapshot = _snapshot(self)
-    out = op.forward(*arrays, **params)
+    try:
+        out = op.forward(*arrays, **params)
+    except ValueError as e:
+        if len(inputs) < 2 or "broadcast" not in str(e):
+            raise
+        raise (_broadcast_error(inputs) or e) from None
     dst = self._data
     out_shape = np.shape(out)
     if out_shape != dst.shape:
         try:
             bshape = np.broadcast_shapes(out_shape, dst.shape)
         except ValueError:
-            bshape = out_shape
+            raise _shapes_broadcast_error([dst.shape, out_shape]) from None
         if bshape != dst.shape:
             raise RuntimeError(
                 f"output with shape {list(dst.shape)} doesn't match the broadcast shape "

@@ -20,8 +20,8 @@ def _alias(data: Tensor, cls: type, requires_grad: bool) -> Tensor:
     t = data.detach()
     t.__class__ = cls
     t._requires_grad = False
-    if requires_grad:
-        t.requires_grad_(True)
+    if requires_grad:  # torch's _make_subclass words the dtype error this way
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
 
 

@@ -169,6 +169,15 @@ def _check_seekable(f) -> None:
 
 
 # ------------------------------------------------------------------------------ map_location
+def _no_cuda_restore(storage, location):
+    # torch raises when the first storage is restored, not when load() is called
+    raise RuntimeError(
+        "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+        "False. If you are running on a CPU-only machine, please use torch.load with "
+        "map_location=torch.device('cpu') to map your storages to the CPU."
+    )
+
+
 def _restore_location(map_location):
     """Return ``restore(storage, location) -> storage`` for a ``map_location`` argument."""
     warned = []
@@ -201,6 +210,8 @@ def _restore_location(map_location):
         return default
     if isinstance(map_location, (str, bytes, device)):
         target = map_location.decode() if isinstance(map_location, bytes) else map_location
+        if device(target).type == "cuda":
+            return _no_cuda_restore
         as_device(target)
         return lambda storage, location: storage
     if isinstance(map_location, dict):
@@ -394,10 +405,12 @@ def _read_legacy(buf, pos, fh, restore, weights_only, pickle_module, pickle_load
             "with torch and save it again with torch.save."
         )
     if buf[pos : pos + 1] != b"\x80":
-        raise RuntimeError(
-            "Invalid magic number; corrupt file? (not a zip archive, nor a legacy torch.save "
-            "pickle stream)"
-        )
+        # not a zip archive nor a pickle stream: the unpickler's error on its first byte
+        code = buf[pos] if len(buf) > pos else 0
+        if weights_only:
+            raise UnpicklingError(f"Unsupported operand {code}")
+        key = chr(code) if 32 <= code < 127 else f"\\x{code:02x}"
+        raise UnpicklingError(f"invalid load key, '{key}'.")
     encoding = pickle_load_args["encoding"]
 
     def header(pos):

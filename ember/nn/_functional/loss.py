@@ -16,7 +16,15 @@ import numpy as np
 import ember
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import like
-from ember._ops.registry import AUTOCAST, SAME, autocast_inputs, dispatch, op
+from ember._ops.registry import (
+    AUTOCAST,
+    SAME,
+    _type_name,
+    autocast_inputs,
+    dispatch,
+    op,
+    result_dtype,
+)
 from ember.nn._functional.activation import log_softmax, logsigmoid
 from ember.nn._functional.activation import softplus as _softplus
 from ember.nn._functional.ctc import ctc_loss
@@ -111,7 +119,7 @@ def _reduce_np(a: np.ndarray, reduction: str) -> np.ndarray:
 
 
 def _size_warning(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
-    if tuple(target.shape) != tuple(input.shape):
+    if target.size() != input.size():  # .size(): torch's AttributeError for a non-tensor
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
@@ -119,6 +127,20 @@ def _size_warning(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:
             UserWarning,
             stacklevel=stacklevel,
         )
+
+
+def _qualname(x) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def _check_float_kernel(kernel: str, input: Tensor, target: Tensor) -> None:
+    """torch's error for a loss whose kernel has no integer version (both operands integral)."""
+    if input.dtype.is_floating_point or target.dtype.is_floating_point:
+        return
+    dt = result_dtype((input, target))
+    if not dt.is_complex:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dt)}'")
 
 
 def _mean_scale(g: Tensor, x: Tensor, y: Tensor, reduction: str) -> Tensor:
@@ -170,6 +192,7 @@ def mse_loss(
 ) -> Tensor:
     """Return the (reduced) squared error between ``input`` and ``target``."""
     _size_warning(input, target)
+    _check_float_kernel("mse_cpu", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if weight is not None:
         _check_weight(input, weight)
@@ -224,6 +247,7 @@ def smooth_l1_loss(
 ) -> Tensor:
     """Return the smooth L1 loss: quadratic below ``beta``, linear above."""
     _size_warning(input, target)
+    _check_float_kernel("smooth_l1_cpu", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -256,6 +280,7 @@ def huber_loss(
 ) -> Tensor:
     """Return the Huber loss: quadratic below ``delta``, ``delta``-linear above."""
     _size_warning(input, target)
+    _check_float_kernel("huber_cpu", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if delta <= 0:
@@ -332,6 +357,11 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
+    if target.dtype is not input.dtype:
+        raise RuntimeError(
+            f"Found dtype {_type_name(target.dtype)} but expected {_type_name(input.dtype)}"
+        )
+    _check_float_kernel("binary_cross_entropy", input, target)
     x = input._data
     if x.size and not np.all((x >= 0) & (x <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -373,6 +403,21 @@ _bce_logits = _pointwise_loss(
 )
 
 
+def _logits_target_error(input: Tensor, target: Tensor) -> None:
+    # torch computes (1 - target) * input ... into a result of target's dtype
+    if target.dtype is ember.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    dt = result_dtype((input, target))
+    if dt is not target.dtype and not target.dtype.is_complex:
+        raise RuntimeError(
+            f"result type {_type_name(dt)} can't be cast to the desired output type "
+            f"{_type_name(target.dtype)}"
+        )
+
+
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -387,6 +432,12 @@ def binary_cross_entropy_with_logits(
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    if not target.dtype.is_floating_point:
+        _logits_target_error(input, target)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"log_sigmoid_cpu\" not implemented for '{_type_name(input.dtype)}'"
         )
     params = {"reduction": reduction}
     dt = input._data.dtype
@@ -502,35 +553,62 @@ def nll_loss(
     nd = input.dim()
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    _check_nll_shapes(input, target, nd)
     if target.dtype is not ember.int64 and target.dtype is not ember.uint8:
         raise RuntimeError(
             "expected target dtype to be Long or Byte, but got " + _scalar_name(target)
         )
-    if nd >= 2 and input.shape[0] != target.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0]})."
-        )
     c = input.shape[1] if nd >= 2 else input.shape[0]
+    if nd == 1 and target.dim() == 1:
+        if target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+            )
+        target = target.reshape(())  # torch reads a 1-element target of one sample as 0-d
     params = {"reduction": reduction, "ignore_index": ignore_index}
     if weight is not None:
         if weight.numel() != c:
+            if nd > 2:
+                raise RuntimeError("weight tensor should be defined either for all or no classes")
             raise RuntimeError(
                 f"weight tensor should be defined either for all {c} classes or no classes but "
                 f"got weight tensor of shape: {list(weight.shape)}"
             )
         params["weight"] = weight._data.astype(input._data.dtype)
+    if nd == 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(
+            f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+        )
     if nd <= 2:
         return dispatch(_nll, (input, target), params)
     if nd == 4:
         return dispatch(_nll2d, (input, target), params)
     n = input.shape[0]
-    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise ValueError(
-            f"Expected target size {tuple([n] + list(input.shape[2:]))}, got {target.shape}"
-        )
     out = dispatch(_nll2d, (input.reshape(n, c, 1, -1), target.reshape(n, 1, -1)), params)
     return out.view(target.shape) if reduction == "none" else out
+
+
+def _check_nll_shapes(input: Tensor, target: Tensor, nd: int) -> None:
+    """torch's first shape checks of nll_loss (before the dtype check), in its order."""
+    ts = tuple(target.shape)
+    if nd != 1 and (not ts or input.shape[0] != ts[0]):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({ts[0] if ts else 0})."
+        )
+    if nd <= 2:
+        if len(ts) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif nd == 4:
+        if len(ts) != 3:
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {len(ts)}"
+            )
+    elif ts[1:] != tuple(input.shape[2:]):
+        raise RuntimeError(
+            f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(ts)}"
+        )
 
 
 def _scalar_name(t: Tensor) -> str:
@@ -550,6 +628,12 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Return the cross entropy of logits ``input`` and class indices or probabilities."""
+    for pos, (arg, t) in enumerate((("input", input), ("target", target)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"cross_entropy_loss(): argument '{arg}' (position {pos}) must be Tensor, not "
+                f"{_qualname(t)}"
+            )
     if AUTOCAST:
         input, target, weight = autocast_inputs("cross_entropy_loss", (input, target, weight))
     reduction = _reduction(size_average, reduce, reduction)

@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import dispatch, op
+from ember._ops.registry import _type_name, dispatch, op
 
 __all__ = [
     "batch_norm",
@@ -95,6 +95,39 @@ def _ema(buf: np.ndarray, value: np.ndarray, momentum: float) -> None:
     buf += (value * momentum).astype(buf.dtype)
 
 
+def _check_mixed_dtype(input: Tensor, *params) -> None:
+    """torch's CPU rule: parameters share the input's dtype (or are float32 for a bfloat16 /
+    float16 input)."""
+    dt = input.dtype
+    for p in params:
+        if p is not None and p.dtype is not dt:
+            if dt is not ember.bfloat16 and dt is not ember.float16:
+                raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+            if p.dtype is not ember.float32:
+                raise RuntimeError(
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float"
+                )
+
+
+def _check_float_kernel(kernel: str, input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+
+
+def _check_bn_args(input: Tensor, running_mean, running_var, weight, bias) -> None:
+    c = input.shape[1]
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_float_kernel("batch_norm", input)
+    _check_mixed_dtype(input, weight, bias, running_mean, running_var)
+
+
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -110,6 +143,7 @@ def batch_norm(
     x = input._data
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    _check_bn_args(input, running_mean, running_var, weight, bias)
     if training:
         size = x.size // x.shape[1]
         if size == 1:
@@ -232,7 +266,7 @@ def _check_normalized_shape(input: Tensor, normalized_shape, weight) -> tuple:
     if k == 0 or tuple(input.shape[input.dim() - k :]) != ns or input.dim() < k:
         raise RuntimeError(
             f"Given normalized_shape={list(ns)}, expected input with shape [*, "
-            f"{', '.join(str(s) for s in ns)}], but got input of size{input.shape}"
+            f"{', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
         )
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(
@@ -250,7 +284,9 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims, then scale and shift."""
+    _check_mixed_dtype(input, weight, bias)
     ns = _check_normalized_shape(input, normalized_shape, weight)
+    _check_float_kernel("LayerNormKernelImpl", input)
     return dispatch(_layer_norm, (input, weight, bias), {"k": len(ns), "eps": eps})
 
 
@@ -323,8 +359,17 @@ def group_norm(
     if c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
-            f"of shape {input.shape} and num_groups={num_groups}"
+            f"of shape {list(input.shape)} and num_groups={num_groups}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(t.shape)} and input of shape "
+                f"{list(input.shape)}"
+            )
+    _check_mixed_dtype(input, weight, bias)
+    _check_float_kernel("GroupNormKernelImpl", input)
     return dispatch(_group_norm, (input, weight, bias), {"groups": num_groups, "eps": eps})
 
 
@@ -349,7 +394,10 @@ def local_response_norm(
 
     dim = input.dim()
     if dim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+        # torch's message keeps the indentation of its source line break
+        raise ValueError(
+            "Expected 3D or higher dimensionality" + " " * 26 + f"input (got {dim} dimensions)"
+        )
     if input.numel() == 0:
         return input
     c = input.shape[1]

@@ -165,19 +165,55 @@ _GATHER = {
 
 
 def _check_pool_args(nd, name, x, kernel, stride, padding, dilation):
-    if x.dim() not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[1:]):
+    """torch's argument checks of max/avg pooling, in its order and with its messages."""
+    ndim = x.dim()
+    if ndim not in (nd + 1, nd + 2):
+        if name == "avg_pool2d":
+            if ndim == 0:
+                raise IndexError("Dimension specified as -3 but tensor has no dimensions")
+            if ndim < 3:  # torch reads input.size(-3) first
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                    f"but got -3)"
+                )
+            raise RuntimeError(
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                f"but got:{list(x.shape)}"
+            )
         raise RuntimeError(
             f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
         )
+    if any(t == 0 for t in stride):
+        raise RuntimeError("stride should not be zero")
+    axes = "THW"[3 - nd :]
     if any(k <= 0 for k in kernel):
         raise RuntimeError(
-            f"{name}: kernel_size must be greater than zero, but got "
-            + " ".join(f"k{a}: {k}" for a, k in zip("dhw"[3 - nd :], kernel))
+            "kernel size should be greater than zero, but got "
+            + " ".join(f"k{a}: {k}" for a, k in zip(axes, kernel))
         )
-    if any(t <= 0 for t in stride):
-        raise RuntimeError(f"{name}: stride must be greater than zero")
+    if any(t < 0 for t in stride):
+        raise RuntimeError(
+            "stride should be greater than zero, but got "
+            + " ".join(f"d{a}: {t}" for a, t in zip(axes, stride))
+        )
     if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"{name}: dilation must be greater than zero")
+        raise RuntimeError(
+            "dilation should be greater than zero, but got "
+            + " ".join(f"dilation{a}: {d}" for a, d in zip(axes, dilation))
+        )
+    planes = x.shape[-(nd + 1) :]
+    if 0 in planes:
+        if nd == 2:
+            raise RuntimeError(
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+                f"but got:{list(x.shape)}"
+            )
+        fn = "avg_pool3d" if name == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template"
+        raise RuntimeError(
+            f"{fn}(): Expected input's non-batch dimensions to have positive length, but input "
+            f"has a shape of {list(x.shape)} and non-batch dimension {list(planes).index(0)} has "
+            "length zero!"
+        )
     for p, k in zip(padding, kernel):
         if p > k // 2:
             raise RuntimeError(
@@ -186,17 +222,22 @@ def _check_pool_args(nd, name, x, kernel, stride, padding, dilation):
             )
 
 
+def _check_pool_out(nd, x, out) -> None:
+    if any(o <= 0 for o in out):
+        planes = x.shape[-(nd + 1) :]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, planes))}). Calculated output size: "
+            f"({'x'.join(map(str, (planes[0],) + tuple(out)))}). Output size is too small"
+        )
+
+
 def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel = _ntuple(kernel_size, nd)
     stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd)
     padding, dilation = _ntuple(padding, nd), _ntuple(dilation, nd)
     _check_pool_args(nd, f"max_pool{nd}d", x, kernel, stride, padding, dilation)
     out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
-    if any(o <= 0 for o in out):
-        raise RuntimeError(
-            f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output size: "
-            f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too small"
-        )
+    _check_pool_out(nd, x, out)
     idx = _wrap(_max_indices(x._data, kernel, stride, padding, dilation, ceil_mode))
     # windows that do not overlap pick each input element at most once
     unique = all(t >= d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
@@ -204,15 +245,31 @@ def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, retur
     return (vals, idx) if return_indices else vals
 
 
+def _check_max_pool1d(input, k, s, p, d, ceil_mode) -> None:
+    if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(input.shape)}"
+        )
+    for what, v in (("kernel_size", k[0]), ("stride", s[0]), ("dilation", d)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p > k[0] // 2:
+        raise RuntimeError(
+            f"max_pool1d() padding should be at most half of kernel size, but got padding={p} "
+            f"and kernel_size={k[0]}"
+        )
+    out = _pool_out(input.shape[-1:], k, s, (p,), (d,), ceil_mode)[0]
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
     """Apply a 1D max pooling over an input signal composed of several input planes."""
     k, s = _ntuple(kernel_size, 1), None if stride is None else _ntuple(stride, 1)
-    if input.dim() not in (2, 3):
-        raise RuntimeError(
-            f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}"
-        )
+    _check_max_pool1d(input, k, s or k, _ntuple(padding, 1)[0], _ntuple(dilation, 1)[0], ceil_mode)
     res = _max_pool_nd(
         2,
         input.unsqueeze(-2),
@@ -429,6 +486,14 @@ def _avg_pool_nd(
     _check_pool_args(nd, f"avg_pool{nd}d", x, kernel, stride, padding, (1,) * nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    size = x.shape[-nd:]
+    if nd == 3 and any(s < k for s, k in zip(size, kernel)):
+        raise RuntimeError(
+            f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller than kernel size "
+            f"(kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})"
+        )
+    ones = (1,) * nd
+    _check_pool_out(nd, x, _pool_out(size, kernel, stride, padding, ones, ceil_mode))
     params = {
         "kernel": kernel,
         "stride": stride,
@@ -442,6 +507,11 @@ def _avg_pool_nd(
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Apply a 1D average pooling over an input signal composed of several input planes."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+            "#1 'self' (while checking arguments for avg_pool1d)"
+        )
     k = _ntuple(kernel_size, 1)
     s = k if stride is None else _ntuple(stride, 1)
     out = _avg_pool_nd(
@@ -594,6 +664,14 @@ def _adaptive_avg_nd(nd, x, output_size):
             f"{list(x.shape)}"
         )
     sizes = _out_sizes(x, output_size, nd)
+    if any(o < 0 for o in sizes):
+        got = ", ".join(map(str, sizes)) if nd == 2 else ", ".join(map(str, sizes[:2]))
+        if nd == 3:  # torch's 3-D message misses a space
+            got += f",{sizes[2]}"
+        raise RuntimeError(
+            f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to 0 "
+            f"but received {{{got}}}"
+        )
     if nd == 2 and sizes == (1, 1):
         return x.mean((-2, -1), keepdim=True)  # torch's shortcut, and its grad_fn
     mats = tuple(_avg_matrix(s, o, np.float64) for s, o in zip(x.shape[-nd:], sizes))
@@ -681,6 +759,10 @@ def _adaptive_max_nd(nd, x, output_size, return_indices):
         )
     _check_nonempty(f"adaptive_max_pool{nd}d", x)
     sizes = _out_sizes(x, output_size, nd)
+    if any(o < 0 for o in sizes):  # torch fails creating the output
+        shape = [*x.shape[:-nd], *sizes]
+        neg = next(o for o in shape if o < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: {shape}")
     idx = _wrap(_adaptive_max_indices(x._data, sizes))
     vals = dispatch(_GATHER["adaptive3d" if nd == 3 else "adaptive"], (x, idx), {"nd": nd})
     return (vals, idx) if return_indices else vals

@@ -162,6 +162,14 @@ def _aa_matrix(mode, n_in, n_out, align_corners, scale, dt) -> np.ndarray:
     return m
 
 
+def _modes_error(input: Tensor, mode: str) -> str:
+    return (
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
+        "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+        f"nearest-exact (got {mode})"
+    )
+
+
 def interpolate(
     input: Tensor,
     size=None,
@@ -182,11 +190,7 @@ def interpolate(
         align_corners = False
     nd = input.dim() - 2
     if nd < 1:
-        raise ValueError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
-            f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-            f"nearest-exact (got {mode})"
-        )
+        raise NotImplementedError(_modes_error(input, mode))
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -245,11 +249,7 @@ def interpolate(
             f"Got {input.dim()}D input, but {mode} mode needs {need[mode] + 2}D input"
         )
     if (mode, nd) not in _OPS:
-        raise NotImplementedError(
-            "Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-            f"{input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | trilinear "
-            f"| area | nearest-exact (got {mode})"
-        )
+        raise NotImplementedError(_modes_error(input, mode))
     mats = tuple(
         _matrix(mode, n_in, n_out, align_corners, sc)
         for n_in, n_out, sc in zip(input.shape[2:], out, scales)

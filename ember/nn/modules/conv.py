@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
 import ember
+from ember._core.dtype import cpp_type_name
 from ember._core.tensor import Tensor
+from ember._ops.registry import AUTOCAST
 from ember.nn import init
 from ember.nn._functional import conv as F
 from ember.nn.modules.module import Module
@@ -199,6 +202,12 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias) -> Tensor:
+        if bias is not None and bias.dtype is not input.dtype and not AUTOCAST:
+            # torch checks the bias before the weight: a double input to a float module
+            raise RuntimeError(
+                f"Input type ({cpp_type_name(input.dtype)}) and bias type "
+                f"({cpp_type_name(bias.dtype)}) should be the same"
+            )
         if self.padding_mode != "zeros":
             x = _mode_pad(input, self._mode_pads, self.padding_mode)
             return self._fn(x, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -336,3 +345,18 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _nd = 3
     _fn = staticmethod(F.conv_transpose3d)
+
+
+def _own_init(cls: type) -> None:
+    # torch defines __init__ in each class: Python names it in argument errors
+    # ("Conv2d.__init__() missing 1 required positional argument: 'kernel_size'")
+    f = cls.__init__
+    g = types.FunctionType(f.__code__, f.__globals__, "__init__", f.__defaults__, f.__closure__)
+    g.__kwdefaults__, g.__annotations__, g.__doc__ = f.__kwdefaults__, f.__annotations__, f.__doc__
+    g.__qualname__ = f"{cls.__name__}.__init__"
+    cls.__init__ = g
+
+
+for _cls in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d):
+    _own_init(_cls)
+del _cls

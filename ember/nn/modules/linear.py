@@ -13,9 +13,27 @@ from ember.nn.parameter import Parameter
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
+def _qualname(x) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
 def _linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = input @ weight.T + bias`` (``F.linear``); with a bias, one ``addmm`` over the
     input flattened to 2-D (torch's graph: ``AddmmBackward0`` / ``ViewBackward0``)."""
+    if not isinstance(input, Tensor):  # a NumPy array or a list given to a model
+        raise TypeError(
+            f"linear(): argument 'input' (position 1) must be Tensor, not {_qualname(input)}"
+        )
+    if not isinstance(weight, Tensor):
+        raise TypeError(
+            f"linear(): argument 'weight' (position 2) must be Tensor, not {_qualname(weight)}"
+        )
+    if not (input.ndim and weight.ndim):
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
+            f"{weight.ndim}D"
+        )
     if bias is None:
         return ember.matmul(input, weight.t())
     if input.dim() == 2:

@@ -83,7 +83,9 @@ class GroupNorm(Module):
     ) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
         kw = {"device": device, "dtype": dtype}
         self.num_groups = num_groups
         self.num_channels = num_channels

@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op
+from ember._ops.registry import _shapes_broadcast_error, dispatch, op
 
 __all__ = [
     "PackedSequence",
@@ -228,6 +228,13 @@ def pad_sequence(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
         )
     longest = max(s.shape[0] for s in sequences)
+    trailing = tuple(sequences[0].shape[1:])
+    for s in sequences[1:]:
+        if tuple(s.shape[1:]) != trailing:
+            # torch copies each sequence into a buffer shaped by the first one
+            err = _shapes_broadcast_error([(s.shape[0], *trailing), tuple(s.shape)])
+            if err is not None:
+                raise err
     rows = []
     for s in sequences:
         missing = longest - s.shape[0]
