@@ -95,6 +95,10 @@ from ember.amp.autocast_mode import DEPRECATED as _AUTOCAST_DEPRECATED
 
 globals().update(_AUTOCAST_DEPRECATED)  # get_autocast_cpu_dtype(), ...
 from ember import profiler
+from ember._core.layout import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember._core.layout import strided
+from ember import sparse
+from ember.sparse import sparse_coo_tensor, spmm
 
 # torch's dtype aliases
 float = float32  # noqa: A001

@@ -18,6 +18,9 @@ from ember._ops import API
 from ember.autograd import gradcheck, gradgradcheck
 
 RANDOM = {"bernoulli", "normal", "multinomial", "poisson", "dropout"}
+# randomized in torch; on the probe's 2x3 inputs the centred matrix has a zero singular value,
+# where singular vectors (and so finite differences) are not differentiable
+RANDOM |= {"pca_lowrank", "svd_lowrank"}
 
 # deprecated spellings (chain_matmul, cross without dim) warn as torch; log(0) in logcumsumexp
 pytestmark = [

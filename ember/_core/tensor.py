@@ -244,7 +244,9 @@ class Tensor:
 
     @property
     def layout(self):
-        return "torch.strided"
+        from ember._core.layout import strided
+
+        return strided
 
     def get_device(self) -> int:
         """Return -1 for CPU tensors, as torch."""
@@ -558,6 +560,14 @@ class Tensor:
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # a NumPy function applied to a Tensor (``np.exp(t)``) returns a Tensor sharing the
+        # result's memory, as torch's; bool results become uint8, as torch's do
+        array = np.asarray(array)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return _wrap(array)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

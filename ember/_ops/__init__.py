@@ -11,6 +11,7 @@ from ember._ops import (  # noqa: F401
     einsum,
     extrema,
     fft,
+    foreach,
     gather_scatter,
     index,
     inference,

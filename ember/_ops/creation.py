@@ -201,7 +201,7 @@ def tensor(
     dt = D.as_dtype(dtype, "tensor")
     as_device(device)
     if isinstance(data, Tensor):
-        _warn_copy_construct("tensor.new_tensor")
+        _warn_copy_construct("torch.tensor")
     return _finish(_array_of(data, dt), requires_grad)
 
 

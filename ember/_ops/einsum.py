@@ -178,6 +178,9 @@ def _einsum_op(n: int, grad_fn: str):
 def _forward(*arrays, labels, output, full):
     arrays = [a if a.shape == f else np.broadcast_to(a, f) for a, f in zip(arrays, full)]
     res = np.asarray(np.einsum(_equation(labels, output), *arrays, optimize=True))
+    if res.dtype != arrays[0].dtype and all(a.dtype == arrays[0].dtype for a in arrays):
+        # NumPy contracts bfloat16 in float32 (ml_dtypes >= 0.5): round back, as torch does
+        res = res.astype(arrays[0].dtype)
     return res if res.flags.c_contiguous else np.ascontiguousarray(res)
 
 

@@ -201,8 +201,15 @@ def _check_tensors(fn: str, *pairs) -> None:
             )
 
 
+# ember.sparse registers (SparseTensor, product, addmm) here when it makes its first sparse
+# tensor; until then the dense products pay one empty-list test
+SPARSE: list = []
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Return the matrix product of two tensors, with torch's rules for 1-D and batched inputs."""
+    if SPARSE and (type(input) is SPARSE[0] or type(other) is SPARSE[0]):
+        return SPARSE[1](input, other, "mm")
     if AUTOCAST:
         input, other = autocast_inputs(_MM, (input, other))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
@@ -270,6 +277,8 @@ def _matmul_dtype_error(a: Tensor, b: Tensor) -> RuntimeError:
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """Return the product of two 2-D matrices."""
+    if SPARSE and (type(input) is SPARSE[0] or type(mat2) is SPARSE[0]):
+        return SPARSE[1](input, mat2, "mm")
     _check_tensors("mm", ("input", input), ("mat2", mat2))
     if AUTOCAST:
         input, mat2 = autocast_inputs(_MM, (input, mat2))
@@ -512,6 +521,8 @@ def _mm_dtype_msg(inp, a, b):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """Return ``beta * input + alpha * (mat1 @ mat2)``."""
+    if SPARSE and (type(mat1) is SPARSE[0] or type(mat2) is SPARSE[0]):
+        return SPARSE[2](input, mat1, mat2, beta, alpha)
     _check_tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
     if AUTOCAST:
         input, mat1, mat2 = autocast_inputs(_addmm, (input, mat1, mat2))

@@ -1,8 +1,8 @@
-"""Decompositions: cholesky, qr, eigh, eigvalsh, svd, svdvals, pinv, matrix_rank.
+"""Decompositions: cholesky, qr, eigh, eigvalsh, eig, eigvals, svd, svdvals, pinv, matrix_rank.
 
 Forward is NumPy's LAPACK call; the factors keep torch's column-major layout. The backward
 formulas are torch's (FunctionsManual.cpp: cholesky_backward, linalg_qr_backward,
-linalg_eig_backward for the Hermitian case, svd_backward, pinv_backward) in ember ops. As in
+linalg_eig_backward, svd_backward, pinv_backward) in ember ops. As in
 torch, eigenvector and singular vector gradients assume distinct eigen/singular values and a
 loss invariant to the sign (phase) of each vector.
 """
@@ -14,7 +14,7 @@ import numpy as np
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
 from ember._ops import linalg_util as U
-from ember._ops.linalg_solve import solve_triangular
+from ember._ops.linalg_solve import solve, solve_triangular
 from ember._ops.linalg_util import (
     LinAlgError,
     check_float,
@@ -216,6 +216,66 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     if _needs_graph(A):
         return _out(eigh(A, UPLO)[0], out)
     return _out(_wrap(np.ascontiguousarray(np.linalg.eigvalsh(A._data, UPLO=UPLO))), out)
+
+
+# ------------------------------------------------------------------------------ eig
+
+
+@op("linalg_eig", grad_fn="LinalgEigBackward0", save=())
+def _eig(a):
+    w, v = np.linalg.eig(a)
+    # NumPy returns real results when every eigenvalue is real; torch's are always complex
+    cdt = np.result_type(a.dtype, np.complex64)
+    return w.astype(cdt, copy=False), fortran(v.astype(cdt, copy=False))
+
+
+@_eig.backward
+def _(ctx, gL, gV):
+    # torch's linalg_eig_backward (non-Hermitian case):
+    # gA = V^{-H} (diag(gL) + (V^H gV - V^H V diag(re(V^H gV))) / conj(L_j - L_i)) V^H
+    L, V = ctx.saved_tensors
+    n = L.shape[-1]
+    Vh = V.mH
+    if gV is None:
+        ret = U.diag_embed(gL)
+    else:
+        VhgV = Vh @ gV
+        diag = VhgV.diagonal(0, -2, -1)
+        VhgV = VhgV - Vh @ (V * U.to_complex(diag.real).unsqueeze(-2))
+        eye = U.eye_like(L, n)
+        Lc = L.conj()
+        ret = VhgV / (Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye)
+        if gL is not None:
+            ret = ret * (1 - eye) + U.diag_embed(gL)
+    gA = solve(Vh, ret @ Vh)
+    return gA if ctx._input_meta[0][1].is_complex else gA.real
+
+
+def _check_eig(A: Tensor, fn: str) -> None:
+    check_tensor("linalg_eig", A, "A")
+    check_square(fn, A)
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {U.type_name(A.dtype)}")
+    U.check_kernel("linalg_eig_out_cpu", A)
+
+
+def eig(A: Tensor, *, out=None):
+    """Return (eigenvalues, eigenvectors) of a square matrix, both complex; eigenvectors have
+    unit norm."""
+    _check_eig(A, "linalg.eig")
+    res = dispatch(_eig, (A,))
+    save_outputs(res, (0, 1))
+    return U.outs_(return_type("linalg_eig", ("eigenvalues", "eigenvectors"))(*res), out)
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """Return the (complex) eigenvalues of a square matrix."""
+    if _needs_graph(A):
+        return _out(eig(A)[0], out)
+    _check_eig(A, "linalg.eigvals")
+    a = A._data
+    w = np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64), copy=False)
+    return _out(_wrap(np.ascontiguousarray(w)), out)
 
 
 # ------------------------------------------------------------------------------ svd

@@ -337,16 +337,47 @@ def _alpha(alpha, inputs=()):
     return {"alpha": alpha}
 
 
-def add(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+_DEPRECATED_WARNED = []
+
+
+def deprecated_scalar_first(name: str, first, rest: tuple, old: str, new: str, stacklevel=3):
+    """Resolve torch's deprecated overloads that take the scale first (``add_(alpha, other)``,
+    ``addcmul_(value, t1, t2)``, still common in pre-1.5 optimizer code): return the scale and
+    the tensor arguments, warning once per process as torch does."""
+    if len(rest) != old.count("Tensor") or isinstance(first, Tensor) and first.ndim:
+        raise TypeError(f"{name}() received an invalid combination of arguments")
+    if not _DEPRECATED_WARNED:
+        _DEPRECATED_WARNED.append(True)
+        warnings.warn(
+            f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider using one of "
+            f"the following signatures instead:\n\t{name}({new})",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    return (first.item() if isinstance(first, Tensor) else first), rest
+
+
+def _alpha_first(name: str, other, rest: tuple):
+    alpha, (other,) = deprecated_scalar_first(
+        name, other, rest, "Number alpha, Tensor other", "Tensor other, *, Number alpha = 1", 4
+    )
+    return alpha, other
+
+
+def add(input: Tensor, other, *args, alpha=1, out: Tensor | None = None) -> Tensor:
     """Return ``input + alpha * other``."""
+    if args:
+        alpha, other = _alpha_first("add", other, args)
     params = _alpha(alpha, (input, other))
     if out is None:
         return dispatch(_add, (input, other), params)
     return with_out("add", _add, (input, other), params, out)
 
 
-def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+def sub(input: Tensor, other, *args, alpha=1, out: Tensor | None = None) -> Tensor:
     """Return ``input - alpha * other``."""
+    if args:
+        alpha, other = _alpha_first("sub", other, args)
     _check_sub(input, other)
     params = _alpha(alpha, (input, other))
     if out is None:
@@ -738,12 +769,16 @@ _div_into = into_variant(_div, np.true_divide)
 _reciprocal_into = into_variant(_reciprocal, np.reciprocal)
 
 
-def _add_(self, other, *, alpha=1):
+def _add_(self, other, *args, alpha=1):
+    if args:
+        alpha, other = _alpha_first("add_", other, args)
     params = _alpha(alpha, (self, other))
     return dispatch_inplace(_add_into, self, (self, other), {**params, "out": self._data})
 
 
-def _isub(self, other, *, alpha=1):
+def _isub(self, other, *args, alpha=1):
+    if args:
+        alpha, other = _alpha_first("sub_", other, args)
     _check_sub(self, other)
     params = _alpha(alpha, (self, other))
     return dispatch_inplace(_sub_into, self, (self, other), {**params, "out": self._data})

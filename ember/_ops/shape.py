@@ -888,9 +888,27 @@ def _(ctx, g, dim, sizes):
     return tuple(out)
 
 
+def _tensor_list(fn: str, tensors) -> list:
+    """Return ``tensors`` as a list, raising torch's TypeError for a Tensor or a non-Tensor
+    element (a list of NumPy arrays passed to ``torch.stack``)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            kind = type(t)
+            name = kind.__name__
+            if kind.__module__ != "builtins":
+                name = f"{kind.__module__}.{name}"
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {name}")
+    return tensors
+
+
 def cat(tensors, dim: int = 0, *, out=None):
     """Return the concatenation of ``tensors`` along ``dim``."""
-    tensors = list(tensors)
+    tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     kept = [(i, t) for i, t in enumerate(tensors) if not _legacy_empty(t._data)]
@@ -933,7 +951,7 @@ def _(ctx, g, dim):
 
 def stack(tensors, dim: int = 0, *, out=None):
     """Return ``tensors`` (all the same shape) stacked along a new dimension ``dim``."""
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shp = tensors[0]._data.shape

@@ -14,6 +14,7 @@ from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import (
     _cast,
     _conj,
+    deprecated_scalar_first,
     dkind,
     into_variant,
     like,
@@ -412,10 +413,24 @@ def _addc_plan(name, input, tensor1, tensor2, value):
     return (_addcmul if name == "addcmul" else _addcdiv), args, (_EMPTY if v == 1 else {"value": v})
 
 
+def _value_first(name: str, tensor1, rest: tuple):
+    value, (tensor1, tensor2) = deprecated_scalar_first(
+        name,
+        tensor1,
+        rest,
+        "Number value, Tensor tensor1, Tensor tensor2",
+        "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+        4,
+    )
+    return value, tensor1, tensor2
+
+
 def addcmul(
-    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *args, value=1, out: Tensor | None = None
 ) -> Tensor:
     """Return ``input + value * tensor1 * tensor2``."""
+    if args:
+        value, tensor1, tensor2 = _value_first("addcmul", tensor1, (tensor2, *args))
     aop, args, params = _addc_plan("addcmul", input, tensor1, tensor2, value)
     if out is None:
         return dispatch(aop, args, params)
@@ -423,21 +438,27 @@ def addcmul(
 
 
 def addcdiv(
-    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *args, value=1, out: Tensor | None = None
 ) -> Tensor:
     """Return ``input + value * tensor1 / tensor2``."""
+    if args:
+        value, tensor1, tensor2 = _value_first("addcdiv", tensor1, (tensor2, *args))
     aop, args, params = _addc_plan("addcdiv", input, tensor1, tensor2, value)
     if out is None:
         return dispatch(aop, args, params)
     return with_out("addcdiv", aop, args, params, out)
 
 
-def _addcmul_(self, tensor1, tensor2, *, value=1):
+def _addcmul_(self, tensor1, tensor2, *args, value=1):
+    if args:
+        value, tensor1, tensor2 = _value_first("addcmul_", tensor1, (tensor2, *args))
     aop, args, params = _addc_plan("addcmul", self, tensor1, tensor2, value)
     return dispatch_inplace(aop, self, args, params)
 
 
-def _addcdiv_(self, tensor1, tensor2, *, value=1):
+def _addcdiv_(self, tensor1, tensor2, *args, value=1):
+    if args:
+        value, tensor1, tensor2 = _value_first("addcdiv_", tensor1, (tensor2, *args))
     aop, args, params = _addc_plan("addcdiv", self, tensor1, tensor2, value)
     return dispatch_inplace(aop, self, args, params)
 

@@ -1,6 +1,7 @@
 """torch-level utilities: ``is_signed``, ``typename``, ``scalar_tensor``, ``empty_strided``,
 ``range``, ``isin``, ``unravel_index``, ``trapezoid``/``cumulative_trapezoid``, ``vander``,
-``histogram``, ``frombuffer``.
+``histogram``, ``frombuffer``, ``spmm``, ``frobenius_norm``/``nuclear_norm``, ``svd_lowrank``/
+``pca_lowrank``, ``to_dlpack``.
 """
 
 from __future__ import annotations
@@ -443,3 +444,75 @@ def is_storage(obj) -> bool:
 
 
 expose(is_storage, method=False)
+
+
+# --- deprecated and low-rank linear algebra -----------------------------------------------------
+
+
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Return ``input @ mat2`` (torch's sparse-dense product; ember's tensors are dense)."""
+    from ember._ops.linalg import mm
+
+    return mm(input, mat2)
+
+
+def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """Return the Frobenius norm over ``dim`` (deprecated: use ``linalg.vector_norm``)."""
+    warnings.warn(
+        "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, "
+        "keepdim)` instead",
+        UserWarning,
+        stacklevel=2,
+    )
+    return _ember().norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
+    """Return the nuclear norm over ``dim`` (deprecated: use ``linalg.matrix_norm``)."""
+    warnings.warn(
+        "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, "
+        "keepdim)` instead",
+        UserWarning,
+        stacklevel=2,
+    )
+    return _ember().linalg.matrix_norm(input, "nuc", dim, keepdim)
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
+    """Return ``(U, S, V)``, the ``q`` leading singular triplets of ``A - M``.
+
+    torch estimates them with a randomized subspace iteration (``niter`` passes); ember
+    computes the truncated SVD exactly, the value torch's estimate approaches.
+    """
+    q = 6 if q is None else q
+    X = A if M is None else A - M
+    U, S, Vh = _ember().linalg.svd(X, full_matrices=False)
+    return U[..., :q], S[..., :q], Vh.mH[..., :q]
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
+    """Return ``(U, S, V)`` of the ``q`` leading principal components of ``A`` (rows are
+    samples): ``A - mean ~= U diag(S) V^T`` (an exact truncated SVD, see ``svd_lowrank``)."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(
+            f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}"
+        )
+    if center:
+        A = A - A.mean(dim=-2, keepdim=True)
+    return svd_lowrank(A, q, niter)
+
+
+def to_dlpack(tensor: Tensor):
+    """Return a DLPack capsule sharing ``tensor``'s memory."""
+    from ember.utils.dlpack import to_dlpack as _to_dlpack
+
+    return _to_dlpack(tensor)
+
+
+for _fn in (spmm, frobenius_norm, nuclear_norm, svd_lowrank, pca_lowrank, to_dlpack):
+    expose(_fn, method=False)

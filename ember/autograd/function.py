@@ -113,6 +113,10 @@ class BackwardCFunction(Node, FunctionCtx):
         self._is_tensor_input = ()
         self._output_meta = ()
 
+    def __repr__(self) -> str:
+        # torch's node classes of custom Functions live in torch.autograd.function
+        return f"<torch.autograd.function.{type(self).__name__} object at {id(self):#x}>"
+
     # ---------------------------------------------------------------------- saved tensors
     @property
     def saved_tensors(self) -> tuple:

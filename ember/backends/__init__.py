@@ -45,6 +45,13 @@ cudnn = _Flags(
 mps = _Flags("mps", "Apple MPS (not available in ember).", is_available=_false, is_built=_false)
 mkldnn = _Flags("mkldnn", "oneDNN (not used by ember).", enabled=True, is_available=_false)
 openmp = _Flags("openmp", "OpenMP (ember's threads are BLAS's).", is_available=_false)
+mkl = _Flags("mkl", "Intel MKL (ember's BLAS is NumPy's).", is_available=_false)
+# torch reports opt_einsum unavailable unless the package is installed; ember's einsum always
+# plans its contraction order with NumPy's optimizer
+opt_einsum = _Flags(
+    "opt_einsum", "opt_einsum contraction planning.", enabled=False, strategy=None,
+    is_available=_false, get_opt_einsum=_none,
+)  # fmt: skip
 
 
 def _sdp_switches() -> dict:
@@ -109,4 +116,4 @@ cuda = _Flags(
     **_sdp_switches(),
 )
 
-__all__ = ["cudnn", "cuda", "mkldnn", "mps", "openmp"]
+__all__ = ["cudnn", "cuda", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]

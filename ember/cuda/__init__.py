@@ -100,6 +100,27 @@ def init() -> None:
     _no_cuda()
 
 
+def get_arch_list() -> list:
+    """Return the CUDA architectures ember was built for: none."""
+    return []
+
+
+class device:
+    """Context manager selecting a CUDA device: entering it raises, as torch without CUDA."""
+
+    def __init__(self, device) -> None:
+        self.idx = device if isinstance(device, int) or device is None else -1
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx is not None and self.idx >= 0:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
 from ember.cuda import amp as amp  # noqa: E402  (ember.amp needs nothing from here)
 
 

@@ -16,8 +16,8 @@ __all__ = ["Beta"]
 class Beta(ExponentialFamily):
     """Beta distribution parameterized by ``concentration1`` (alpha) and ``concentration0`` (beta).
 
-    ``sample`` draws from ember's generator; ``rsample`` is not available (no differentiable
-    gamma sampler in ember), so ``has_rsample`` is ``False``.
+    ``sample`` draws torch's numbers from ember's generator; ``rsample`` is the Dirichlet's
+    (normalised reparameterized gamma draws).
     """
 
     arg_constraints = {
@@ -25,7 +25,7 @@ class Beta(ExponentialFamily):
         "concentration0": constraints.positive,
     }
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args: bool | None = None) -> None:
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
@@ -61,7 +61,7 @@ class Beta(ExponentialFamily):
         return self._dirichlet.sample(sample_shape).select(-1, 0)
 
     def rsample(self, sample_shape=()):
-        return self._dirichlet.rsample(sample_shape)
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         if self._validate_args:

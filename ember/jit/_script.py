@@ -31,10 +31,12 @@ _ALTERNATIVE = {
 
 def deprecated(name: str, alternative: str) -> None:
     """Warn as torch 2.13 does on every call of its TorchScript API."""
+    # attributed to ember's own frame, as torch's to its own: Python's default filters then
+    # hide it from a user's ``__main__`` script, as they hide torch's
     warnings.warn(
         f"`torch.jit.{name}` is deprecated. {_ALTERNATIVE[alternative]}",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=2,
     )
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.device import device
+from ember._core.layout import layout
 from ember._core.storage import UntypedStorage, owner_of
 from ember._core.tensor import Size, Tensor, memory_format
 from ember.serialization._rebuild import STORAGE_NAMES
@@ -127,7 +128,11 @@ class TorchPickler(pickle._Pickler):
         if cls in _PLAIN:
             return NotImplemented
         if isinstance(obj, Tensor):
+            if cls is not Tensor and obj.is_sparse:  # torch's (layout, (indices, values, ...))
+                return _reduce_sparse(obj)
             return self._reduce_tensor(obj)
+        if cls is layout:
+            return (GET_LAYOUT, (repr(obj),))
         if cls is TorchGlobal or cls is D.dtype or cls is memory_format:
             return "global"  # handed to save_global below
         if cls is device:
@@ -175,6 +180,15 @@ class TorchPickler(pickle._Pickler):
             stride = _contiguous_strides(a.shape)
             offset = 0
         return (storage, offset, tuple(a.shape), stride, t.requires_grad, OrderedDict())
+
+
+REBUILD_SPARSE = TorchGlobal("torch._utils", "_rebuild_sparse_tensor")
+GET_LAYOUT = TorchGlobal("torch.serialization", "_get_layout")
+
+
+def _reduce_sparse(t: Tensor) -> tuple:
+    data = (t._indices(), t._values(), t.size(), t.is_coalesced())
+    return (REBUILD_SPARSE, (t.layout, data))
 
 
 def _user_state(t: Tensor) -> dict:

@@ -260,10 +260,27 @@ def rebuild_device_tensor_from_cpu_tensor(data, dtype, device, requires_grad):
 
 
 def get_layout(name):
-    """``torch.serialization._get_layout``: ember has strided tensors only."""
+    """``torch.serialization._get_layout``: ember has strided and sparse COO tensors."""
+    from ember._core.layout import sparse_coo, strided
+
+    if name == "torch.sparse_coo":
+        return sparse_coo
     if name != "torch.strided":
         raise RuntimeError(f"ember cannot load tensors of layout {name!r}")
-    return "torch.strided"
+    return strided
+
+
+def rebuild_sparse_tensor(layout, data):
+    """``torch._utils._rebuild_sparse_tensor``: a COO tensor from (indices, values, size[,
+    is_coalesced])."""
+    from ember._core.layout import sparse_coo
+    from ember.sparse import sparse_coo_tensor
+
+    if layout is not sparse_coo:
+        raise RuntimeError(f"ember cannot load sparse tensors of layout {layout!r}")
+    indices, values, size = data[:3]
+    coalesced = data[3] if len(data) > 3 else None
+    return sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
 
 
 def safe_bytearray(*args):
@@ -320,7 +337,7 @@ def _allowed() -> dict[str, object]:
         ),
         "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
         "torch._utils._rebuild_qtensor": _unsupported("quantized tensors"),
-        "torch._utils._rebuild_sparse_tensor": _unsupported("sparse tensors"),
+        "torch._utils._rebuild_sparse_tensor": rebuild_sparse_tensor,
         "torch._utils._rebuild_nested_tensor": _unsupported("nested tensors"),
         "torch._utils._rebuild_meta_tensor_no_storage": _unsupported("meta tensors"),
         "torch._utils._rebuild_wrapper_subclass": _unsupported("tensor wrapper subclasses"),

@@ -225,8 +225,11 @@ def test_beta_dirichlet_sample():
     assert s.shape == (10000, 1, 3) and s.dtype == ember.float64
     np.testing.assert_allclose(s.sum(-1).numpy(), 1.0)
     np.testing.assert_allclose(s.mean(0).numpy(), [[1 / 6, 2 / 6, 3 / 6]], atol=0.02)
-    with pytest.raises(NotImplementedError):
-        ember.distributions.Beta(1.0, 2.0).rsample()
+    # reparameterized: values in (0, 1) with a gradient for the concentrations
+    c1 = ember.tensor(1.0, requires_grad=True)
+    r = ember.distributions.Beta(c1, 2.0).rsample()
+    r.backward()
+    assert 0 < r.item() < 1 and c1.grad is not None
 
 
 def test_dirichlet_values():
@@ -484,8 +487,17 @@ def test_gamma_sample():
     np.testing.assert_allclose(s.mean(0).numpy(), [0.5, 1.5], rtol=0.05)
     np.testing.assert_allclose(s.var(0).numpy(), [0.5, 0.75], rtol=0.1)
     assert d.expand([3, 2]).sample().shape == (3, 2)
-    with pytest.raises(NotImplementedError):
-        d.rsample()
+    # rsample: torch's samples and its implicit reparameterization gradients
+    out = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        a = lib.tensor([0.5, 3.0], requires_grad=True)
+        r = lib.tensor([1.0, 2.0], requires_grad=True)
+        x = lib.distributions.Gamma(a, r).rsample((2,))
+        x.sum().backward()
+        out.append((x.detach().numpy(), a.grad.numpy(), r.grad.numpy()))
+    for e, t in zip(*out):
+        np.testing.assert_allclose(e, t, rtol=1e-5)
 
 
 # ---------------------------------------------------------------- Poisson

@@ -176,28 +176,72 @@ def embedding_bag(
         keep &= flat_idx != padding_idx
     if max_norm is not None:
         _renorm(weight, flat_idx[keep], max_norm, norm_type)
-    rows = embedding(_wrap(np.ascontiguousarray(flat_idx)), weight)
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {_type_str(input)} instead (while checking arguments for "
+            "embedding_bag)"
+        )
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("scale_grad_by_freq and sparse are not supported by ember")
+    kidx = np.ascontiguousarray(flat_idx[keep], dtype=np.int64)
+    if kidx.size and (kidx.min() < 0 or kidx.max() >= n):
+        raise IndexError("index out of range in self")
+    kbag = flat_bag[keep]
+    counts = np.bincount(kbag, minlength=b)
+    params = {"kidx": kidx, "kbag": kbag, "keep": keep, "counts": counts, "mode": mode}
+    return dispatch(_embedding_bag, (weight, psw), params)
+
+
+def _bag_reduce(rows, counts, ufunc):
+    """Reduce the rows of each bag (rows sorted by bag) with ``ufunc``; empty bags give 0."""
+    out = np.zeros((counts.size,) + rows.shape[1:], rows.dtype)
+    full = counts > 0
+    if rows.shape[0]:
+        starts = (np.cumsum(counts) - counts)[full]
+        out[full] = ufunc.reduceat(rows, starts, axis=0)
+    return out
+
+
+@op("embedding_bag", grad_fn="EmbeddingBagBackward0", save=(0, 1))
+def _embedding_bag(w, psw, kidx, kbag, keep, counts, mode):
+    rows = np.take(w, kidx, axis=0)
     if psw is not None:
-        rows = rows * psw.unsqueeze(-1)
-    counts = np.bincount(flat_bag[keep], minlength=b)
+        rows *= psw[keep][:, None].astype(rows.dtype, copy=False)
     if mode == "max":
-        lmax = max(int(counts.max()) if b else 0, 1)
-        slot = np.zeros(flat_idx.size, np.int64)
-        # position of each kept element inside its bag
-        order = np.flatnonzero(keep)
-        first = np.searchsorted(flat_bag[order], np.arange(b))
-        slot[order] = np.arange(order.size) - first[flat_bag[order]]
-        gather = np.full((b, lmax), flat_idx.size, np.int64)
-        gather[flat_bag[order], slot[order]] = order
-        padded = ember.cat([rows, rows.new_full((1, rows.shape[1]), float("-inf"))])
-        out = padded[_wrap(gather)].amax(1)
-        empty = _wrap((counts == 0)[:, None])
-        return ember.where(empty, out.new_zeros(()), out)
-    assign = np.zeros((b, flat_idx.size), dtype=weight._data.dtype)
-    assign[flat_bag[keep], np.flatnonzero(keep)] = 1
+        return _bag_reduce(rows, counts, np.maximum)
+    out = _bag_reduce(rows, counts, np.add)
     if mode == "mean":
-        assign /= np.maximum(counts, 1)[:, None].astype(assign.dtype)
-    return ember.matmul(_wrap(assign), rows)
+        out /= np.maximum(counts, 1)[:, None].astype(out.dtype)
+    return out
+
+
+@_embedding_bag.backward
+def _(ctx, g, kidx, kbag, keep, counts, mode):
+    w, psw = ctx.saved_tensors
+    need_w, need_psw = ctx.needs_input_grad
+    num = ctx._input_meta[0][0][0]
+    kidx_t, kbag_t = _wrap(kidx), _wrap(kbag)
+    if mode == "max":
+        # the gradient of each (bag, column) goes to the first row holding the maximum
+        rows = w._data[kidx]
+        best = _bag_reduce(rows, counts, np.maximum)
+        pos = np.where(rows == best[kbag], np.arange(kidx.size)[:, None], kidx.size)
+        first = _bag_reduce(pos, counts, np.minimum)[counts > 0]
+        g_rows = g.new_zeros((kidx.size,) + tuple(g.shape[1:]))
+        g_rows = g_rows.scatter(0, _wrap(first), g[_wrap(np.flatnonzero(counts))])
+        return dispatch(_embedding_grad, (g_rows, kidx_t), {"num": num, "pad": -1}), None
+    if mode == "mean":
+        g = g / _wrap(np.maximum(counts, 1)[:, None].astype(g._data.dtype))
+    g_rows = dispatch(_embedding, (g, kbag_t), {})
+    gw = gpsw = None
+    if need_w:
+        scaled = g_rows if psw is None else g_rows * psw[_wrap(keep)].unsqueeze(-1)
+        gw = dispatch(_embedding_grad, (scaled, kidx_t), {"num": num, "pad": -1})
+    if need_psw:
+        dots = (g_rows * dispatch(_embedding, (w, kidx_t), {})).sum(-1)
+        gpsw = psw.new_zeros(psw.shape).index_put((_wrap(np.flatnonzero(keep)),), dots)
+    return gw, gpsw
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -320,8 +364,11 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         )
     pads = tuple((int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(k))
     if mode == "constant":
-        if any(a < 0 or b < 0 for a, b in pads):
-            raise NotImplementedError("negative padding is not supported by ember")
+        # negative padding crops (torch narrows before it pads: its error comes from narrow)
+        for i, (a, b) in enumerate(pads):
+            n = input.shape[input.dim() - 1 - i] + min(a, 0)
+            if n < 0 or n + min(b, 0) < 0:
+                raise RuntimeError("narrow(): length must be non-negative.")
         params = {"pads": pads, "mode": mode, "value": 0.0 if value is None else value}
         return dispatch(_PAD_OPS["constant"], (input,), params)
     if mode not in ("reflect", "replicate", "circular"):

@@ -486,6 +486,11 @@ class Module(_ModuleHooks):
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Replace parameters and buffers with uninitialized tensors of the same shape and
+        dtype on ``device``."""
+        return self._apply(lambda t: ember.empty_like(t, device=device), recurse=recurse)
+
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(dtype)``, ``to(device)``,
         ``to(device, dtype)``, ``to(tensor)``; only floating point tensors change dtype."""
