@@ -542,8 +542,9 @@ class Tensor:
         return a.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """Return the data as a NumPy array sharing memory (``force=True`` detaches first)."""
-        if self._requires_grad and not force:
+        """Return the data as a NumPy array sharing memory (``force=True`` detaches first; under
+        ``no_grad`` a tensor that requires grad is read as torch reads it)."""
+        if self._requires_grad and not force and _grad_state.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
@@ -551,7 +552,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
+        if self._requires_grad and _grad_state.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."

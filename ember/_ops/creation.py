@@ -100,6 +100,8 @@ def _size(fn: str, args: tuple, size=None, single_int: bool = True) -> tuple:
         shape.append(s)
     for s in shape:
         if s < 0:
+            if fn == "zeros":  # (torch's zeros checks sizes itself, with its own wording)
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")
     return tuple(shape)
 

@@ -8,6 +8,7 @@ code prints or matches it).
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -238,3 +239,39 @@ def test_conv_init_keeps_working():
             super().__init__(2, 2, 1)
 
     assert Sub().weight.shape == (2, 2, 1, 1)
+
+
+def test_numpy_of_a_grad_tensor_under_no_grad_and_zeros_negative_size():
+    for lib in (ember, torch):
+        x = lib.ones(2, requires_grad=True)
+        with lib.no_grad():
+            assert x.numpy().tolist() == [1.0, 1.0]
+            assert np.asarray(x).tolist() == [1.0, 1.0]
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            x.numpy()
+        with pytest.raises(RuntimeError, match=re.escape("zeros: Dimension size must be")):
+            lib.zeros(-1)
+        with pytest.raises(RuntimeError, match="negative dimension -1"):
+            lib.ones(-1)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda L, x, w: L.nn.functional.conv2d(x, w, stride=0),
+        lambda L, x, w: L.nn.functional.conv2d(x, w, padding=-1),
+        lambda L, x, w: L.nn.functional.conv2d(x, w, padding=(1, 1, 1)),
+        lambda L, x, w: L.nn.functional.conv2d(x.double(), w, L.ones(1)),
+        lambda L, x, w: L.nn.functional.conv2d(x, w, L.ones(1).double()),
+        lambda L, x, w: L.nn.functional.conv2d(x.long(), w),
+        lambda L, x, w: L.nn.Conv2d(1, 1, 3)(x.double()),
+        lambda L, x, w: L.nn.functional.conv1d(x[0], w[0], stride=0),
+    ],
+)
+def test_functional_conv_argument_errors(case):
+    msgs = []
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError) as info:
+            case(L, L.ones(1, 1, 5, 5), L.ones(1, 1, 3, 3))
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]

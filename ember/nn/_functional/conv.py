@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ember._core.dtype import cpp_type_name, scalar_type_name
 from ember._core.tensor import Tensor
 from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 
@@ -418,13 +419,33 @@ _TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16":
 
 
 def _check_dtypes(x: Tensor, w: Tensor, b) -> None:
-    for t in (w, b):
-        if t is not None and t._data.dtype != x._data.dtype:
-            want = _TYPE.get(x._data.dtype.name, x._data.dtype.name)
-            got = _TYPE.get(t._data.dtype.name, t._data.dtype.name)
-            raise RuntimeError(f"expected scalar type {want} but found {got}")
+    # torch checks the bias first (naming the dtypes in lower case), then the weight
+    if b is not None and b._data.dtype != x._data.dtype:
+        raise RuntimeError(
+            f"Input type ({cpp_type_name(x.dtype)}) and bias type ({cpp_type_name(b.dtype)}) "
+            "should be the same"
+        )
+    if w._data.dtype != x._data.dtype:
+        want = _TYPE.get(x._data.dtype.name, scalar_type_name(x.dtype))
+        got = _TYPE.get(w._data.dtype.name, scalar_type_name(w.dtype))
+        raise RuntimeError(f"expected scalar type {want} but found {got}")
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"\"conv_forward\" not implemented for '{x.dtype}'")
+
+
+def _check_geometry(nd: int, stride: tuple, padding) -> None:
+    """torch's checks of stride and numeric padding, in its order and words."""
+    if not isinstance(padding, str):
+        given = [int(padding)] if isinstance(padding, (int, np.integer)) else list(padding)
+        if len(given) not in (1, nd):
+            raise RuntimeError(
+                "expected padding to be a single integer value or a list of "
+                f"{nd} values to match the convolution dimensions, but got padding={given}"
+            )
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if not isinstance(padding, str) and any(p < 0 for p in _ntuple(padding, nd)):
+        raise RuntimeError("negative padding is not supported")
 
 
 def _batched(x: Tensor, nd: int, name: str):
@@ -467,6 +488,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> T
     if AUTOCAST:
         input, weight, bias = autocast_inputs(_convolution, (input, weight, bias))
     _check_dtypes(input, weight, bias)
+    _check_geometry(nd, _ntuple(stride, nd), padding)
     x, unbatched = _batched(input, nd, name)
     if weight.dim() != nd + 2:
         raise RuntimeError(

@@ -8,9 +8,7 @@ import types
 import numpy as np
 
 import ember
-from ember._core.dtype import cpp_type_name
 from ember._core.tensor import Tensor
-from ember._ops.registry import AUTOCAST
 from ember.nn import init
 from ember.nn._functional import conv as F
 from ember.nn.modules.module import Module
@@ -202,12 +200,6 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias) -> Tensor:
-        if bias is not None and bias.dtype is not input.dtype and not AUTOCAST:
-            # torch checks the bias before the weight: a double input to a float module
-            raise RuntimeError(
-                f"Input type ({cpp_type_name(input.dtype)}) and bias type "
-                f"({cpp_type_name(bias.dtype)}) should be the same"
-            )
         if self.padding_mode != "zeros":
             x = _mode_pad(input, self._mode_pads, self.padding_mode)
             return self._fn(x, weight, bias, self.stride, 0, self.dilation, self.groups)
