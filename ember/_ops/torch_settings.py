@@ -139,7 +139,9 @@ def set_num_interop_threads(num: int) -> None:
 def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None, backend="inductor",
             mode: str | None = None, options: dict | None = None, name: str | None = None,
             disable: bool = False, **kwargs):  # fmt: skip
-    """Return ``model`` unchanged: ember runs eagerly, so there is nothing to compile.
+    """Return ``model`` ready to run: ember runs eagerly, so nothing is compiled. A module comes
+    back wrapped as torch wraps it (``OptimizedModule``: the module is ``_orig_mod``), a function
+    unchanged.
 
     Accepts torch's keyword arguments and works as ``compile(model)``, ``@compile`` and
     ``@compile(mode=...)``.
@@ -148,6 +150,12 @@ def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
         return lambda fn: fn
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    from ember.nn.modules.module import Module
+
+    if isinstance(model, Module) and not disable:
+        from ember._dynamo.eval_frame import OptimizedModule
+
+        return OptimizedModule(model)  # torch's wrapper (nothing is compiled)
     return model
 
 

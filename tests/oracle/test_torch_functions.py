@@ -408,14 +408,26 @@ def test_interop_threads(restore_settings):
         ember.set_num_interop_threads(2)
 
 
-def test_compile_returns_model_unchanged():
+def test_compile_wraps_modules_as_torch_and_returns_functions():
     def f(x):
         return x * 2
 
     model = ember.nn.Linear(2, 3)
     assert ember.compile(f) is f
-    assert ember.compile(model, mode="max-autotune", fullgraph=True, dynamic=False) is model
     assert ember.compile(backend="eager")(f) is f
+    assert ember.compile(model, disable=True) is model
+    # a module comes back as torch's OptimizedModule: _orig_mod, prefixed state dict, same repr
+    shown = []
+    for lib in (torch, ember):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3))
+        c = lib.compile(m, mode="max-autotune", fullgraph=True, dynamic=False)
+        m.extra = 7
+        assert type(c).__name__ == "OptimizedModule" and c._orig_mod is m and c.extra == 7
+        c.eval()
+        assert not m.training
+        assert tuple(c(lib.ones(1, 2)).shape) == (1, 3)
+        shown.append((repr(c), list(c.state_dict())))
+    assert shown[0] == shown[1]
 
     @ember.compile
     def g(x):
