@@ -11,12 +11,14 @@ from ember.distributions.bernoulli import Bernoulli
 from ember.distributions.beta import Beta
 from ember.distributions.binomial import Binomial, Geometric
 from ember.distributions.categorical import Categorical
+from ember.distributions.cauchy import Cauchy
 from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.exponential import Exponential
 from ember.distributions.gamma import Gamma
-from ember.distributions.gumbel import Cauchy, Gumbel, HalfNormal
+from ember.distributions.gumbel import Gumbel
+from ember.distributions.half_normal import HalfNormal
 from ember.distributions.independent import Independent, _sum_rightmost
 from ember.distributions.laplace import Laplace
 from ember.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
