@@ -378,3 +378,91 @@ def poisson(gen: Generator, lam: np.ndarray) -> np.ndarray:
     """torch's ``poisson``: float64 counts, one element after the other."""
     flat = np.asarray(lam, dtype=np.float64).reshape(-1).tolist()
     return np.array([_poisson_one(gen, x) for x in flat], dtype=np.float64).reshape(np.shape(lam))
+
+
+_STIRLING_TAIL = (
+    0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+    0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+    0.00925546218271273, 0.00833056343336287,
+)  # fmt: skip
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(gen: Generator, count: float, prob: float) -> float:
+    geom_sum, num = 0.0, 0.0
+    logprob = math.log1p(-prob)
+    while True:
+        u = _uniform_double(gen)
+        geom_sum += math.ceil(math.log(u) / logprob) if u > 0 else math.inf
+        if geom_sum > count:
+            return num
+        num += 1
+
+
+def _btrs(gen: Generator, count: float, prob: float, fr) -> float:
+    """Hoermann's transformed rejection (BTRS), as torch writes it (``fr`` rounds what torch
+    computes in the inputs' dtype)."""
+    stddev = math.sqrt(fr(fr(count * prob) * fr(1 - prob)))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = fr(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = fr(prob / fr(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(fr(fr(count + 1) * prob))
+    while True:
+        u = _uniform_double(gen) - 0.5
+        v = _uniform_double(gen)
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        upper = (
+            (m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+            + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+            + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+            + _stirling_tail(m)
+            + _stirling_tail(count - m)
+            - _stirling_tail(k)
+            - _stirling_tail(count - k)
+        )
+        if v <= upper:
+            return k
+
+
+def _binomial_one(gen: Generator, count: float, prob: float, fr) -> float:
+    """torch's ``sample_binomial``: BTRS when the mean is 10 or more, else inversion."""
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if fr(count * prob) >= 10.0:
+            return _btrs(gen, count, prob, fr)
+        return _binomial_inversion(gen, count, prob)
+    if prob > 0.5:
+        q = fr(1.0 - prob)
+        if fr(count * q) >= 10.0:
+            return count - _btrs(gen, count, q, fr)
+        return count - _binomial_inversion(gen, count, q)
+    return math.nan
+
+
+def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """torch's ``binomial``: counts drawn element by element (in the inputs' dtype)."""
+    shape = np.broadcast_shapes(np.shape(count), np.shape(prob))
+    c = np.broadcast_to(count, shape).reshape(-1)
+    p = np.broadcast_to(prob, shape).reshape(-1)
+    dt = np.result_type(c, p)
+    fr = float if dt == np.float64 else (lambda v: float(dt.type(v)))
+    out = [_binomial_one(gen, float(n), float(q), fr) for n, q in zip(c.tolist(), p.tolist())]
+    return np.array(out, dtype=np.float64).reshape(shape)

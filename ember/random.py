@@ -4,9 +4,9 @@ Every :class:`Generator` is torch's CPU generator: a 32-bit Mersenne Twister (Nu
 ``MT19937`` bit generator) seeded as torch seeds it, sampled by torch's kernels
 (``ember/_torch_rng.py``). ``manual_seed(s)`` then gives torch's numbers for ``rand``,
 ``randn``, ``randint``, ``randperm``, ``bernoulli``/dropout, ``normal_``/``uniform_`` (so
-``nn.init`` and every layer's default initialisation) and ``random_`` (see that module for the
-last-bit exceptions). Samplers torch implements otherwise (multinomial, exponential, poisson,
-...) draw from the same stream through NumPy's algorithms: reproducible, but not torch's values.
+``nn.init`` and every layer's default initialisation), ``random_``, ``multinomial``, the
+``exponential_``/``cauchy_``/``log_normal_``/``geometric_`` fillers and the gamma, Dirichlet,
+Poisson and binomial samplers (see that module for the last-bit exceptions).
 
 :meth:`Generator.get_state` is torch's 5056-byte ``CPUGeneratorImplState``: the seed, the
 twister's position and 624 words (stored as uint64), the cached Box-Muller sample; states
@@ -207,7 +207,6 @@ class Generator:
     def __init__(self, device: Any = "cpu") -> None:
         _check_device(device)
         self._bitgen = np.random.MT19937(0)
-        self._rng = np.random.Generator(self._bitgen)
         self._reseed(_DEFAULT_SEED)
 
     def _reseed(self, seed: int) -> None:

@@ -391,8 +391,7 @@ def poisson(input, generator=None) -> Tensor:
 
 @op("binomial", grad_fn="NotImplemented")
 def _binomial(count, prob, gen):
-    n = np.broadcast_to(count, np.broadcast_shapes(count.shape, prob.shape))
-    return gen._rng.binomial(n.astype(np.int64), prob.astype(np.float64)).astype(count.dtype)
+    return _torch_rng.binomial(gen, count, prob).astype(count.dtype)  # torch's sampler
 
 
 @_binomial.backward

@@ -88,6 +88,11 @@ EXACT = {
     "exponential_": lambda L: L.empty(50).exponential_(3.0),
     "poisson": lambda L: L.poisson(L.tensor([0.0, 0.5, 4.0, 13.0, 100.0] * 4)),
     "poisson_distribution": lambda L: L.distributions.Poisson(L.tensor(4.0)).sample((8,)),
+    "binomial": lambda L: L.binomial(
+        L.tensor([0.0, 5.0, 20.0, 100.0, 1000.0, 1000.0, 37.0] * 3),
+        L.tensor([0.3, 0.3, 0.6, 0.8, 0.01, 0.99, 0.27] * 3),
+    ),
+    "binomial_distribution": lambda L: L.distributions.Binomial(50, L.tensor(0.4)).sample((6,)),
     "standard_gamma_f64": lambda L: L.distributions.Gamma(
         L.tensor([0.3, 1.0, 4.0, 20.0], dtype=L.float64), L.tensor(1.0, dtype=L.float64)
     ).sample((5,)),
