@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.tensor import Tensor
+from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import dkind, need_tensor, not_implemented, with_out
 from ember._ops.registry import (
     _EMPTY,
@@ -67,32 +67,26 @@ _gt, gt = _compare("gt", np.greater, ">", True, ("greater",))
 _ge, ge = _compare("ge", np.greater_equal, ">=", True, ("greater_equal",))
 
 
-def _eq_op(cop):
+def _compare_op(cop, arrays: bool):
     def f(self, other):
         try:
             return dispatch(cop, (self, other))
         except TypeError:
-            return NotImplemented  # None, strings...: Python's fallback gives False / True
+            if arrays and type(other) is np.ndarray:  # torch's == reads it as a tensor
+                return dispatch(cop, (self, _wrap(other)))
+            # None, strings...: Python falls back to identity for ==/!= and raises
+            # "'<' not supported between ..." for the orderings
+            return NotImplemented
 
     return f
 
 
-def _order_op(cop):
-    def f(self, other):
-        try:
-            return dispatch(cop, (self, other))
-        except TypeError:
-            return NotImplemented  # Python raises "'<' not supported between ..."
-
-    return f
-
-
-Tensor.__eq__ = _eq_op(_eq)
-Tensor.__ne__ = _eq_op(_ne)
-Tensor.__lt__ = _order_op(_lt)
-Tensor.__le__ = _order_op(_le)
-Tensor.__gt__ = _order_op(_gt)
-Tensor.__ge__ = _order_op(_ge)
+Tensor.__eq__ = _compare_op(_eq, True)
+Tensor.__ne__ = _compare_op(_ne, False)  # (torch: != of an array falls back to True)
+Tensor.__lt__ = _compare_op(_lt, False)
+Tensor.__le__ = _compare_op(_le, False)
+Tensor.__gt__ = _compare_op(_gt, False)
+Tensor.__ge__ = _compare_op(_ge, False)
 
 
 def equal(input: Tensor, other: Tensor) -> bool:

@@ -100,10 +100,13 @@ def _foreign(other) -> bool:
     return not isinstance(other, (Tensor, float, int, complex, np.generic, np.ndarray))
 
 
-def _unsupported(other):
-    """Inside ``except TypeError``: NotImplemented for a foreign ``other``, else re-raise. (The
-    operators keep their ``try`` inline: an extra call frame would change the reference counts
-    that temporary elision reads.)"""
+def _unsupported(other, retry):
+    """Inside ``except TypeError``: a NumPy array operand is read as a tensor, as torch reads it
+    (``retry(tensor)`` runs the operator again); NotImplemented for a foreign ``other``; else
+    re-raise. (The operators keep their ``try`` inline: an extra call frame would change the
+    reference counts that temporary elision reads.)"""
+    if type(other) is np.ndarray:
+        return retry(_wrap(other))
     if _foreign(other):
         return NotImplemented
     raise  # noqa: PLE0704  (re-raises the TypeError being handled)
@@ -122,7 +125,7 @@ def _binop(plain, into, reflected):
             try:
                 return dispatch(plain, (self, other))
             except TypeError:
-                return _unsupported(other)
+                return _unsupported(other, lambda o: dispatch(plain, (self, o)))
     else:
 
         def dunder(self, other):
@@ -138,7 +141,7 @@ def _binop(plain, into, reflected):
             try:
                 return dispatch(plain, (self, other))
             except TypeError:
-                return _unsupported(other)
+                return _unsupported(other, lambda o: dispatch(plain, (self, o)))
 
     return dunder
 
@@ -150,7 +153,7 @@ def _or_not_implemented(fn):
         try:
             return fn(self, other)
         except TypeError:
-            return _unsupported(other)
+            return _unsupported(other, lambda o: fn(self, o))
 
     return dunder
 
@@ -167,7 +170,7 @@ def _sub_dunder(self, other):
     try:
         return dispatch(_sub, (self, other))
     except TypeError:
-        return _unsupported(other)
+        return _unsupported(other, lambda o: dispatch(_sub, (self, o)))
 
 
 def _rsub_dunder(self, other):
@@ -178,7 +181,7 @@ def _rsub_dunder(self, other):
     try:
         return dispatch(_rsub, (self, other))
     except TypeError:
-        return _unsupported(other)
+        return _unsupported(other, lambda o: dispatch(_rsub, (self, o)))
 
 
 def _rtruediv(self, other):

@@ -275,3 +275,29 @@ def test_functional_conv_argument_errors(case):
             case(L, L.ones(1, 1, 5, 5), L.ones(1, 1, 3, 3))
         msgs.append(str(info.value))
     assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda t: t + np.ones(2),
+        lambda t: t * np.ones(2, np.float32),
+        lambda t: t - np.ones(2),
+        lambda t: t / np.full(2, 2.0),
+        lambda t: t ** np.ones(2),
+        lambda t: t == np.ones(2),
+        lambda t: t != np.zeros(2, np.int64),
+        lambda t: t < np.ones(2),
+    ],
+)
+def test_numpy_array_operands(case):
+    # torch reads a NumPy array on the right of an arithmetic operator or == as a tensor (!=
+    # falls back to Python's identity test, < raises)
+    out = []
+    for lib in (torch, ember):
+        try:
+            r = case(lib.ones(2))
+            out.append((str(r.dtype), r.tolist()) if isinstance(r, lib.Tensor) else r)
+        except TypeError as e:
+            out.append(("TypeError", str(e)))
+    assert out[0] == out[1]
