@@ -18,6 +18,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.layout import sparse_coo
 from ember._core.tensor import Size, Tensor, _wrap
+from ember._ops import linalg as _linalg
 
 
 def _ember():
@@ -42,7 +43,7 @@ class SparseTensor(Tensor):
         t._requires_grad = False
         t._grad_fn = None
         t._vc = [0]
-        if not _HOOKED[0]:
+        if not _linalg.SPARSE:  # the first sparse tensor: linalg's products learn of it
             from ember.sparse._products import _register
 
             _register()
@@ -607,7 +608,3 @@ def to_sparse(
 def to_sparse_coo(self: Tensor) -> SparseTensor:
     """Return the COO form of a dense tensor (``to_sparse()``)."""
     return to_sparse(self)
-
-
-# torch.mm / matmul / addmm are wrapped (``_products.py``) once the first sparse tensor exists
-_HOOKED = [False]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember.sparse._coo import _HOOKED, SparseTensor
+from ember.sparse._coo import SparseTensor
 
 
 def _check_mm(a: Tensor, b: Tensor) -> None:
@@ -113,7 +113,6 @@ def _torch_addmm(input, mat1, mat2, beta, alpha):
 def _register() -> None:
     from ember._ops import linalg
 
-    _HOOKED[0] = True
     linalg.SPARSE[:] = [SparseTensor, _mm, _torch_addmm]
 
 

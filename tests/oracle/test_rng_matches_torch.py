@@ -13,17 +13,10 @@ import numpy as np
 import pytest
 
 import ember
+from ember import _torch_rng
 from tests.oracle.helper import torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="torch is not installed")
-
-
-def _intel() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "GenuineIntel" in f.read(4096)
-    except OSError:
-        return False
 
 
 def _np(t):
@@ -162,7 +155,9 @@ def test_mkl_bernoulli_reproduces_mkl():
     assert abs(rate - 0.25) < 0.01
 
 
-@pytest.mark.skipif(_intel(), reason="torch draws scalar-p Bernoulli masks with MKL on Intel")
+@pytest.mark.skipif(
+    _torch_rng.INTEL_CPU, reason="torch draws scalar-p Bernoulli masks with MKL on Intel"
+)
 def test_dropout_masks_and_scalar_bernoulli():
     e, t = _both(lambda L: L.nn.functional.dropout(L.ones(1000), 0.3))
     np.testing.assert_array_equal(e, t)
