@@ -266,6 +266,20 @@ def test_numpy_of_a_grad_tensor_under_no_grad_and_zeros_negative_size():
         lambda L, x, w: L.nn.functional.conv2d(x.long(), w),
         lambda L, x, w: L.nn.Conv2d(1, 1, 3)(x.double()),
         lambda L, x, w: L.nn.functional.conv1d(x[0], w[0], stride=0),
+        # torch's order: padding, output_padding, stride, negative dilation, then channels,
+        # then zero dilation (named per dimension for transposed convolutions)
+        lambda L, x, w: L.nn.functional.conv2d(x, w, padding=-1, stride=0),
+        lambda L, x, w: L.nn.functional.conv2d(x, w, dilation=-1),
+        lambda L, x, w: L.nn.functional.conv2d(x, w, dilation=(1, 0)),
+        lambda L, x, w: L.nn.functional.conv2d(x[:, :1, :2, :2], w, dilation=0),
+        lambda L, x, w: L.nn.functional.conv2d(L.ones(1, 2, 5, 5), w, dilation=0),
+        lambda L, x, w: L.nn.functional.conv1d(x[0], w[0], dilation=0),
+        lambda L, x, w: L.nn.functional.conv_transpose2d(x, w, padding=-1, stride=0),
+        lambda L, x, w: L.nn.functional.conv_transpose2d(x, w, output_padding=-1, stride=0),
+        lambda L, x, w: L.nn.functional.conv_transpose2d(x, w, dilation=-1),
+        lambda L, x, w: L.nn.functional.conv_transpose2d(x, w, dilation=0),
+        lambda L, x, w: L.nn.functional.conv_transpose1d(x[0], w[0], dilation=0),
+        lambda L, x, w: L.nn.functional.conv_transpose3d(x[None], w[None], dilation=0),
     ],
 )
 def test_functional_conv_argument_errors(case):

@@ -433,8 +433,8 @@ def _check_dtypes(x: Tensor, w: Tensor, b) -> None:
         raise RuntimeError(f"\"conv_forward\" not implemented for '{x.dtype}'")
 
 
-def _check_geometry(nd: int, stride: tuple, padding) -> None:
-    """torch's checks of stride and numeric padding, in its order and words."""
+def _check_geometry(nd: int, stride: tuple, padding, dilation: tuple, output_padding=()) -> None:
+    """torch's checks of stride, numeric padding and dilation, in its order and words."""
     if not isinstance(padding, str):
         given = [int(padding)] if isinstance(padding, (int, np.integer)) else list(padding)
         if len(given) not in (1, nd):
@@ -442,10 +442,26 @@ def _check_geometry(nd: int, stride: tuple, padding) -> None:
                 "expected padding to be a single integer value or a list of "
                 f"{nd} values to match the convolution dimensions, but got padding={given}"
             )
+        if any(p < 0 for p in _ntuple(padding, nd)):
+            raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
-    if not isinstance(padding, str) and any(p < 0 for p in _ntuple(padding, nd)):
-        raise RuntimeError("negative padding is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+
+
+def _check_zero_dilation(nd: int, dilation: tuple, transposed: bool) -> None:
+    # (checked after the channels; torch runs a 1-d convolution as a 2-d one of height 1)
+    if 0 in dilation:
+        shown = (1,) + tuple(dilation) if nd == 1 else tuple(dilation)
+        if transposed:
+            names = ("depth", "height", "width")[3 - len(shown) :]
+            got = ", ".join(f"dilation_{n}: {d}" for n, d in zip(names, shown))
+        else:
+            got = str(list(shown))
+        raise RuntimeError(f"dilation should be greater than zero, but got {got}")
 
 
 def _batched(x: Tensor, nd: int, name: str):
@@ -488,7 +504,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> T
     if AUTOCAST:
         input, weight, bias = autocast_inputs(_convolution, (input, weight, bias))
     _check_dtypes(input, weight, bias)
-    _check_geometry(nd, _ntuple(stride, nd), padding)
+    _check_geometry(nd, _ntuple(stride, nd), padding, _ntuple(dilation, nd))
     x, unbatched = _batched(input, nd, name)
     if weight.dim() != nd + 2:
         raise RuntimeError(
@@ -499,6 +515,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups) -> T
             f"{list(weight.shape)} instead"
         )
     _check_channels(x, weight, groups, False)
+    _check_zero_dilation(nd, _ntuple(dilation, nd), False)
     stride = _ntuple(stride, nd)
     dilation = _ntuple(dilation, nd)
     kernel = tuple(weight.shape[2:])
@@ -537,12 +554,14 @@ def _conv_transpose(
     if AUTOCAST:
         input, weight, bias = autocast_inputs(_convolution, (input, weight, bias))
     _check_dtypes(input, weight, bias)
-    x, unbatched = _batched(input, nd, name)
-    _check_channels(x, weight, groups, True)
     stride = _ntuple(stride, nd)
     dilation = _ntuple(dilation, nd)
     padding = _ntuple(padding, nd)
     output_padding = _ntuple(output_padding, nd)
+    _check_geometry(nd, stride, padding, dilation, output_padding)
+    x, unbatched = _batched(input, nd, name)
+    _check_channels(x, weight, groups, True)
+    _check_zero_dilation(nd, dilation, True)
     for op_, s, d in zip(output_padding, stride, dilation):
         if op_ >= s and op_ >= d:
             names = ["depth", "height", "width"][3 - nd :]
