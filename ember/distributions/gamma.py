@@ -101,8 +101,7 @@ class Gamma(ExponentialFamily):
     """Gamma distribution parameterized by shape ``concentration`` and ``rate``.
 
     ``sample`` and ``rsample`` draw torch's numbers from ember's generator; ``rsample``'s
-    gradient is torch's implicit reparameterization (``standard_gamma_grad``). ``cdf`` needs
-    ``special.gammainc``, which ember lacks.
+    gradient is torch's implicit reparameterization (``standard_gamma_grad``).
     """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
@@ -161,6 +160,11 @@ class Gamma(ExponentialFamily):
             - self.rate * value
             - ember.lgamma(self.concentration)
         )
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ember.special.gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         return (

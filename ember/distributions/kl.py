@@ -307,3 +307,7 @@ def _kl_transformed_transformed(p, q):
     if p.event_shape != q.event_shape:
         raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+# the cross-family registrations live beside, to keep this file readable
+from ember.distributions import _kl_extra  # noqa: E402, F401

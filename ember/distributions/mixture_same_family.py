@@ -10,32 +10,6 @@ from ember.distributions.distribution import Distribution
 __all__ = ["MixtureSameFamily"]
 
 
-class _MixtureSameFamilyConstraint(constraints.Constraint):
-    """The components' support, checked with the component dim reduced away."""
-
-    def __init__(self, base_constraint) -> None:
-        self.base_constraint = base_constraint
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self):
-        return self.base_constraint.event_dim
-
-    def check(self, value):
-        unsqueezed = value.unsqueeze(-1 - self.event_dim)
-        result = self.base_constraint.check(unsqueezed)
-        if value.dim() < result.dim():
-            result = result.reshape(result.shape[: result.dim() - 1] + (-1,)).all(-1)
-        return result
-
-    def __repr__(self) -> str:
-        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
-
-
 class MixtureSameFamily(Distribution):
     """Mixture over the rightmost batch dim of ``component_distribution``, weighted by
     ``mixture_distribution`` (a Categorical)."""
@@ -100,7 +74,7 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self):
-        return _MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:

@@ -1,5 +1,5 @@
 """Invertible transforms with log-det-Jacobians (torch.distributions.transforms), used by
-``TransformedDistribution``: affine, exp, power, sigmoid, tanh, abs, softmax, compositions."""
+``TransformedDistribution`` and ``constraint_registry``."""
 
 from __future__ import annotations
 
@@ -8,16 +8,27 @@ from numbers import Number
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.independent import _sum_rightmost
+from ember.distributions.utils import _sum_rightmost
+from ember.nn.functional import softplus
 
 __all__ = [
     "AbsTransform",
     "AffineTransform",
+    "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
     "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "Transform",
     "identity_transform",
@@ -531,3 +542,38 @@ class SoftmaxTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return shape
+
+
+class SoftplusTransform(Transform):
+    """Transform via the mapping ``Softplus(x) = log(1 + exp(x))``."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+# the structured transforms live beside, to keep this file readable
+from ember.distributions._transforms_structured import (  # noqa: E402
+    CatTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    StackTransform,
+    StickBreakingTransform,
+)

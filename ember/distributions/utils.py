@@ -7,7 +7,18 @@ from numbers import Number
 import ember
 import ember.nn.functional as F
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = [
+    "broadcast_all",
+    "clamp_probs",
+    "euler_constant",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
+
+euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 
 
 def broadcast_all(*values):
@@ -66,3 +77,46 @@ class lazy_property:  # noqa: N801 (torch's name)
 
 def _all_true(valid) -> bool:
     return bool(valid.all().item()) if isinstance(valid, ember.Tensor) else bool(valid)
+
+
+def _standard_normal(shape, dtype, device=None):
+    """Return standard normal draws of ``shape`` (torch's ``empty(shape).normal_()``)."""
+    return ember.empty(shape, dtype=dtype).normal_()
+
+
+def _sum_rightmost(value, dim: int):
+    """Return ``value`` with its ``dim`` rightmost dimensions summed out."""
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[: value.dim() - dim] + (-1,)).sum(-1)
+
+
+def _tril_mask(n: int, diag: int):
+    arange = ember.arange(n)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """Return the lower triangular elements of (a batch of) ``D x D`` matrices, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag)]
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """Return (a batch of) lower triangular ``D x D`` matrices filled from ``vec`` in row order."""
+    n = (
+        -(1 + 2 * diag)
+        + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
+    ) / 2
+    eps = ember.finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(
+            f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + ember.Size((n, n)))
+    mat[..., _tril_mask(n, diag)] = vec
+    return mat
