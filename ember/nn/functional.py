@@ -36,3 +36,8 @@ from ember.nn._functional.attention import __all__ as _attention_all  # noqa: E4
 from ember.nn._functional.attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
 
 __all__ += list(_attention_all)
+
+from ember.nn._functional.fractional import *  # noqa: E402, F403
+from ember.nn._functional.fractional import __all__ as _fractional_all  # noqa: E402
+
+__all__ += list(_fractional_all)

@@ -50,6 +50,9 @@ _LAYER_FILES = (
     "rnn",
     "attention",
     "transformer",
+    "adaptive",
+    "fractional",
+    "legacy",
 )
 for _name in _LAYER_FILES:
     _mod = _importlib.import_module(f"ember.nn.modules.{_name}")

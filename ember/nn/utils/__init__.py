@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ember.nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
+from ember.nn.utils import fusion, init, parametrizations, parametrize, prune, rnn, stateless
 from ember.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -37,6 +37,7 @@ __all__ = [
     "parameters_to_vector",
     "vector_to_parameters",
     "fusion",
+    "init",
     "parametrize",
     "parametrizations",
     "fuse_conv_bn_eval",

@@ -10,6 +10,7 @@ from typing import Any
 
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
+from ember.nn.utils._named_member_accessor import NamedMemberAccessor  # noqa: F401
 
 __all__ = ["functional_call"]
 

@@ -1,0 +1,144 @@
+"""Adafactor: Adam-like steps with a factored (row x column) second moment (torch 2.13's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ember._core.dtype import finfo
+from ember._core.grad_mode import enable_grad
+from ember._core.tensor import Tensor
+from ember._ops import API
+from ember.optim._single import scalar
+from ember.optim.optimizer import Optimizer, _no_grad_step
+
+__all__ = ["Adafactor"]
+
+_zeros_like = API["zeros_like"]
+_norm = API["norm"]
+
+
+def _eps(dtype) -> float:
+    return finfo(dtype).eps
+
+
+class Adafactor(Optimizer):
+    """Implements Adafactor, as ``torch.optim.Adafactor``.
+
+    A parameter with two or more dims keeps a row factor ``row_var`` and a column factor
+    ``col_var`` of its second moment (over its last two dims); a vector keeps ``variance``.
+    ``foreach`` is accepted; the update is computed per parameter either way.
+    """
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float | Tensor = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 >= beta2_decay:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not 0.0 <= eps[0]:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not 0.0 <= eps[1]:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not 1.0 <= d:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "beta2_decay": beta2_decay,
+            "eps": eps,
+            "d": d,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = scalar(float(p_state["step"]))
+
+    def _init_group(self, group: dict) -> list:
+        params = []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.is_complex():
+                raise RuntimeError("Adafactor does not support complex parameters")
+            if p.grad.is_sparse:
+                raise RuntimeError("Adafactor does not support sparse gradients")
+            params.append(p)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = scalar(0.0)
+                if p.grad.dim() > 1:
+                    row_shape = list(p.grad.shape)
+                    row_shape[-1] = 1
+                    state["row_var"] = p.grad.new_zeros(row_shape)
+                    col_shape = list(p.grad.shape)
+                    col_shape[-2] = 1
+                    state["col_var"] = p.grad.new_zeros(col_shape)
+                else:
+                    state["variance"] = _zeros_like(p.grad)
+        return params
+
+    @_no_grad_step
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        """Perform one optimization step; ``closure`` re-evaluates the model, returns the loss."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = self._init_group(group)
+            eps1, eps2 = group["eps"]
+            lr = group["lr"]
+            lr = lr.item() if isinstance(lr, Tensor) else lr
+            d, beta2_decay, weight_decay = group["d"], group["beta2_decay"], group["weight_decay"]
+            for param in params:
+                grad = param.grad if not group["maximize"] else -param.grad
+                state = self.state[param]
+                if eps1 is None:  # torch takes the first parameter's dtype for the group
+                    eps1 = _eps(param.dtype)
+                step_t = state["step"]
+                step_t += 1
+                step_float = step_t.item()
+                one_minus_beta2_t = step_float**beta2_decay
+                rho_t = min(lr, 1 / (step_float**0.5))
+                alpha = max(eps2, param.norm(2).item() / (param.numel() ** 0.5)) * rho_t
+                if weight_decay != 0:
+                    param.mul_(1 - lr * weight_decay)
+                if grad.dim() > 1:
+                    row_var, col_var = state["row_var"], state["col_var"]
+                    row_mean = _norm(grad, dim=-1, keepdim=True).square_().div_(grad.size(-1))
+                    row_var.lerp_(row_mean, one_minus_beta2_t)
+                    col_mean = _norm(grad, dim=-2, keepdim=True).square_().div_(grad.size(-2))
+                    col_var.lerp_(col_mean, one_minus_beta2_t)
+                    var_estimate = row_var @ col_var
+                    var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
+                else:
+                    variance = state["variance"]
+                    variance.lerp_(grad * grad, one_minus_beta2_t)
+                    var_estimate = variance.clone()
+                update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_()
+                update.mul_(grad)
+                denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * d))
+                param.add_(update, alpha=-alpha / denom)
+        return loss
