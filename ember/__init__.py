@@ -99,6 +99,12 @@ from ember._core.layout import layout, sparse_bsc, sparse_bsr, sparse_coo, spars
 from ember._core.layout import strided
 from ember import sparse
 from ember.sparse import sparse_coo_tensor, spmm
+from ember._ops.special_bessel import igamma, igammac
+from ember._ops.linalg_extra import geqrf, orgqr, ormqr
+from ember import signal
+from ember._ops.histogram_dd import histogramdd
+from ember.amp import GradScaler
+from ember import quasirandom
 
 # torch's dtype aliases
 float = float32  # noqa: A001

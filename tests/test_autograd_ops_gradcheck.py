@@ -58,6 +58,15 @@ SAMPLES = {
     "addbmm": (ember.addbmm, lambda: (_t(2, 2), _t(2, 2, 3), _t(2, 3, 2))),
     "baddbmm": (ember.baddbmm, lambda: (_t(2, 2, 2), _t(2, 2, 3), _t(2, 3, 2))),
     "det": (ember.det, lambda: (_spd(3),)),
+    # differentiable in ``other`` only (torch raises for ``input``, as ember)
+    "igamma": (
+        lambda x: ember.igamma(ember.full((2, 3), 1.5, dtype=ember.float64), x),
+        lambda: (_t(2, 3),),
+    ),
+    "igammac": (
+        lambda x: ember.igammac(ember.full((2, 3), 1.5, dtype=ember.float64), x),
+        lambda: (_t(2, 3),),
+    ),
     "logdet": (ember.logdet, lambda: (_spd(3),)),
     "slogdet": (lambda a: ember.slogdet(a)[1], lambda: (_spd(3),)),
     "inverse": (ember.inverse, lambda: (_spd(3),)),
@@ -97,6 +106,7 @@ PATTERNS = [
 # nodes whose backward raises in torch too ("derivative for ... is not implemented")
 _NO_DERIVATIVE = {
     "NotImplemented",
+    "GeqrfBackward0",
     "Unique2Backward0",
     "UniqueDimBackward0",
     "UniqueConsecutiveBackward0",

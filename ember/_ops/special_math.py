@@ -435,66 +435,64 @@ _ZETA_A = (
 )
 
 
-def zeta(s: float, q: np.ndarray) -> np.ndarray:
-    """Return the Hurwitz zeta function zeta(s, q) for a scalar s >= 1 (Cephes, as ATen)."""
-    q = np.asarray(q, dtype=np.float64)
-    out = np.empty_like(q)
-    if s == 1.0:
-        out.fill(np.inf)
-        return out
-    if s < 1.0:
-        out.fill(np.nan)
-        return out
-    pole = (q <= 0) & (q == np.floor(q))
-    bad = (q <= 0) & ~pole & (s != math.floor(s))
-    idx = np.flatnonzero(~(pole | bad | np.isnan(q)))
+def zeta(x, q) -> np.ndarray:
+    """Return Hurwitz's zeta function zeta(x, q) elementwise, broadcast (Cephes' algorithm,
+    as ATen's kernel: in double, the result in ``x``'s dtype)."""
+    x, q = np.asarray(x), np.asarray(q)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x, q = np.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
+    shape = x.shape
+    x, q = x.reshape(-1), q.reshape(-1)
+    out = np.full(x.shape, np.nan)
+    done = (x == 1.0) | (x < 1.0)
+    out[x == 1.0] = np.inf
+    m = ~done & (q <= 0)
+    pole = m & (q == np.floor(q))
     out[pole] = np.inf
-    out[bad | np.isnan(q)] = np.nan
-    qa = q.reshape(-1)[idx]
-    # direct sum of the first terms until a > 9 (at least 9 of them), stopping early once the
-    # terms no longer change the sum
-    ssum = qa**-s
-    a = qa.copy()
-    b = np.zeros_like(qa)
-    flat = out.reshape(-1)
+    done |= pole | (m & (x != np.floor(x)))
+    idx = np.flatnonzero(~done)
+    s_, q_ = x[idx], q[idx]
+    tot = np.power(q_, -s_)
+    a = q_.copy()
+    b = np.zeros_like(q_)
     i = 0
     while idx.size:
         go = (a <= 9.0) if i >= 9 else np.ones(a.shape, bool)
         if not go.any():
             break
+        # elements that left the loop keep their state; the loop runs on for the rest
         i += 1
         a = np.where(go, a + 1.0, a)
-        b = np.where(go, a**-s, b)
-        ssum = np.where(go, ssum + b, ssum)
-        conv = go & (-_MACHEP * ssum < b) & (b < _MACHEP * ssum)
+        b = np.where(go, np.power(a, -s_), b)
+        tot = np.where(go, tot + b, tot)
+        conv = go & (-_MACHEP * tot < b) & (b < _MACHEP * tot)
         if conv.any():
-            flat[idx[conv]] = ssum[conv]
+            out[idx[conv]] = tot[conv]
             keep = ~conv
-            idx, a, b, ssum = idx[keep], a[keep], b[keep], ssum[keep]
-    # Euler-Maclaurin tail
+            idx, a, b, tot, s_ = idx[keep], a[keep], b[keep], tot[keep], s_[keep]
     w = a
-    ssum = ssum + b * w / (s - 1.0)
-    ssum = ssum - 0.5 * b
-    fa = np.ones_like(ssum)
+    tot = tot + b * w / (s_ - 1.0)
+    tot = tot - 0.5 * b
+    fa = np.ones_like(tot)
     k = 0.0
     for coef in _ZETA_A:
         if not idx.size:
             break
-        fa = fa * (s + k)
+        fa = fa * (s_ + k)
         b = b / w
         t = fa * b / coef
-        ssum = ssum + t
-        conv = np.abs(t / ssum) < _MACHEP
+        tot = tot + t
+        conv = np.abs(t / tot) < _MACHEP
         if conv.any():
-            flat[idx[conv]] = ssum[conv]
+            out[idx[conv]] = tot[conv]
             keep = ~conv
-            idx, fa, b, ssum, w = idx[keep], fa[keep], b[keep], ssum[keep], w[keep]
+            idx, fa, b, tot, w, s_ = idx[keep], fa[keep], b[keep], tot[keep], w[keep], s_[keep]
         k += 1.0
-        fa = fa * (s + k)
+        fa = fa * (s_ + k)
         b = b / w
         k += 1.0
-    flat[idx] = ssum
-    return out
+    out[idx] = tot
+    return out.reshape(shape).astype(dt, copy=False)
 
 
 def polygamma(n: int, x: np.ndarray, sin_dtype=np.float64) -> np.ndarray:

@@ -20,6 +20,14 @@ from ember._ops.linalg_decomp import (
     svd,
     svdvals,
 )
+from ember._ops.linalg_extra import (
+    householder_product,
+    lu,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
+from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ember._ops.linalg_norm import cond, matrix_norm, norm, vector_norm
 from ember._ops.linalg_solve import (
     det,
@@ -49,9 +57,14 @@ __all__ = [
     "eigh",
     "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
+    "lu",
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
@@ -70,6 +83,9 @@ __all__ = [
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
