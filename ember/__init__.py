@@ -79,6 +79,7 @@ from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
 from ember import accelerator, amp, backends, compiler, cpu, distributed, version
 from ember import _dynamo
 from ember import jit, onnx
+from ember import fx  # loads its submodules on first use
 from ember.amp.autocast_mode import (
     autocast,
     autocast_decrement_nesting,

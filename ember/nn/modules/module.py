@@ -52,7 +52,7 @@ def _addindent(s_: str, num_spaces: int) -> str:
     if len(s) == 1:
         return s_
     first = s.pop(0)
-    s = [(num_spaces * " ") + line for line in s]
+    s = [(num_spaces * " ") + line if line.strip() else "" for line in s]  # blank lines stay empty
     return first + "\n" + "\n".join(s)
 
 

@@ -1,0 +1,646 @@
+"""``torch.fx.symbolic_trace`` and ``Tracer``: run ``forward`` on Proxies, record a Graph.
+
+While a trace runs, the tracer patches (and always restores):
+- ``nn.Module.__call__``, so submodule calls become ``call_module`` nodes (leaf modules) or
+  are traced through;
+- ``nn.Module.__getattr__``, so parameters and buffers read in ``forward`` become
+  ``get_attr`` nodes;
+- ember's public functions (``ember.*``, ``ember.nn.functional.*``, ``ember.linalg/fft/
+  special.*``, ``math.*``) and those the traced code imported by name, so a call with a
+  Proxy argument becomes a ``call_function`` node; calls without Proxies run as usual.
+Nothing in ember's dispatch is touched: when no trace runs, nothing is patched.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import math
+import types
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from ember.fx.graph import Graph
+from ember.fx.node import Argument, has_side_effect, map_aggregate
+from ember.fx.proxy import ParameterProxy, Proxy, TracerBase, _wrapper_to_orig
+
+__all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
+
+_is_fx_tracing_flag = False
+
+
+def is_fx_tracing() -> bool:
+    """Return True while a symbolic trace runs."""
+    return _is_fx_tracing_flag
+
+
+class PHBase:
+    """Object representing an input placeholder to ``concrete_args``."""
+
+    def __repr__(self) -> str:
+        return "PH"
+
+
+PH = PHBase()
+
+# (id(globals), name) -> globals: functions registered with ``wrap``
+_wrapped_fns_to_patch: dict[tuple[int, str], dict[str, Any]] = {}
+
+# torch's nn.functional functions pass their arguments on as: the first N positionally,
+# every other parameter (defaults filled in) by keyword. Recording them the same way gives
+# the same nodes and code as torch.
+_FUNCTIONAL_POSITIONAL = {
+    **dict.fromkeys(
+        ["relu", "relu6", "elu", "selu", "celu", "leaky_relu", "silu", "mish", "hardswish",
+         "hardsigmoid", "hardtanh", "dropout", "dropout1d", "dropout2d", "dropout3d",
+         "alpha_dropout", "softmax", "softmin", "log_softmax", "interpolate", "normalize",
+         "glu", "instance_norm", "rrelu", "gumbel_softmax"],
+        1,
+    ),
+    **dict.fromkeys(
+        ["max_pool1d", "max_pool2d", "max_pool3d", "layer_norm", "pad", "group_norm",
+         "cross_entropy", "mse_loss", "l1_loss", "nll_loss", "smooth_l1_loss", "huber_loss",
+         "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "embedding",
+         "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+         "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+         "poisson_nll_loss", "soft_margin_loss", "multilabel_soft_margin_loss"],
+        2,
+    ),
+    "batch_norm": 3,
+}  # fmt: skip
+# nn.functional functions torch implements as a Tensor method call (``input.sigmoid()``)
+_FUNCTIONAL_AS_METHOD = {"sigmoid", "tanh"}
+
+
+def _find_proxy(*objects: Any) -> Proxy | None:
+    found = None
+
+    def visit(x: Any) -> Any:
+        nonlocal found
+        if found is None and isinstance(x, Proxy):
+            found = x
+        return x
+
+    for obj in objects:
+        t = type(obj)
+        if t is tuple or t is list:
+            for x in obj:
+                if isinstance(x, Proxy):
+                    return x
+                if isinstance(x, (tuple, list, dict, slice)):
+                    map_aggregate(x, visit)
+                    if found is not None:
+                        return found
+        elif t is dict:
+            for x in obj.values():
+                if isinstance(x, Proxy):
+                    return x
+                if isinstance(x, (tuple, list, dict, slice)):
+                    map_aggregate(x, visit)
+                    if found is not None:
+                        return found
+    return found
+
+
+def _create_wrapped_func(orig_fn: Callable, mark_wrapped: bool = True) -> Callable:
+    """A stand-in for ``orig_fn`` that records a call_function node when given a Proxy."""
+
+    @functools.wraps(orig_fn)
+    def wrapped(*args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is None:
+            return orig_fn(*args, **kwargs)
+        out = proxy.tracer.create_proxy("call_function", orig_fn, args, kwargs)
+        if mark_wrapped:
+            out.node.meta["is_wrapped"] = True
+        return out
+
+    return wrapped
+
+
+def _create_functional_wrapper(orig_fn: Callable, name: str) -> Callable:
+    npos = _FUNCTIONAL_POSITIONAL.get(name)
+    as_method = name in _FUNCTIONAL_AS_METHOD
+    try:
+        sig = inspect.signature(orig_fn) if npos is not None else None
+    except (TypeError, ValueError):
+        sig = None
+
+    @functools.wraps(orig_fn)
+    def wrapped(*args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is None:
+            return orig_fn(*args, **kwargs)
+        if as_method and len(args) == 1 and not kwargs:
+            return proxy.tracer.create_proxy("call_method", name, args, {})
+        if sig is not None:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                bound.apply_defaults()
+                values = list(bound.arguments.items())
+                args = tuple(v for _, v in values[:npos])
+                kwargs = dict(values[npos:])
+        return proxy.tracer.create_proxy("call_function", orig_fn, args, kwargs)
+
+    return wrapped
+
+
+_EMBER_PATCHES: list | None = None
+_orig_to_wrapper: dict[int, Callable] = {}
+
+
+def _ember_function_patches() -> list:
+    """[(namespace dict, name, original, wrapper)] for ember's public functions (built once)."""
+    global _EMBER_PATCHES
+    if _EMBER_PATCHES is not None and any(
+        ns.get(name) is not orig for ns, name, orig, _ in _EMBER_PATCHES
+    ):
+        # the namespaces changed since (ember.overrides installs its own wrappers)
+        _EMBER_PATCHES = None
+        from ember.fx import node as _node
+
+        _node._refresh_public_names()
+    if _EMBER_PATCHES is None:
+        import ember
+        import ember.fft
+        import ember.linalg
+        import ember.nn.functional
+        import ember.special
+
+        skip = {"is_tensor", "is_storage", "is_grad_enabled", "typename", "set_grad_enabled"}
+        patches = []
+        for mod in (ember, ember.nn.functional, ember.linalg, ember.fft, ember.special):
+            functional = mod is ember.nn.functional
+            for name, value in list(vars(mod).items()):
+                if name.startswith("__") or name in skip:
+                    continue
+                if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+                    continue
+                if functional:
+                    wrapper = _create_functional_wrapper(value, name)
+                else:
+                    wrapper = _create_wrapped_func(value, mark_wrapped=False)
+                patches.append((vars(mod), name, value, wrapper))
+                _wrapper_to_orig[id(wrapper)] = value
+                _orig_to_wrapper.setdefault(id(value), wrapper)
+        _EMBER_PATCHES = patches
+    return _EMBER_PATCHES
+
+
+# Tensor operators called with a Proxy operand record the method torch records
+_TENSOR_DUNDERS = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div",
+    "__floordiv__": "floor_divide", "__mod__": "remainder", "__pow__": "pow",
+    "__matmul__": "matmul", "__and__": "bitwise_and", "__or__": "bitwise_or",
+    "__xor__": "bitwise_xor", "__lshift__": "bitwise_left_shift",
+    "__rshift__": "bitwise_right_shift", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt",
+    "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__getitem__": "__getitem__",
+}  # fmt: skip
+
+
+def _create_wrapped_method(orig: Callable, name: str) -> Callable:
+    """A stand-in for the Tensor method ``orig`` recording a call_method node when one of
+    its arguments is a Proxy (``weight.add(proxy)``, ``constant * proxy``)."""
+
+    @functools.wraps(orig)
+    def wrapped(self, *args, **kwargs):
+        if args or kwargs:
+            proxy = _find_proxy(args, kwargs)
+            if proxy is not None:
+                return proxy.tracer.create_proxy("call_method", name, (self,) + args, kwargs)
+        return orig(self, *args, **kwargs)
+
+    return wrapped
+
+
+def _tensor_method_patches() -> list[tuple[str, Callable]]:
+    from ember._core.tensor import Tensor
+
+    out = []
+    seen: set[str] = set()
+    for klass in Tensor.__mro__[:-1]:
+        for attr, value in vars(klass).items():
+            if attr in seen:
+                continue
+            seen.add(attr)
+            if attr.startswith("_") and attr not in _TENSOR_DUNDERS:
+                continue
+            if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+                continue
+            out.append((attr, _create_wrapped_method(value, _TENSOR_DUNDERS.get(attr, attr))))
+    return out
+
+
+class _Patcher:
+    """Applies patches and undoes them, newest first."""
+
+    def __init__(self) -> None:
+        self.patches_made: list[tuple[Any, str, Any, bool]] = []  # (where, name, old, had)
+        self.visited: set[int] = set()
+
+    def patch(self, frame_dict: dict, name: str, new_fn: Any) -> None:
+        had = name in frame_dict
+        self.patches_made.append((frame_dict, name, frame_dict.get(name), had))
+        frame_dict[name] = new_fn
+
+    def patch_method(self, cls: type, name: str, new_fn: Any) -> None:
+        had = name in cls.__dict__
+        self.patches_made.append((cls, name, cls.__dict__.get(name), had))
+        setattr(cls, name, new_fn)
+
+    def visit_once(self, thing: Any) -> bool:
+        if id(thing) in self.visited:
+            return False
+        self.visited.add(id(thing))
+        return True
+
+    def __enter__(self) -> _Patcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        while self.patches_made:
+            where, name, old, had = self.patches_made.pop()
+            if isinstance(where, dict):
+                if had:
+                    where[name] = old
+                else:
+                    where.pop(name, None)
+            elif had:
+                setattr(where, name, old)
+            else:
+                delattr(where, name)
+        self.visited.clear()
+
+
+def _autowrap_check(patcher: _Patcher, frame_dict: dict, wrappers: dict[int, Callable]) -> None:
+    """Patch the names in ``frame_dict`` bound to functions that must be recorded."""
+    if patcher.visit_once(frame_dict):
+        for name, value in list(frame_dict.items()):
+            if not name.startswith("_") and callable(value):
+                w = wrappers.get(id(value))
+                if w is not None and w is not value:
+                    patcher.patch(frame_dict, name, w)
+
+
+class Tracer(TracerBase):
+    """Records the operations of a ``forward`` (or function) run on Proxies into a Graph.
+
+    Override :meth:`is_leaf_module` to keep more (or fewer) modules whole, or
+    :meth:`call_module`, :meth:`create_arg`... to change what is recorded."""
+
+    def __init__(
+        self,
+        autowrap_modules: tuple = (math,),
+        autowrap_functions: tuple[Callable, ...] = (),
+        param_shapes_constant: bool = False,
+    ) -> None:
+        super().__init__()
+        self._autowrap_function_ids = {
+            id(value)
+            for m in autowrap_modules
+            for name, value in m.__dict__.items()
+            if not name.startswith("_") and callable(value)
+        }
+        self._autowrap_function_ids.update(id(f) for f in autowrap_functions)
+        self._autowrap_functions = {
+            id(value): value
+            for m in autowrap_modules
+            for name, value in m.__dict__.items()
+            if not name.startswith("_") and callable(value)
+        }
+        self._autowrap_functions.update({id(f): f for f in autowrap_functions})
+        self._autowrap_search = list(autowrap_modules)
+        self.param_shapes_constant = param_shapes_constant
+        self.submodule_paths: dict | None = None
+        self.root_module_name = ""
+        self.module_stack: OrderedDict = OrderedDict()
+        self.num_calls: dict[str, int] = {}
+        self.node_name_to_scope: dict[str, tuple[str, type]] = {}
+
+    _qualname_counter: dict[str, int] = {}
+
+    def get_fresh_qualname(self, prefix: str) -> str:
+        """Return a fresh attribute name of the root starting with ``prefix``."""
+        i = 0
+        while hasattr(self.root, f"{prefix}{i}"):
+            i += 1
+        return f"{prefix}{i}"
+
+    def create_arg(self, a: Any) -> Argument:
+        """Parameters, buffers and submodules become get_attr nodes; other tensors are
+        stored on the root as ``_tensor_constant<N>``."""
+        from ember._core.tensor import Tensor
+        from ember.nn import Module, Parameter
+
+        if isinstance(a, Parameter):
+            for n, p in self.root.named_parameters():
+                if a is p:
+                    return self.create_node("get_attr", n, (), {})
+            raise NameError("parameter is not a member of this module")
+        if isinstance(a, Tensor):
+            for n_, p_ in self.root.named_buffers():
+                if a is p_:
+                    return self.create_node("get_attr", n_, (), {})
+        elif isinstance(a, Module):
+            for n_, p_ in self.root.named_modules():
+                if a is p_:
+                    return self.create_node("get_attr", n_, (), {})
+        if isinstance(a, tuple) and hasattr(a, "_fields"):
+            args = tuple(self.create_arg(elem) for elem in a)
+            return self.create_node("call_function", a.__class__, args, {})
+        if isinstance(a, Tensor):
+            qualname = self.tensor_attrs.get(id(a))
+            if not qualname:
+                qualname = self.get_fresh_qualname("_tensor_constant")
+                self.tensor_attrs[id(a)] = qualname
+                setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
+        return super().create_arg(a)
+
+    def is_leaf_module(self, m, module_qualified_name: str) -> bool:
+        """Return True for modules recorded whole as call_module (ember.nn's, not Sequential)."""
+        from ember.nn import Sequential
+
+        return m.__module__.startswith("ember.nn") and not isinstance(m, Sequential)
+
+    def path_of_module(self, mod) -> str:
+        """Return the qualified name of ``mod`` in the root module."""
+        if self.submodule_paths:
+            path = self.submodule_paths.get(mod)
+            if path is None:
+                raise NameError("module is not installed as a submodule")
+            return path
+        for n, p in self.root.named_modules():
+            if mod is p:
+                return n
+        raise NameError("module is not installed as a submodule")
+
+    def call_module(self, m, forward: Callable, args: tuple, kwargs: dict) -> Any:
+        """Record a call_module node for a leaf module, else trace through ``forward``."""
+        module_qualified_name = self.path_of_module(m)
+        num_calls = self.num_calls.get(module_qualified_name, 0)
+        key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
+        self.module_stack[key] = (module_qualified_name, type(m))
+        self.num_calls[module_qualified_name] = num_calls + 1
+        try:
+            if not self.is_leaf_module(m, module_qualified_name):
+                return forward(*args, **kwargs)
+            return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        finally:
+            self.module_stack.popitem(last=True)
+
+    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
+        """Return a get_attr Proxy for a parameter or buffer of the root, else ``attr_val``."""
+        from ember._core.tensor import Tensor
+        from ember.nn import Parameter
+
+        def proxy_for(collection) -> Proxy | None:
+            for n, p in collection:
+                if attr_val is p:
+                    if n not in parameter_proxy_cache:
+                        factory = None
+                        if self.param_shapes_constant:
+
+                            def factory(node, n=n):
+                                return ParameterProxy(self, node, n, attr_val)
+
+                        parameter_proxy_cache[n] = self.create_proxy(
+                            "get_attr", n, (), {}, proxy_factory_fn=factory
+                        )
+                    return parameter_proxy_cache[n]
+            return None
+
+        if isinstance(attr_val, Parameter):
+            p = proxy_for(self.root.named_parameters())
+            if p is not None:
+                return p
+        if self.proxy_buffer_attributes and isinstance(attr_val, Tensor):
+            p = proxy_for(self.root.named_buffers())
+            if p is not None:
+                return p
+        return attr_val
+
+    def create_args_for_root(self, root_fn: Callable, is_module: bool, concrete_args=None):
+        """Create the placeholder nodes of ``root_fn``'s signature."""
+        fn = inspect.unwrap(root_fn)
+        co = fn.__code__
+        total_args = co.co_argcount + co.co_kwonlyargcount
+        names_iter = iter(co.co_varnames)
+        args: list[Any] = []
+        skip = 0
+        if is_module:
+            if total_args == 0:
+                raise RuntimeError("``self`` argument cannot be part of *args expansion!")
+            skip = 1
+            next(names_iter)
+            args.append(self.root)
+        sig = inspect.signature(fn)
+        arg_names = [next(names_iter) for _ in range(skip, total_args)]
+        if isinstance(concrete_args, tuple):
+            if len(arg_names) != len(concrete_args):
+                raise RuntimeError(
+                    f"Tracing expected {len(arg_names)} arguments but got "
+                    f"{len(concrete_args)} concrete arguments"
+                )
+            concrete_args = dict(zip(arg_names, concrete_args))
+        for name in arg_names:
+            args.append(self._proxy_placeholder(name, concrete_args, sig, fn))
+        if co.co_kwonlyargcount > 0 or co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            if co.co_flags & inspect.CO_VARARGS:
+                args.append(self._proxy_placeholder("*" + next(names_iter), None, sig, fn))
+            if co.co_flags & inspect.CO_VARKEYWORDS:
+                args.append(self._proxy_placeholder("**" + next(names_iter), None, sig, fn))
+            root_fn = _patch_function(root_fn, len(args))
+        return root_fn, args
+
+    def _proxy_placeholder(self, name: str, concrete_args, sig, fn) -> Any:
+        if concrete_args is not None and name in concrete_args:
+            value = concrete_args[name]
+            param = sig.parameters[name]
+            default = () if param.default is inspect.Parameter.empty else (param.default,)
+            out = self.create_proxy("placeholder", f"{name}_1", default, {})
+            if isinstance(value, PHBase):
+                return out
+            if type(value) in (bool, int, float, str, complex):
+                self.create_proxy(
+                    "call_function",
+                    _assert,
+                    (
+                        out == value,
+                        f"{name} has been specialized to have value {value} but got another value",
+                    ),
+                    {},
+                )
+            elif value is None:
+                self.create_proxy(
+                    "call_function",
+                    _assert_is_none,
+                    (
+                        out,
+                        f"{name} has been specialized to have value None but got another value",
+                    ),
+                    {},
+                )
+            else:
+                warnings.warn(
+                    f"Was not able to add assertion to guarantee correct input {name} to "
+                    "specialized function. It is up to the user to make sure that your inputs "
+                    "match the inputs you specialized the function with.",
+                    stacklevel=3,
+                )
+            return value
+        if name[0] == "*":
+            default = ()
+        else:
+            param = sig.parameters[name]
+            default = () if param.default is inspect.Parameter.empty else (param.default,)
+        return self.create_proxy(
+            "placeholder", name, default, {}, type_expr=fn.__annotations__.get(name, None)
+        )
+
+    def trace(self, root, concrete_args: dict[str, Any] | None = None) -> Graph:
+        """Trace ``root`` (an nn.Module or a function) and return its Graph."""
+        global _is_fx_tracing_flag
+        from ember.nn import Module
+
+        old_flag = _is_fx_tracing_flag
+        _is_fx_tracing_flag = True
+        try:
+            if isinstance(root, Module):
+                self.root = root
+                if not hasattr(type(root), self.traced_func_name):
+                    raise AssertionError(
+                        f"traced_func_name={self.traced_func_name} doesn't exist in "
+                        f"{type(root).__name__}"
+                    )
+                fn = getattr(type(root), self.traced_func_name)
+                self.root_module_name = root._get_name()
+                self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+            else:
+                self.root = Module()
+                fn = root
+            self.graph = Graph(tracer_cls=type(self))
+            self.tensor_attrs: dict[int, str] = {}
+
+            def collect_tensor_attrs(m, prefix: list[str]) -> None:
+                from ember._core.tensor import Tensor
+
+                for k, v in m.__dict__.items():
+                    if isinstance(v, Tensor):
+                        self.tensor_attrs[id(v)] = ".".join(prefix + [k])
+                for k, v in m.named_children():
+                    collect_tensor_attrs(v, prefix + [k])
+
+            collect_tensor_attrs(self.root, [])
+            if not isinstance(fn, types.FunctionType):
+                raise AssertionError(f"Expected FunctionType, got {type(fn)}")
+            fn_globals = fn.__globals__
+            fn, args = self.create_args_for_root(fn, isinstance(root, Module), concrete_args)
+
+            parameter_proxy_cache: dict[str, Proxy] = {}
+            orig_getattr = Module.__getattr__
+            orig_call = Module.__call__
+            ember_patches = _ember_function_patches()
+            wrappers = {id(orig): w for _, _, orig, w in ember_patches}
+            for fid, f in self._autowrap_functions.items():
+                wrappers.setdefault(fid, _create_wrapped_func(f))
+
+            def module_getattr_wrapper(mod, attr: str) -> Any:
+                attr_val = orig_getattr(mod, attr)
+                return self.getattr(attr, attr_val, parameter_proxy_cache)
+
+            def module_call_wrapper(mod, *args, **kwargs):
+                def forward(*args, **kwargs):
+                    return orig_call(mod, *args, **kwargs)
+
+                fwd = getattr(mod, "forward", mod)
+                _autowrap_check(patcher, getattr(fwd, "__globals__", {}), wrappers)
+                return self.call_module(mod, forward, args, kwargs)
+
+            with _Patcher() as patcher:
+                patcher.patch_method(Module, "__getattr__", module_getattr_wrapper)
+                patcher.patch_method(Module, "__call__", module_call_wrapper)
+                for (_, name), frame_dict in list(_wrapped_fns_to_patch.items()):
+                    if name not in frame_dict and hasattr(builtins, name):
+                        orig_fn = getattr(builtins, name)
+                    else:
+                        orig_fn = frame_dict[name]
+                    patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn))
+                for ns, name, _orig, wrapper in ember_patches:
+                    patcher.patch(ns, name, wrapper)
+                from ember._core.tensor import Tensor
+
+                for name, wrapper in _tensor_method_patches():
+                    patcher.patch_method(Tensor, name, wrapper)
+                _autowrap_check(patcher, fn_globals, wrappers)
+                for module in self._autowrap_search:
+                    _autowrap_check(patcher, module.__dict__, wrappers)
+                ann = getattr(inspect.unwrap(fn), "__annotations__", {})
+                self.create_node(
+                    "output",
+                    "output",
+                    (self.create_arg(fn(*args)),),
+                    {},
+                    type_expr=ann.get("return", None),
+                )
+            self.submodule_paths = None
+        finally:
+            _is_fx_tracing_flag = old_flag
+        return self.graph
+
+
+def _patch_function(fn: types.FunctionType, nargs: int) -> types.FunctionType:
+    """A copy of ``fn`` taking its *args/**kwargs as plain positional arguments."""
+    co = fn.__code__
+    co_flags = co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    new_code = co.replace(co_flags=co_flags, co_argcount=nargs, co_kwonlyargcount=0)
+    return types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)  # fmt: skip
+
+
+def wrap(fn_or_name: str | Callable) -> str | Callable:
+    """Record calls of the module-level function ``fn_or_name`` as call_function nodes
+    instead of tracing through them. Call it at the top level of a module."""
+    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
+        raise AssertionError(
+            "Unsupported type for global function! Must be either a callable or string name"
+        )
+    fn_name = fn_or_name.__name__ if callable(fn_or_name) else fn_or_name
+    frame = inspect.currentframe().f_back
+    if frame.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    _wrapped_fns_to_patch[(id(frame.f_globals), fn_name)] = frame.f_globals
+    return fn_or_name
+
+
+def symbolic_trace(root, concrete_args: dict[str, Any] | None = None):
+    """Trace ``root`` (an nn.Module or function) and return a :class:`GraphModule`."""
+    from ember.fx.graph_module import GraphModule
+
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    from ember.nn import Module
+
+    name = root.__class__.__name__ if isinstance(root, Module) else root.__name__
+    return GraphModule(tracer.root, graph, name)
+
+
+@has_side_effect
+def _assert(condition: Any, message: str) -> None:
+    """``torch._assert``: raise AssertionError(message) unless ``condition``."""
+    if not condition:
+        raise AssertionError(message)
+
+
+@wrap
+def _assert_is_none(value: Any, msg: str) -> None:
+    assert value is None, msg
+
+
+has_side_effect(_assert_is_none)

@@ -1,0 +1,675 @@
+"""``torch.fx.Graph``: a doubly linked list of Nodes, and its Python code generator."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import keyword
+import math
+import re
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.fx.node import (
+    Argument,
+    Node,
+    Target,
+    _get_qualified_name,
+    _type_repr,
+    map_arg,
+)
+
+__all__ = ["Graph", "PythonCode"]
+
+_illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
+_name_suffix_regex = re.compile(r"(.*)_(\d+)$")
+_snake_case_sub = re.compile(r"(?<=[a-z])([A-Z])")
+
+
+def _snake_case(s: str) -> str:
+    return _snake_case_sub.sub(r"_\1", s).lower()
+
+
+def _is_magic(x: str) -> bool:
+    return x.startswith("__") and x.endswith("__")
+
+
+@functools.cache
+def _custom_builtins() -> dict[str, Any]:
+    import ember
+
+    return {
+        "inf": math.inf,
+        "nan": math.nan,
+        "NoneType": type(None),
+        "torch": ember,
+        "ember": ember,
+        "device": ember.device,
+    }
+
+
+reflectable_magic_methods = {
+    "add": "{} + {}",
+    "sub": "{} - {}",
+    "mul": "{} * {}",
+    "floordiv": "{} // {}",
+    "truediv": "{} / {}",
+    "div": "{} / {}",
+    "mod": "{} % {}",
+    "pow": "{} ** {}",
+    "lshift": "{} << {}",
+    "rshift": "{} >> {}",
+    "and_": "{} & {}",
+    "or_": "{} | {}",
+    "xor": "{} ^ {}",
+    "getitem": "{}[{}]",
+    "matmul": "{} @ {}",
+}
+
+magic_methods = {
+    "eq": "{} == {}",
+    "ne": "{} != {}",
+    "lt": "{} < {}",
+    "gt": "{} > {}",
+    "le": "{} <= {}",
+    "ge": "{} >= {}",
+    "pos": "+{}",
+    "neg": "-{}",
+    "invert": "~{}",
+    **reflectable_magic_methods,
+}
+
+
+class _Namespace:
+    """Hands out unique Python identifiers (``add``, ``add_1``, ...), as torch's."""
+
+    def __init__(self) -> None:
+        self._obj_to_name: dict[int, str] = {}
+        self._used_names: set[str] = set()
+        self._base_count: dict[str, int] = defaultdict(int)
+
+    def create_name(self, candidate: str, obj: Any | None) -> str:
+        if obj is not None and id(obj) in self._obj_to_name:
+            return self._obj_to_name[id(obj)]
+        candidate = _illegal_char_regex.sub("_", candidate)
+        if not candidate:
+            candidate = "_unnamed"
+        if candidate[0].isdigit():
+            candidate = f"_{candidate}"
+        match = _name_suffix_regex.match(candidate)
+        if match is None:
+            base, num = candidate, None
+        else:
+            base, num_str = match.group(1, 2)
+            num = int(num_str)
+        candidate = base if num is None else f"{base}_{num}"
+        if not num:
+            num = self._base_count[base]
+        while candidate in self._used_names or self._is_illegal_name(candidate, obj):
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used_names.add(candidate)
+        self._base_count[base] = num
+        if obj is not None:
+            self._obj_to_name[id(obj)] = candidate
+        return candidate
+
+    def associate_name_with_obj(self, name: str, obj: Any) -> None:
+        self._obj_to_name[id(obj)] = name
+
+    def _is_illegal_name(self, name: str, obj: Any) -> bool:
+        if name in keyword.kwlist:
+            return True
+        if name in builtins.__dict__:
+            return obj is not builtins.__dict__[name]
+        custom = _custom_builtins()
+        if name in custom:
+            return obj is not custom[name]
+        return False
+
+    def _rename_object(self, obj: Any, name: str) -> None:
+        self._obj_to_name[id(obj)] = name
+
+
+class _NodeList:
+    def __init__(self, graph: Graph, direction: str = "_next") -> None:
+        self._graph = graph
+        self._direction = direction
+
+    def __len__(self) -> int:
+        return self._graph._len
+
+    def __iter__(self) -> Iterator[Node]:
+        root = self._graph._root
+        cur = getattr(root, self._direction)
+        while cur is not root:
+            nxt = getattr(cur, self._direction)
+            if not cur._erased:
+                yield cur
+            cur = nxt
+
+    def __reversed__(self) -> Iterator[Node]:
+        return iter(_NodeList(self._graph, "_prev" if self._direction == "_next" else "_next"))
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+@dataclass
+class PythonCode:
+    """Generated source (``src``) and the globals it needs."""
+
+    src: str
+    globals: dict[str, Any]
+    _lineno_map: dict[int, int | None] | None = field(default=None)
+
+
+def _format_target(base: str, target: str) -> str:
+    r = base
+    for e in target.split("."):
+        r = f'getattr({r}, "{e}")' if not e.isidentifier() else f"{r}.{e}"
+    return r
+
+
+class Graph:
+    """The intermediate representation of FX: an ordered list of :class:`Node`.
+
+    Build one with :func:`symbolic_trace` or by hand (``placeholder``, ``call_function``,
+    ``call_module``, ``call_method``, ``get_attr``, ``output``)."""
+
+    def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None) -> None:
+        self._root = Node(self, "", "root", "", (), {})
+        self._used_names: dict[str, int] = {}
+        self._insert = self._root.prepend
+        self._len = 0
+        self._graph_namespace = _Namespace()
+        self._owning_module = owning_module
+        self._tracer_cls = tracer_cls
+        self._tracer_extras = tracer_extras
+        self._co_fields: dict[str, Any] = {}
+
+    @property
+    def owning_module(self):
+        """The GraphModule this graph belongs to, if any."""
+        return self._owning_module
+
+    @owning_module.setter
+    def owning_module(self, mod) -> None:
+        self._owning_module = mod
+
+    @property
+    def nodes(self) -> _NodeList:
+        """The graph's nodes in order (supports ``len`` and ``reversed``)."""
+        return _NodeList(self)
+
+    def find_nodes(self, *, op: str, target: Target | None = None, sort: bool = True) -> list:
+        """Return the nodes with opcode ``op`` (and ``target`` when given)."""
+        return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
+
+    # ------------------------------------------------------------------ building
+    def create_node(
+        self,
+        op: str,
+        target: Target,
+        args: tuple | None = None,
+        kwargs: dict | None = None,
+        name: str | None = None,
+        type_expr: Any | None = None,
+    ) -> Node:
+        """Create a Node and insert it at the current insert point."""
+        if op not in ("call_function", "call_method", "get_attr", "call_module", "placeholder",
+                      "output", "root"):  # fmt: skip
+            raise AssertionError(f"Unsupported op: {op}")
+        args = () if args is None else args
+        kwargs = {} if kwargs is None else kwargs
+        if not isinstance(args, tuple):
+            raise AssertionError("args must be a tuple")
+        if not isinstance(kwargs, dict):
+            raise AssertionError("kwargs must be a dict")
+        candidate = name if name is not None else self._target_to_str(target)
+        name = self._graph_namespace.create_name(candidate, None)
+        n = Node(self, name, op, target, args, kwargs, type_expr)
+        self._graph_namespace.associate_name_with_obj(name, n)
+        self._insert(n)
+        self._len += 1
+        return n
+
+    def placeholder(
+        self, name: str, type_expr: Any | None = None, default_value: Any = inspect.Signature.empty
+    ) -> Node:
+        """Insert an input of the graph named ``name``."""
+        args = () if default_value is inspect.Signature.empty else (default_value,)
+        return self.create_node("placeholder", name, args=args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name: str, type_expr: Any | None = None) -> Node:
+        """Insert a read of the module attribute ``qualified_name`` (``"fc.weight"``)."""
+        mod = self.owning_module
+        if mod is not None:
+            obj = mod
+            for atom in qualified_name.split("."):
+                if not hasattr(obj, atom):
+                    warnings.warn(
+                        "Attempted to insert a get_attr Node with no underlying reference in "
+                        "the owning GraphModule! Call GraphModule.add_submodule to add the "
+                        "necessary submodule, GraphModule.add_parameter to add the necessary "
+                        "Parameter, or nn.Module.register_buffer to add the necessary buffer",
+                        stacklevel=2,
+                    )
+                    break
+                obj = getattr(obj, atom)
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_module(
+        self,
+        module_name: str,
+        args: tuple | None = None,
+        kwargs: dict | None = None,
+        type_expr: Any | None = None,
+    ) -> Node:
+        """Insert a call of the submodule ``module_name``."""
+        mod = self.owning_module
+        if mod is not None and not _has_submodule(mod, module_name):
+            warnings.warn(
+                "Attempted to insert a call_module Node with no underlying reference in the "
+                "owning GraphModule! Call GraphModule.add_submodule to add the necessary "
+                "submodule",
+                stacklevel=2,
+            )
+        return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
+
+    def call_method(
+        self,
+        method_name: str,
+        args: tuple | None = None,
+        kwargs: dict | None = None,
+        type_expr: Any | None = None,
+    ) -> Node:
+        """Insert a call of the method ``method_name`` on ``args[0]``."""
+        return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
+
+    def call_function(
+        self,
+        the_function: Callable,
+        args: tuple | None = None,
+        kwargs: dict | None = None,
+        type_expr: Any | None = None,
+        name: str | None = None,
+    ) -> Node:
+        """Insert a call of the free function ``the_function``."""
+        return self.create_node("call_function", the_function, args, kwargs, name, type_expr)
+
+    def output(self, result: Argument, type_expr: Any | None = None) -> Node:
+        """Insert the graph's ``output`` node returning ``result``."""
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    def node_copy(self, node: Node, arg_transform: Callable[[Node], Argument] = lambda x: x):
+        """Copy ``node`` (maybe of another graph) into this graph, mapping its inputs."""
+        args = map_arg(node.args, arg_transform)
+        kwargs = map_arg(node.kwargs, arg_transform)
+        result = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        result.meta = dict(node.meta)
+        return result
+
+    def graph_copy(self, g: Graph, val_map: dict, return_output_node: bool = False):
+        """Copy every node of ``g`` but its output into this graph; return the output value."""
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                rv = map_arg(node.args[0], lambda n: val_map[n])
+                return rv if not return_output_node else (rv, node)
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
+    def __deepcopy__(self, memo=None) -> Graph:
+        memo = memo if memo else {}
+        g = Graph(tracer_cls=self._tracer_cls)
+        output_vals = g.graph_copy(self, val_map=memo, return_output_node=True)
+        if output_vals is not None:
+            out_val, old_out = output_vals
+            new_out = g.output(out_val, type_expr=old_out.type)
+            new_out.meta = dict(old_out.meta)
+        return g
+
+    # ------------------------------------------------------------------ insert points
+    @contextmanager
+    def inserting_before(self, n: Node | None = None):
+        """Within the block, new nodes go before ``n`` (default: at the graph's start)."""
+        if n is None:
+            with self.inserting_after(self._root):
+                yield
+            return
+        if n.graph is not self:
+            raise AssertionError("Node to insert before is not in graph.")
+        orig, self._insert = self._insert, n.prepend
+        try:
+            yield
+        finally:
+            self._insert = orig
+
+    @contextmanager
+    def inserting_after(self, n: Node | None = None):
+        """Within the block, new nodes go after ``n`` (default: at the graph's end)."""
+        if n is None:
+            with self.inserting_before(self._root):
+                yield
+            return
+        if n.graph is not self:
+            raise AssertionError("Node to insert after is not in graph.")
+        orig, self._insert = self._insert, n.append
+        try:
+            yield
+        finally:
+            self._insert = orig
+
+    # ------------------------------------------------------------------ editing
+    def erase_node(self, to_erase: Node) -> None:
+        """Remove ``to_erase``; it must have no users left."""
+        if len(to_erase.users) > 0:
+            raise RuntimeError(
+                f"Tried to erase Node {to_erase} but it still had {len(to_erase.users)} "
+                f"users in the graph: {to_erase.users}!"
+            )
+        if to_erase.graph is not self:
+            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+        if to_erase._erased:
+            warnings.warn(f"erase_node({to_erase}) on an already erased node", stacklevel=2)
+            return
+        to_erase._remove_from_list()
+        to_erase._erased = True
+        self._len -= 1
+        to_erase._update_args_kwargs(
+            map_arg(to_erase._args, lambda n: None), map_arg(to_erase._kwargs, lambda n: None)
+        )
+
+    def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
+        """Remove nodes without users that have no side effects; return whether any was."""
+        self.lint()
+        changed = False
+        for node in reversed(self.nodes):
+            impure = is_impure_node(node) if is_impure_node is not None else node.is_impure()
+            if not impure and len(node.users) == 0:
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    def lint(self) -> None:
+        """Check the graph is well formed (inputs defined before use, unique names, targets)."""
+        seen_values: set[Node] = set()
+        seen_names: set[str] = set()
+        for node in self.nodes:
+            if node.op not in ("placeholder", "call_method", "call_module", "call_function",
+                               "get_attr", "output"):  # fmt: skip
+                raise RuntimeError(f"Node {node} had unknown opcode {node.op}!")
+            if node.graph is not self:
+                raise RuntimeError(f"Node '{node}' does not belong to this Graph!")
+            for arg in node._input_nodes:
+                context = f" of Node '{node}' "
+                if arg.graph is not self:
+                    raise RuntimeError(
+                        f"Argument '{arg}'{context}does not belong to this Graph, but was used "
+                        "as an argument! If you are copying nodes from another graph, make sure "
+                        f"to use ``arg_transform`` on node_copy() to remap values\n{self}"
+                    )
+                if arg not in seen_values:
+                    raise RuntimeError(
+                        f"Argument '{arg}'{context}was used before it has been defined! Please "
+                        f"check that Nodes in the graph are topologically ordered\n{self}"
+                    )
+            seen_values.add(node)
+            if node.name in seen_names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            seen_names.add(node.name)
+        mod = self.owning_module
+        if mod is None:
+            return
+        for node in self.nodes:
+            if node.op not in ("get_attr", "call_module"):
+                continue
+            obj, seen = mod, []
+            for atom in node.target.split("."):
+                if not hasattr(obj, atom):
+                    qual = ".".join(seen) if seen else "root"
+                    raise RuntimeError(
+                        f"Node {node} target {node.target} references nonexistent attribute "
+                        f"{atom} of {qual}"
+                    )
+                obj = getattr(obj, atom)
+                seen.append(atom)
+            from ember.nn import Module
+
+            if node.op == "call_module" and not isinstance(obj, Module):
+                raise RuntimeError(
+                    f"Node {node} target {node.target} {atom} of {'.'.join(seen[:-1]) or 'root'}"
+                    " does not reference an nn.Module"
+                )
+
+    def _target_to_str(self, target: Target) -> str:
+        if callable(target):
+            op = target.__name__
+        else:
+            op = target
+            if _is_magic(op):
+                op = op[2:-2]
+        return _snake_case(op)
+
+    # ------------------------------------------------------------------ printing
+    def __str__(self) -> str:
+        placeholder_names: list[str] = []
+        maybe_return_typename = [""]
+        node_strs = [n.format_node(placeholder_names, maybe_return_typename) for n in self.nodes]
+        s = f"graph({', '.join(placeholder_names)}){maybe_return_typename[0]}:"
+        for node_str in node_strs:
+            if node_str:
+                s += "\n    " + node_str
+        return s
+
+    def print_tabular(self) -> None:
+        """Print the nodes as a table: opcode, name, target, args, kwargs."""
+        rows = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
+        print(_tabulate(rows, ["opcode", "name", "target", "args", "kwargs"]))
+
+    # ------------------------------------------------------------------ code generation
+    def python_code(self, root_module: str, *, verbose: bool = False) -> PythonCode:
+        """Return the Python source of ``forward`` for this graph and its globals."""
+        return _gen_python_code(self, root_module, verbose=verbose)
+
+    def process_inputs(self, *args: Any) -> Any:
+        """Return the graph's inputs for ``args`` (no pytree flattening in ember)."""
+        return args
+
+    def process_outputs(self, out: Any) -> Any:
+        """Return the caller's outputs for the graph's ``out``."""
+        return out
+
+
+def _has_submodule(mod, target: str) -> bool:
+    try:
+        mod.get_submodule(target)
+    except AttributeError:
+        return False
+    return True
+
+
+def _tabulate(rows: list[list], headers: list[str]) -> str:
+    """The ``tabulate`` package's default ("simple") table format."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells)
+    return "\n".join(lines)
+
+
+def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> PythonCode:
+    from ember._core.tensor import Tensor
+
+    namespace = _Namespace()
+    for n in graph.nodes:  # node names are reserved first (torch's graph namespace)
+        namespace.create_name(n.name, n)
+    free_vars: list[str] = []
+    body: list[str] = []
+    globals_: dict[str, Any] = {}
+    wrapped_fns: dict[str, None] = {}
+    maybe_return_annotation = [""]
+
+    def add_global(name_hint: str, obj: Any) -> str:
+        if name_hint.startswith("ember.") and not isinstance(obj, type):
+            return name_hint
+        global_name = namespace.create_name(name_hint, obj)
+        if global_name in globals_:
+            if globals_[global_name] is not obj:
+                raise AssertionError(
+                    f"Global name {global_name} already assigned to different object"
+                )
+            return global_name
+        globals_[global_name] = obj
+        return global_name
+
+    for name, obj in _custom_builtins().items():
+        namespace._used_names.add(name)
+        globals_[name] = obj
+
+    def type_repr(o: Any) -> str:
+        if o == ():
+            return "()"
+        return add_global(_type_repr(o), o)
+
+    def get_repr(arg: Any) -> str:
+        if isinstance(arg, Node):
+            return repr(arg)
+        if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+            qualified = _get_qualified_name(type(arg))
+            return f"{add_global(qualified, type(arg))}{repr(tuple(arg))}"
+        if isinstance(arg, Tensor):
+            dtype = str(arg.dtype).split(".")[-1]
+            return f"torch.Tensor(size={list(arg.size())}, dtype={dtype})"
+        if isinstance(arg, tuple):
+            if len(arg) == 1:
+                return f"({get_repr(arg[0])},)"
+            return "(" + ", ".join(get_repr(a) for a in arg) + ")"
+        if isinstance(arg, list):
+            return "[" + ", ".join(get_repr(a) for a in arg) + "]"
+        if isinstance(arg, slice):
+            return f"slice({get_repr(arg.start)}, {get_repr(arg.stop)}, {get_repr(arg.step)})"
+        return repr(arg)
+
+    def format_args(args: tuple, kwargs: dict) -> str:
+        res = [get_repr(a) for a in args]
+        res.extend(f"{k} = {get_repr(v)}" for k, v in kwargs.items())
+        return ", ".join(res)
+
+    nodes = list(graph.nodes)
+    node_to_last_use: dict[Node, Node] = {}
+    user_to_last_uses: dict[Node, list[Node]] = {}
+    for node in reversed(nodes):
+        for inp in node._input_nodes:
+            if inp not in node_to_last_use:
+                node_to_last_use[inp] = node
+                user_to_last_uses.setdefault(node, []).append(inp)
+
+    def delete_unused_values(user: Node) -> None:
+        if user.op == "placeholder":
+            return
+        if user.op == "output":
+            body.append("\n")
+            return
+        to_delete = list(user_to_last_uses.get(user, []))
+        if len(user.users) == 0:
+            to_delete.append(user)
+        if to_delete:
+            body.append(";  " + " = ".join([repr(n) for n in to_delete] + ["None"]) + "\n")
+        else:
+            body.append("\n")
+
+    def emit_node(node: Node) -> None:
+        ann = "" if node.type is None else f" : {type_repr(node.type)}"
+        if node.op == "placeholder":
+            default = "" if not node.args else f" = {get_repr(node.args[0])}"
+            free_vars.append(f"{node.target}{ann}{default}")
+            raw_name = node.target.replace("*", "")
+            if raw_name != repr(node):
+                body.append(f"{repr(node)} = {raw_name}\n")
+            return
+        if node.op == "call_method":
+            body.append(
+                f"{repr(node)}{ann} = {_format_target(get_repr(node.args[0]), node.target)}"
+                f"({format_args(node.args[1:], node.kwargs)})"
+            )
+            return
+        if node.op == "call_function":
+            target = node.target
+            if (
+                getattr(target, "__module__", "") == "_operator"
+                and target.__name__ in magic_methods
+            ):
+                body.append(
+                    f"{repr(node)}{ann} = "
+                    + magic_methods[target.__name__].format(*(get_repr(a) for a in node.args))
+                )
+                return
+            global_name = add_global(_get_qualified_name(target), target)
+            if (
+                global_name == "getattr"
+                and len(node.args) == 2
+                and isinstance(node.args[1], str)
+                and node.args[1].isidentifier()
+            ):
+                body.append(
+                    f"{repr(node)}{ann} = {_format_target(get_repr(node.args[0]), node.args[1])}"
+                )
+                return
+            body.append(f"{repr(node)}{ann} = {global_name}({format_args(node.args, node.kwargs)})")
+            if node.meta.get("is_wrapped", False):
+                wrapped_fns.setdefault(global_name)
+            return
+        if node.op == "call_module":
+            body.append(
+                f"{repr(node)}{ann} = {_format_target(root_module, node.target)}"
+                f"({format_args(node.args, node.kwargs)})"
+            )
+            return
+        if node.op == "get_attr":
+            body.append(f"{repr(node)}{ann} = {_format_target(root_module, node.target)}")
+            return
+        if node.op == "output":
+            if node.type is not None:
+                maybe_return_annotation[0] = f" -> {type_repr(node.type)}"
+            body.append(f"return {get_repr(node.args[0])}")
+            return
+        raise NotImplementedError(f"node: {node.op} {node.target}")
+
+    summarised = False
+    for node in nodes:
+        if verbose and not summarised and node.op not in ("placeholder", "output"):
+            body.append("\n# No stacktrace found for following nodes\n")
+            summarised = True
+        emit_node(node)
+        delete_unused_values(node)
+
+    if not body:
+        body.append("pass\n")
+    if wrapped_fns:
+        from ember.fx._symbolic_trace import wrap
+
+        wrap_name = add_global(_get_qualified_name(wrap), wrap)
+        wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in wrapped_fns)
+    else:
+        wrap_stmts = ""
+
+    if len(free_vars) == 0 or free_vars[0] != "self":
+        free_vars.insert(0, "self")
+    prologue = f"def forward({', '.join(free_vars)}){maybe_return_annotation[0]}:"
+    code = "".join(body).lstrip("\n")
+    code = "\n".join("    " + line for line in code.split("\n"))
+    src = f"""
+{wrap_stmts}
+
+{prologue}
+{code}"""
+    return PythonCode(src, globals_)
