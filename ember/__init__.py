@@ -44,6 +44,8 @@ from ember._core.tensor import (
 )
 from ember._core.tensor_str import set_printoptions
 from ember._ops import API as _API
+from ember import overrides  # Tensor.__torch_function__ (before any Tensor subclass)
+from ember import _C
 from ember import autograd, cuda, random
 from ember.autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled,
@@ -177,3 +179,5 @@ def result_type(tensor1, tensor2) -> dtype:
 del _dtype_mod
 
 _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
+
+overrides._install_namespaces()  # (last: every public function is in place)

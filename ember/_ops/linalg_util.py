@@ -190,7 +190,10 @@ def _getrf(A, r0, c0, c1, piv, info, ar):
     if w <= 16:
         for t in range(w):
             r, j = r0 + t, c0 + t
-            p = r + np.argmax(np.abs(A[:, r:, j]), axis=1)
+            col = A[:, r:, j]
+            # LAPACK's pivot: the largest |re| + |im| (icamax), not the modulus
+            size = np.abs(col.real) + np.abs(col.imag) if col.dtype.kind == "c" else np.abs(col)
+            p = r + np.argmax(size, axis=1)
             piv[:, r] = p
             swap = p != r
             if swap.any():

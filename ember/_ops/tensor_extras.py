@@ -782,7 +782,8 @@ Tensor.imag = property(
 def as_subclass(self: Tensor, cls) -> Tensor:
     """Return an alias of ``self`` (same memory, attached to the graph) of class ``cls``.
 
-    Ops on the result return plain Tensors: ember has no ``__torch_function__`` dispatch.
+    Ops on the result return ``cls`` again (``Tensor.__torch_function__``, see
+    ``ember.overrides``).
     """
     from ember._ops.creation import _alias
 
@@ -791,6 +792,9 @@ def as_subclass(self: Tensor, cls) -> Tensor:
             "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
             "possible. Make sure your class inherits from Tensor."
         )
+    from ember.overrides import _note_subclass
+
+    _note_subclass(cls)
     out = dispatch(_alias, (self,))
     out.__class__ = cls
     return out

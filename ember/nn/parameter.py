@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ember
 from ember._core.tensor import Tensor
+from ember.overrides import _disabled_torch_function_impl
 
 __all__ = [
     "Parameter",
@@ -32,6 +33,8 @@ class Parameter(Tensor):
     an empty float tensor."""
 
     _is_param = True
+    # ops on a Parameter return plain Tensors, as torch's
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:

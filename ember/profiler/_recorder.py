@@ -152,7 +152,8 @@ def _describe(inputs, params) -> tuple[list, list, list]:
 # ember's own op machinery stands for torch's C++: its frames are not shown in stacks
 _EMBER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _HIDDEN = tuple(
-    os.path.join(_EMBER, p) for p in ("_ops", "_core", "profiler", "autograd" + os.sep + "engine")
+    os.path.join(_EMBER, p)
+    for p in ("_ops", "_core", "profiler", "autograd" + os.sep + "engine", "overrides.py")
 )
 
 

@@ -11,7 +11,9 @@ can emit a name whose module is not importable here.
 from __future__ import annotations
 
 import pickle
+import sys
 from collections import OrderedDict
+from types import FunctionType
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ember._core.device import device
 from ember._core.layout import layout
 from ember._core.storage import UntypedStorage, owner_of
 from ember._core.tensor import Size, Tensor, memory_format
+from ember.overrides import DisableTorchFunctionSubclass
 from ember.serialization._rebuild import STORAGE_NAMES
 
 SHARED_TYPES_ERROR = (
@@ -130,11 +133,14 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, Tensor):
             if cls is not Tensor and obj.is_sparse:  # torch's (layout, (indices, values, ...))
                 return _reduce_sparse(obj)
-            return self._reduce_tensor(obj)
+            with DisableTorchFunctionSubclass():  # (a subclass's own ops must not run here)
+                return self._reduce_tensor(obj)
         if cls is layout:
             return (GET_LAYOUT, (repr(obj),))
         if cls is TorchGlobal or cls is D.dtype or cls is memory_format:
             return "global"  # handed to save_global below
+        if cls is FunctionType and _public_wrapper(obj) is not obj:
+            return "global"
         if cls is device:
             return (TORCH_DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index))
         if cls is Size:
@@ -148,6 +154,9 @@ class TorchPickler(pickle._Pickler):
         elif cls is D.dtype or cls is memory_format:
             module, qualname = "torch", obj.name
         else:
+            wrapper = _public_wrapper(obj)
+            if wrapper is not obj:
+                return self.save(wrapper)  # (memoized once, under the wrapper)
             return super().save_global(obj, name)
         self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
         self.memoize(obj)
@@ -180,6 +189,18 @@ class TorchPickler(pickle._Pickler):
             stride = _contiguous_strides(a.shape)
             offset = 0
         return (storage, offset, tuple(a.shape), stride, t.requires_grad, OrderedDict())
+
+
+def _public_wrapper(obj):
+    """``obj``, or the public wrapper that replaced it in its module (``ember.overrides``): a
+    function ember's code captured before the wrapping (a default argument such as
+    ``TransformerEncoderLayer``'s ``activation=F.relu``) pickles as the wrapper's name."""
+    if type(obj) is not FunctionType:
+        return obj
+    found = getattr(sys.modules.get(obj.__module__), obj.__qualname__, None)
+    if found is not obj and getattr(found, "__wrapped__", None) is obj:
+        return found
+    return obj
 
 
 REBUILD_SPARSE = TorchGlobal("torch._utils", "_rebuild_sparse_tensor")

@@ -19,6 +19,7 @@ from ember._core import dtype as D
 from ember._core.layout import sparse_coo
 from ember._core.tensor import Size, Tensor, _wrap
 from ember._ops import linalg as _linalg
+from ember.overrides import _disabled_torch_function_impl
 
 
 def _ember():
@@ -29,6 +30,8 @@ def _ember():
 
 class SparseTensor(Tensor):
     """A sparse tensor in COO format (``layout=torch.sparse_coo``)."""
+
+    __torch_function__ = _disabled_torch_function_impl  # its ops are its own methods
 
     # ------------------------------------------------------------------ construction
     @staticmethod

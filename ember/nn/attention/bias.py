@@ -14,6 +14,7 @@ from warnings import warn
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember.overrides import _disabled_torch_function_impl
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
 
@@ -34,6 +35,8 @@ def _mask(variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> Tensor:
 class CausalBias(Tensor):
     """A causal (triangular) attention bias of ``seq_len_q`` x ``seq_len_kv``; make one with
     ``causal_upper_left`` or ``causal_lower_right``."""
+
+    __torch_function__ = _disabled_torch_function_impl  # (scaled_dot_product_attention reads it)
 
     def __new__(cls, variant: CausalVariant, seq_len_q: int, seq_len_kv: int):
         if not isinstance(variant, CausalVariant):

@@ -9,8 +9,8 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor
+from ember.nn import functional as F
 from ember.nn import init
-from ember.nn._functional import conv as F
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 

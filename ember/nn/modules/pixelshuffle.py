@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ember._core.tensor import Tensor
-from ember.nn._functional import vision as F
+from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]

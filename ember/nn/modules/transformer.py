@@ -22,6 +22,7 @@ from ember.nn.modules.dropout import Dropout
 from ember.nn.modules.linear import Linear
 from ember.nn.modules.module import Module
 from ember.nn.modules.normalization import LayerNorm
+from ember.overrides import _unwrap
 
 __all__ = [
     "Transformer",
@@ -359,9 +360,10 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        if activation is F.relu or isinstance(activation, ReLU):
+        fn = _unwrap(activation)  # (F.relu may have been wrapped since: see ember.overrides)
+        if fn is _unwrap(F.relu) or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
+        elif fn is _unwrap(F.gelu) or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
