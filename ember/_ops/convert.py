@@ -10,7 +10,13 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.device import device as _device
-from ember._core.tensor import Tensor, contiguous_format, preserve_format
+from ember._core.tensor import (
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    preserve_format,
+)
 from ember._ops.copying import check_memory_format, copy_in_format
 from ember._ops.pointwise import _cast, _to_copy
 from ember._ops.registry import dispatch
@@ -55,18 +61,41 @@ def to(self, *args, **kwargs) -> Tensor:
         as_device(dev)
     if dtype is None:
         dtype = self.dtype
-    relayout = fmt is not None and fmt is not preserve_format and fmt is not contiguous_format
+    relayout = fmt is not None and fmt is not preserve_format
     if relayout:
         check_memory_format(self._data.ndim, fmt)
-        relayout = not self.is_contiguous(memory_format=fmt)
+        # torch's to_will_alias: a format asked for is honoured only when it is not the one
+        # the strides already suggest (a transposed matrix stays as it is)
+        relayout = _suggest_memory_format(self) is not fmt
     if dtype is self.dtype and not copy and not relayout:
         return self
     out = dispatch(_to_copy, (self,), {"dtype": dtype})
-    if fmt is contiguous_format and not out._data.flags.c_contiguous:
-        out._data = np.ascontiguousarray(out._data)  # a fresh copy: nothing else views it
+    if fmt is contiguous_format:
+        if not out._data.flags.c_contiguous:
+            out._data = np.ascontiguousarray(out._data)  # a fresh copy: nothing else views it
     elif relayout:
         out._data = copy_in_format(out._data, fmt)  # (likewise)
     return out
+
+
+def _suggest_memory_format(t: Tensor):
+    """torch's ``suggest_memory_format``: channels-last when the strides order C, W, H (, D), N
+    from the innermost out (``is_channels_last_strides_2d/3d``), else contiguous."""
+    a = t._data
+    if a.ndim not in (4, 5):
+        return contiguous_format
+    sizes, strides = a.shape, t.stride()
+    if strides[1] == 0:
+        return contiguous_format
+    order = (1, 3, 2, 0) if a.ndim == 4 else (1, 4, 3, 2, 0)
+    low = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < low:
+            return contiguous_format
+        if d == 0 and low == strides[1]:
+            return contiguous_format
+        low = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
+    return channels_last if a.ndim == 4 else channels_last_3d
 
 
 def cpu(self, memory_format=None) -> Tensor:

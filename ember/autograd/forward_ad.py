@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, NamedTuple
 
-from ember._core.grad_mode import enable_grad, is_grad_enabled
+from ember._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ember._core.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level"]
@@ -141,3 +141,54 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     else:
         tangent = jvp if keep else jvp.detach()
     return UnpackedDualTensor(primal, tangent)
+
+
+def _custom_function_jvp(fn_cls, ctx, args: tuple, result):
+    """Give the outputs of a custom Function that defines only ``jvp`` their tangents:
+    ``jvp(ctx, *input_tangents)`` (zeros for inputs without one). Each output becomes a dual
+    cut from the Function's graph, so tangents further on flow from it alone."""
+    tangents = [unpack_dual(a).tangent if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return result
+    import ember
+
+    # the tangents are differentiable (as torch's) only when a primal requires grad: ember's
+    # duals require grad themselves, so ask what the primal behind each dual did
+    def primal_requires_grad(a) -> bool:
+        entry = _duals.get(id(a))
+        if entry is not None and entry[0]() is a:
+            return entry[3]
+        return a.requires_grad
+
+    keep = is_grad_enabled() and any(primal_requires_grad(a) for a in args if isinstance(a, Tensor))
+
+    tangents = [
+        ember.zeros_like(a) if isinstance(a, Tensor) and t is None else t
+        for a, t in zip(args, tangents)
+    ]
+    # in jvp, ctx.saved_tensors gives what forward saved with save_for_forward
+    forward_saved = ctx.__dict__.get("saved_for_forward")
+    kept = (ctx._saved, ctx._had_saved)
+    if forward_saved is not None:
+        from ember.autograd.node import SavedTensor
+
+        ctx._saved = tuple(None if t is None else SavedTensor(t) for t in forward_saved)
+        ctx._had_saved = True
+    try:
+        with set_grad_enabled(keep):
+            out_tangents = fn_cls.jvp(ctx, *tangents)
+    finally:
+        ctx._saved, ctx._had_saved = kept
+    outs = result if isinstance(result, tuple) else (result,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    new = []
+    for out, tangent in zip(outs, out_tangents):
+        if not isinstance(out, Tensor) or tangent is None:
+            new.append(out)
+            continue
+        dual = out.detach().requires_grad_(True)
+        key = id(dual)
+        _duals[key] = (weakref.ref(dual, _forget(key)), tangent, _current_level, keep)
+        new.append(dual)
+    new += list(outs[len(new) :])
+    return tuple(new) if isinstance(result, tuple) else new[0]

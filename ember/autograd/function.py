@@ -60,7 +60,8 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
-        """Save tensors for a forward-mode ``jvp`` (accepted; ember has no forward mode)."""
+        """Save tensors for ``jvp``, where ``ctx.saved_tensors`` returns them (used by a
+        Function that defines ``jvp`` and no ``backward``, under forward AD)."""
         for t in tensors:
             if not (isinstance(t, Tensor) or t is None):
                 raise AssertionError(
@@ -288,7 +289,21 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             STATE.grad_enabled = prev
             if rng is not None:
                 rec.end_range(rng)
-        return _wrap_outputs(ctx, args, outputs, executable)
+        result = _wrap_outputs(ctx, args, outputs, executable)
+        fad = sys.modules.get("ember.autograd.forward_ad")
+        if fad is not None and fad._current_level >= 0 and _jvp_only(cls):
+            result = fad._custom_function_jvp(cls, ctx, args, result)
+        return result
+
+
+def _jvp_only(cls) -> bool:
+    # a Function that defines its jvp but no backward: forward AD must use that jvp (the
+    # double-backward trick, used otherwise, needs the backward)
+    return (
+        cls.jvp is not Function.jvp
+        and cls.backward is Function.backward
+        and cls.vjp is Function.vjp
+    )
 
 
 def _bind(fn, args, kwargs, skip_ctx):

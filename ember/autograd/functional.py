@@ -3,7 +3,8 @@
 A port of ``torch/autograd/functional.py`` on reverse mode only. ``jvp`` and ``hvp`` use the
 double-backward trick (differentiate a vector-Jacobian product with respect to the vector).
 ``vectorize=True`` gives the same results as ``False`` (ember has no vmap: the rows are
-computed one by one either way); the forward-mode strategies raise ``NotImplementedError``.
+computed one by one either way); the forward-mode strategies (``vectorize=True`` only, as torch)
+give the same Jacobian, computed in reverse mode.
 """
 
 from __future__ import annotations
@@ -262,9 +263,19 @@ def jacobian(
                 '`strategy="forward-mode"` are not supported together (yet). Please either '
                 'set `create_graph=False` or `strategy="reverse-mode"`.'
             )
-        raise NotImplementedError(
-            'ember has no forward-mode AD: use strategy="reverse-mode" (the default)'
-        )
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+        # the same Jacobian, computed row by row in reverse mode, in the containers torch's
+        # forward-mode path returns (lists where the inputs are a tuple)
+        jac = jacobian(func, inputs, create_graph, strict, vectorize, "reverse-mode")
+        if not isinstance(inputs, tuple):
+            return jac
+        if isinstance(jac, tuple) and jac and isinstance(jac[0], tuple):
+            return [list(row) for row in jac]
+        return list(jac)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)

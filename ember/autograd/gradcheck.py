@@ -485,12 +485,16 @@ def gradcheck(
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
-    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+    if check_batched_grad or check_batched_forward_grad:
         raise NotImplementedError(
-            "ember has no forward-mode AD and no vmap: check_forward_ad, check_batched_grad and "
+            "ember has no batched (vmap) gradients: check_batched_grad and "
             "check_batched_forward_grad must be False"
         )
     try:
+        if check_forward_ad:
+            _forward_ad_gradcheck(func, _as_tuple(inputs), eps, rtol, atol)
+        if not check_backward_ad:
+            return True
         return _gradcheck_helper(
             func,
             inputs,
@@ -506,6 +510,36 @@ def gradcheck(
         if raise_exception:
             raise
         return False
+
+
+def _forward_ad_gradcheck(func, inputs, eps, rtol, atol) -> None:
+    """torch's ``check_forward_ad``: the Jacobian from forward-mode AD (a one-hot tangent per
+    input element, through dual tensors) must match finite differences."""
+    from ember.autograd import forward_ad as fwAD
+
+    _check_inputs(inputs)
+    func_out = func(*inputs)
+    float_outs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
+    for j, (idx, t) in enumerate(_diff_inputs(inputs)):
+        if not _is_float_tensor(t):
+            continue
+        numerical = _numerical_jacobians(func, inputs, idx, eps, func_out)
+        forward = [np.zeros((t._data.size, o._data.size), o._data.dtype) for o in float_outs]
+        for k in range(t._data.size):
+            tangent = np.zeros(t._data.shape, t._data.dtype)
+            tangent.flat[k] = 1
+            args = list(inputs)
+            with fwAD.dual_level():
+                args[idx] = fwAD.make_dual(t.detach(), _wrap(tangent))
+                outs = [o for o in _as_tuple(func(*args)) if _is_float_tensor(o)]
+                for i, o in enumerate(outs):
+                    tan = fwAD.unpack_dual(o).tangent
+                    if tan is not None:
+                        forward[i][k] = tan.detach()._data.reshape(-1)
+        for i, (a, n) in enumerate(zip(forward, numerical)):
+            if not _allclose(a, n, rtol, atol):
+                msg = _notallclose_msg(a, n, i, j).replace("Jacobian ", "", 1)
+                raise GradcheckError("Jacobian computed with forward mode " + msg)
 
 
 def _gradcheck_helper(
@@ -562,10 +596,9 @@ def gradgradcheck(
         )
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
         outs = _differentiable_outputs(func(*tupled_inputs))
         tupled_grad_outputs = tuple(
-            _random_grad_output(rng, o, gen_non_contig_grad_outputs) for o in outs
+            _random_grad_output(o, gen_non_contig_grad_outputs) for o in outs
         )
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
@@ -603,13 +636,19 @@ def gradgradcheck(
     )
 
 
-def _random_grad_output(rng, out: Tensor, noncontiguous: bool) -> Tensor:
-    dtype = out._data.dtype if _is_float_tensor(out) else np.float64
-    shape = out._data.shape
-    if noncontiguous and out._data.size > 1:
-        data = rng.uniform(-1, 1, shape + (2,)).astype(dtype)[..., 0]
-    else:
-        data = rng.uniform(-1, 1, shape).astype(dtype)
-    t = _wrap(data)
-    t._requires_grad = True
-    return t
+def _random_grad_output(out: Tensor, noncontiguous: bool) -> Tensor:
+    # torch draws them with make_tensor from the global generator: the same seed, the same
+    # grad_outputs, and the same random state afterwards
+    from ember import float64
+    from ember.testing import make_tensor
+
+    dtype = out.dtype if _is_float_tensor(out) else float64
+    return make_tensor(
+        out.shape,
+        dtype=dtype,
+        device=out.device,
+        low=-1,
+        high=1,
+        requires_grad=True,
+        noncontiguous=noncontiguous,
+    )

@@ -233,7 +233,12 @@ class Node:
         # torch's ``grad_fn._saved_self`` / ``_saved_other`` / ``_saved_result``...: what an
         # op-table node saved, by torch's argument name (only reached for missing attributes)
         pos = _SAVED_POSITION.get(name)
-        spec = getattr(getattr(self, "op", None), "save_spec", None)
+        # (``op`` itself may be missing: a custom Function's ctx has none -- not looked up here)
+        spec = (
+            None
+            if pos is None or name == "op"
+            else getattr(getattr(self, "op", None), "save_spec", None)
+        )
         if pos is not None and spec is not None and pos in spec:
             if self._saved is None:
                 raise RuntimeError(FREED_MSG)

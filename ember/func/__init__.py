@@ -13,6 +13,7 @@ from ember.func._transforms import (
     jacfwd,
     jacrev,
     jvp,
+    linearize,
     stack_module_state,
     vjp,
     vmap,
@@ -28,6 +29,8 @@ __all__ = [
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -73,3 +76,17 @@ def functional_call(
     return _functional_call(
         module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict
     )
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """Make every batch norm module of ``root`` stop tracking running statistics (in place,
+    so that it can run under ``vmap``); return ``root``."""
+    from ember.nn.modules.batchnorm import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

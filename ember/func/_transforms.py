@@ -98,6 +98,11 @@ def vmap(
     """Return ``func`` mapped over dimension ``in_dims`` of its inputs, the results stacked
     along ``out_dims``."""
     name = getattr(func, "__name__", repr(func))
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+            f"{randomness}"
+        )
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
@@ -132,9 +137,23 @@ def vmap(
                 f"sizes {sizes} for the mapped dimension"
             )
         results = []
+        # the samples run one after another, so 'different' is the loop as it is; 'same'
+        # replays the generator's state for every sample; 'error' (the default) fails when a
+        # sample draws from it, as torch's random ops do under vmap
+        gen = ember.random.default_generator
+        state = gen.get_state() if randomness != "different" else None
         for i in range(sizes[0]):
+            if randomness == "same" and i:
+                gen.set_state(state)
             sliced = [x if d is None else x.select(d, i) for x, d in zip(leaves, dims)]
             results.append(func(*_unflatten(sliced, spec), **kwargs))
+            if randomness == "error" and i == 0 and not gen.get_state().equal(state):
+                gen.set_state(state)
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap"
+                )
         first_leaves, out_spec = _flatten(results[0])
         odims = _broadcast_dims(out_dims, results[0], "out_dims")
         columns = [_flatten(r)[0] for r in results]
@@ -309,6 +328,45 @@ def jvp(
     jt = [ember.zeros_like(u) if g is None else g.detach() for g, u in zip(jt, us)]
     result = (out, _unflatten(jt, out_spec))
     return result + (res[2],) if has_aux else result
+
+
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """Return ``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` gives the Jacobian-vector
+    product of ``func`` at ``primals`` (the graph is recorded once and reused)."""
+    out, vjp_fn = vjp(func, *primals)
+    out_leaves, out_spec = _flatten(out)
+    with enable_grad():
+        us = [ember.zeros_like(o).requires_grad_(True) for o in out_leaves]
+        back = _flatten(vjp_fn(_unflatten(us, out_spec), create_graph=True))[0]
+
+    def jvp_fn(*tangents: Any) -> Any:
+        flat_t = _flatten(tangents)[0]
+        if len(flat_t) != len(primals):
+            raise RuntimeError(
+                f"Expected the tangents to have {len(primals)} elements (one per primal), "
+                f"got {len(flat_t)}"
+            )
+        for i, (t, p) in enumerate(zip(flat_t, primals)):
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(
+                    f"tangent:{i} with shape {t.shape} in flattened pytree doesn't match the "
+                    f"shape {p.shape} of the corresponding primal."
+                )
+        with enable_grad():
+            total = sum((b * t).sum() for b, t in zip(back, flat_t) if b is not None)
+            if isinstance(total, Tensor) and total.requires_grad:
+                jt = _autograd_grad(total, us, allow_unused=True, retain_graph=True)
+            else:
+                jt = [None] * len(us)
+        jt = [ember.zeros_like(u) if g is None else g.detach() for g, u in zip(jt, us)]
+        return _unflatten(jt, out_spec)
+
+    return _detach_tree(out), jvp_fn
+
+
+def _detach_tree(tree: Any) -> Any:
+    leaves, spec = _flatten(tree)
+    return _unflatten([x.detach() if isinstance(x, Tensor) else x for x in leaves], spec)
 
 
 # ------------------------------------------------------------------------------ Jacobians

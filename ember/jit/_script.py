@@ -17,6 +17,7 @@ import io
 import os
 import warnings
 import zipfile
+from collections import OrderedDict
 
 from ember.nn.modules.module import Module
 
@@ -58,9 +59,19 @@ class ScriptModule(Module):
         d["_parameters"] = original._parameters
         d["_buffers"] = original._buffers
         d["_non_persistent_buffers_set"] = original._non_persistent_buffers_set
-        d["_modules"] = original._modules
         d["training"] = original.training
         d["original_name"] = type(original).__name__
+        # children appear as script/traced modules themselves (torch's print shows each one's
+        # original_name), each sharing its original's state; forward runs the originals
+        child = type(self)._child_class()
+        d["_modules"] = OrderedDict(
+            (name, m if m is None or isinstance(m, ScriptModule) else child(m))
+            for name, m in original._modules.items()
+        )
+
+    @classmethod
+    def _child_class(cls) -> type:
+        return cls
 
     def forward(self, *args, **kwargs):
         if self._original is None:
@@ -95,6 +106,9 @@ class ScriptModule(Module):
             return super().train(mode)
         self._original.train(mode)
         self.__dict__["training"] = mode
+        for m in self._modules.values():
+            if isinstance(m, ScriptModule):
+                m.train(mode)
         return self
 
     @property
@@ -111,7 +125,11 @@ class ScriptModule(Module):
 
     @property
     def code(self) -> str:
-        """The traced ops as Python-like source (a listing of the trace, not compiled code)."""
+        """The traced ops as Python-like source (a listing of the trace, not compiled code);
+        for a scripted module, the Python source of the ``forward`` it runs."""
+        if self._graph is None:
+            target = self._original if self._original is not None else self
+            return _python_source(type(target).forward)
         return self.graph.code()
 
     def _get_name(self) -> str:
@@ -128,6 +146,9 @@ class ScriptModule(Module):
 class RecursiveScriptModule(ScriptModule):
     """What ``script`` and ``load`` return for an ``nn.Module``."""
 
+    def _get_name(self) -> str:
+        return "RecursiveScriptModule"
+
 
 class TracedModule(ScriptModule):
     """A traced module: runs the original forward eagerly; ``graph`` is the recorded trace."""
@@ -135,6 +156,26 @@ class TracedModule(ScriptModule):
 
 class TopLevelTracedModule(TracedModule):
     """What ``trace`` returns for an ``nn.Module``."""
+
+    @classmethod
+    def _child_class(cls) -> type:
+        return TracedModule
+
+
+def _python_source(fn) -> str:
+    """The dedented source of ``fn`` without decorators: ember runs scripted code as Python,
+    so that source is what ``.code`` shows (torch shows its compiled TorchScript)."""
+    import inspect
+    import textwrap
+
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return f"# the source of {getattr(fn, '__qualname__', fn)!s} is not available\n"
+    lines = src.splitlines(keepends=True)
+    while lines and lines[0].lstrip().startswith("@"):
+        lines.pop(0)
+    return "".join(lines)
 
 
 class ScriptFunction:
@@ -163,7 +204,10 @@ class ScriptFunction:
 
     @property
     def code(self) -> str:
-        """The traced ops as Python-like source (a listing of the trace, not compiled code)."""
+        """The traced ops as Python-like source (a listing of the trace, not compiled code);
+        for a scripted function, its Python source (what ember runs)."""
+        if self._graph is None:
+            return _python_source(self._fn)
         return self.graph.code(self.name, method=False)
 
     def save(self, f, _extra_files=None) -> None:
@@ -189,7 +233,20 @@ def save(m, f, _extra_files=None) -> None:
         )
     original = m._original if isinstance(m, ScriptModule) and m._original is not None else m
     payload = io.BytesIO()
-    ember_save(original, payload)
+    # a recorded graph points at op-table entries, which do not pickle: nested script and
+    # traced modules are saved as the modules they run, without their graphs
+    graphs = [
+        (s, s.__dict__["_graph"])
+        for s in original.modules()
+        if isinstance(s, ScriptModule) and s.__dict__.get("_graph") is not None
+    ]
+    for s, _ in graphs:
+        s.__dict__["_graph"] = None
+    try:
+        ember_save(original, payload)
+    finally:
+        for s, g in graphs:
+            s.__dict__["_graph"] = g
     own = isinstance(f, (str, os.PathLike))
     fh = open(f, "wb") if own else f  # noqa: SIM115
     try:

@@ -164,6 +164,8 @@ class Graph:
             args = [repr(v) for v in n.inputs]
             args += [f"{k}={_short(p)}" for k, p in n.params.items() if k != "out"]
             call = n.name + ("_" if n.inplace else "")
+            if n.kind == "op":
+                call = "aten::" + call  # torch's node kinds: aten::add, aten::tanh...
             lines.append(f"  {outs} = {call}({', '.join(args)})")
         lines.append(f"  return ({', '.join(repr(v) for v in self.outputs)})")
         return "\n".join(lines) + "\n"
@@ -429,7 +431,13 @@ def trace_graph(
     module_names = {}
     root = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
     if isinstance(root, Module):
-        module_names = {id(m): name for name, m in root.named_modules() if name}
+        for name, m in root.named_modules():
+            if name:
+                module_names[id(m)] = name
+                # a script/traced child stands for the module its parent's forward calls
+                original = m.__dict__.get("_original")
+                if original is not None:
+                    module_names[id(original)] = name
     tracer = Tracer(params, leaf_modules, fold, module_names)
     flat = [
         a for a in _flatten(list(args) + list((kwargs or {}).values())) if isinstance(a, Tensor)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ember.nn import attention, functional, init, modules, utils
+from ember.nn import attention, functional, grad, init, modules, utils
 from ember.nn.modules import *  # noqa: F403
 from ember.nn.modules import __all__ as _modules_all
 from ember.nn.parallel import DataParallel
@@ -17,4 +17,4 @@ __all__ = [
     "utils",
     "modules",
 ]
-__all__ += list(_modules_all) + ["functional", "DataParallel", "attention"]
+__all__ += list(_modules_all) + ["functional", "grad", "DataParallel", "attention"]

@@ -41,3 +41,5 @@ from ember.nn._functional.fractional import *  # noqa: E402, F403
 from ember.nn._functional.fractional import __all__ as _fractional_all  # noqa: E402
 
 __all__ += list(_fractional_all)
+
+from ember.nn import grad  # noqa: E402, F401  (torch.nn.functional.grad is torch.nn.grad)

@@ -8,6 +8,8 @@ compares results, or exception class and message.
 import numpy as np
 import pytest
 
+import ember
+from tests.oracle.helper import torch
 from tests.oracle.test_autograd_oracle import X34, case, leaf, name, same
 
 once = {}
@@ -693,3 +695,24 @@ def _function_under_no_grad_saves_nothing(lib):
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__.strip("_"))
 def test_custom_function(fn):
     same(fn)
+
+
+def test_ctx_hasattr_of_a_missing_attribute():
+    # hasattr on a custom Function's ctx is False for an unset name (it recursed before)
+    seen = []
+    for lib in (torch, ember):
+
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                seen.append((hasattr(ctx, "foo"), hasattr(ctx, "_saved_self")))
+                ctx.foo = 1
+                seen.append(hasattr(ctx, "foo"))
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        Double.apply(lib.ones(2, requires_grad=True)).sum().backward()
+    assert seen[:2] == seen[2:]

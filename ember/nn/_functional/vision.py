@@ -410,10 +410,17 @@ _ALIGN_WARNING = (
 )
 
 
-def _base_coords(k: int, align_corners: bool) -> np.ndarray:
-    if align_corners:
-        return np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
-    return (np.arange(k) * 2 + 1) / k - 1
+def _base_coords(k: int, align_corners: bool, dtype) -> np.ndarray:
+    # torch's linspace_from_neg_one, rounded as torch rounds it in theta's dtype (a grid point
+    # one ulp off an integer pixel moves grid_sample's floor, and so the grid's gradient)
+    import ember
+
+    if k <= 1:
+        return np.zeros(1, dtype=dtype)
+    r = ember.linspace(-1.0, 1.0, k, dtype=ember.from_numpy(np.zeros(0, dtype)).dtype)._data
+    if not align_corners:
+        r = r * r.dtype.type(k - 1) / r.dtype.type(k)
+    return r
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
@@ -455,10 +462,11 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     n, spatial = dims[0], dims[2:]
     # base coordinates (x, y[, z], 1): x runs along the last dim
-    axes = np.meshgrid(*[_base_coords(k, align_corners) for k in spatial], indexing="ij")
+    dt = theta._data.dtype
+    axes = np.meshgrid(*[_base_coords(k, align_corners, dt) for k in spatial], indexing="ij")
     coords = list(axes[::-1]) + [np.ones_like(axes[0])]
     npts = math.prod(spatial)
-    base = np.stack(coords, -1).reshape(1, npts, len(coords)).astype(theta._data.dtype)
+    base = np.stack(coords, -1).reshape(1, npts, len(coords)).astype(dt)
     shape = (n, *spatial, len(spatial))
     return dispatch(_affine_grid_op, (theta,), {"base": base, "shape": shape})
 
@@ -500,11 +508,20 @@ def _unnormalize(coord, size, align_corners):
 def _pad_coord(c, size, padding_mode, align_corners):
     """torch's ``compute_coordinates``: clip (border) or reflect then clip (reflection)."""
     if padding_mode == "border":
-        c = c.clamp(0, size - 1)
+        c = _clip(c, size)
     elif padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
-        c = c.clamp(0, size - 1)
+        c = _clip(c, size)
     return c
+
+
+def _clip(c, size):
+    """Clamp to [0, size - 1] with torch's ``clip_coordinates_set_grad``: no gradient on the
+    bounds themselves (``clamp`` would pass it there)."""
+    import ember
+
+    inside = (c > 0) & (c < size - 1)
+    return ember.where(inside, c, c.detach().clamp(0, size - 1))
 
 
 def _cubic_coeffs(t):

@@ -107,7 +107,7 @@ class BackwardHook:
                     "with respect to module outputs since no inputs require gradients. See "
                     "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                     "#torch.nn.Module.register_full_backward_hook for more details.",
-                    stacklevel=5,
+                    stacklevel=_user_stacklevel(),
                 )
                 self._run_hooks((None,) * self.n_inputs)
             return tuple(full[i] for i in positions)
@@ -117,3 +117,16 @@ class BackwardHook:
         for i, t in zip(positions, wrapped):
             values[i] = t
         return values[0] if is_tensor else tuple(values)
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning raised here to the first frame outside
+    ember (the user's ``backward()`` call, where torch's C++ engine leaves it)."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level

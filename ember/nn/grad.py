@@ -1,0 +1,131 @@
+"""``ember.nn.grad``: the gradients of a convolution with respect to its input and its weight,
+as ``torch.nn.grad`` (used to write the backward of custom convolution Functions).
+
+Each is the reverse-mode gradient of the convolution at zeros: the convolution is linear in
+the argument differentiated, so the result does not depend on the zeros, and it stays
+differentiable with respect to the other argument and ``grad_output`` in grad mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ember._core.grad_mode import enable_grad, is_grad_enabled
+from ember._core.tensor import Tensor
+
+__all__ = [
+    "conv1d_input",
+    "conv1d_weight",
+    "conv2d_input",
+    "conv2d_weight",
+    "conv3d_input",
+    "conv3d_weight",
+]
+
+
+def _conv(nd: int):
+    from ember.nn import functional as F
+
+    return (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+
+
+def _grad_input(nd, input_size, weight, grad_output, stride, padding, dilation, groups):
+    import ember
+    from ember.autograd.engine import grad
+
+    create = is_grad_enabled() and (weight.requires_grad or grad_output.requires_grad)
+    x = ember.zeros(tuple(input_size), dtype=grad_output.dtype, requires_grad=True)
+    with enable_grad():
+        out = _conv(nd)(x, weight, None, stride, padding, dilation, groups)
+        (g,) = grad(out, x, grad_output, create_graph=create)
+    return g
+
+
+def _grad_weight(nd, input, weight_size, grad_output, stride, padding, dilation, groups):
+    import ember
+    from ember.autograd.engine import grad
+
+    create = is_grad_enabled() and (input.requires_grad or grad_output.requires_grad)
+    w = ember.zeros(tuple(weight_size), dtype=grad_output.dtype, requires_grad=True)
+    with enable_grad():
+        out = _conv(nd)(input, w, None, stride, padding, dilation, groups)
+        (g,) = grad(out, w, grad_output, create_graph=create)
+    return g
+
+
+def conv1d_input(
+    input_size: Sequence[int],
+    weight: Tensor,
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv1d`` with respect to an input of shape ``input_size``."""
+    return _grad_input(1, input_size, weight, grad_output, stride, padding, dilation, groups)
+
+
+def conv1d_weight(
+    input: Tensor,
+    weight_size: Sequence[int],
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv1d`` with respect to a weight of shape ``weight_size``."""
+    return _grad_weight(1, input, weight_size, grad_output, stride, padding, dilation, groups)
+
+
+def conv2d_input(
+    input_size: Sequence[int],
+    weight: Tensor,
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv2d`` with respect to an input of shape ``input_size``."""
+    return _grad_input(2, input_size, weight, grad_output, stride, padding, dilation, groups)
+
+
+def conv2d_weight(
+    input: Tensor,
+    weight_size: Sequence[int],
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv2d`` with respect to a weight of shape ``weight_size``."""
+    return _grad_weight(2, input, weight_size, grad_output, stride, padding, dilation, groups)
+
+
+def conv3d_input(
+    input_size: Sequence[int],
+    weight: Tensor,
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv3d`` with respect to an input of shape ``input_size``."""
+    return _grad_input(3, input_size, weight, grad_output, stride, padding, dilation, groups)
+
+
+def conv3d_weight(
+    input: Tensor,
+    weight_size: Sequence[int],
+    grad_output: Tensor,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
+    """Return the gradient of ``conv3d`` with respect to a weight of shape ``weight_size``."""
+    return _grad_weight(3, input, weight_size, grad_output, stride, padding, dilation, groups)
