@@ -79,6 +79,7 @@ from ember.nn._functional.activation import _softmax_method as softmax
 from ember._ops.tensor_extras import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
 from ember import accelerator, amp, backends, compiler, cpu, distributed, version
+from ember import hub
 from ember import _dynamo
 from ember import jit, onnx
 from ember import fx  # loads its submodules on first use
@@ -178,6 +179,7 @@ def result_type(tensor1, tensor2) -> dtype:
 
 del _dtype_mod
 
+multiprocessing.init_reductions()  # Parameter and ember's other Tensor subclasses, now defined
 _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
 
 overrides._install_namespaces()  # (last: every public function is in place)

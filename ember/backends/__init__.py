@@ -8,6 +8,7 @@ ember's CPU kernels are NumPy's and are deterministic.
 from __future__ import annotations
 
 import contextlib
+import sys
 import types
 import warnings
 
@@ -19,6 +20,7 @@ class _Flags(types.ModuleType):
         super().__init__(f"ember.backends.{name}", doc)
         for key, value in flags.items():
             setattr(self, key, value)
+        sys.modules[self.__name__] = self  # ``import torch.backends.cudnn as cudnn``
 
 
 def _false(*args, **kwargs) -> bool:

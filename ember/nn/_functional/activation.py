@@ -624,6 +624,7 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def _softmax(x, dim):
     if x.ndim == 0:
         return np.ones_like(x)
+    x = np.ascontiguousarray(x)  # torch's kernels: a contiguous result whatever the input's strides
     m = np.max(x, axis=dim, keepdims=True)
     e = np.exp(x - np.where(np.isfinite(m), m, 0))
     e /= np.sum(e, axis=dim, keepdims=True)
@@ -643,6 +644,7 @@ def _(ctx, g, dim):
 def _log_softmax(x, dim):
     if x.ndim == 0:
         return np.zeros_like(x)
+    x = np.ascontiguousarray(x)  # (as _softmax)
     m = np.max(x, axis=dim, keepdims=True)
     s = x - np.where(np.isfinite(m), m, 0)
     return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))

@@ -2,7 +2,8 @@
 ``torch.nn.parallel.DistributedDataParallel`` on CPU.
 
 At construction rank 0's parameters and buffers are broadcast to every rank; before each
-forward its buffers are broadcast again (``broadcast_buffers=True``). Each parameter gets a
+forward its buffers are broadcast again (``forward_sync_buffers=True``; the deprecated
+``broadcast_buffers=False`` also skips the buffers at construction). Each parameter gets a
 post-accumulate-grad hook; when the last expected parameter's gradient has been accumulated
 (still inside ``backward``), the gradients are divided by the world size and summed across
 ranks with one flat ``all_reduce`` per dtype, then written back into every ``.grad`` in place.
@@ -22,6 +23,7 @@ shadow one more iteration's collectives with zero gradients.
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -29,6 +31,7 @@ import numpy as np
 import ember.distributed as dist
 from ember._core.tensor import Tensor
 from ember.autograd.node import AccumulateGrad
+from ember.nn.modules.batchnorm import SyncBatchNorm
 from ember.nn.modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -101,6 +104,18 @@ def _broadcast_flat(tensors: list, group, src: int = 0) -> None:
             offset += n
 
 
+_BROADCAST_BUFFERS = (
+    "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. IMPORTANT: unlike "
+    "`broadcast_buffers=False`, `forward_sync_buffers=False` still syncs buffers at init. If you "
+    "rely on buffers NOT being synced at init (e.g. rank-local buffers), keep using "
+    "`broadcast_buffers=False` until `init_sync_buffers` is available."
+)
+_BOTH_BUFFER_FLAGS = (
+    "Both `broadcast_buffers` and `forward_sync_buffers` were specified. `broadcast_buffers` is "
+    "deprecated and its value is ignored when `forward_sync_buffers` is provided."
+)
+
+
 class DistributedDataParallel(Module):
     """Replicate ``module`` on every rank of ``process_group`` (default: the world) and
     average the gradients of its parameters across ranks during ``backward``."""
@@ -124,6 +139,9 @@ class DistributedDataParallel(Module):
         mixed_precision=None,
         device_mesh=None,
         skip_all_reduce_unused_params: bool = False,
+        bucket_cap_mb_list: list[int] | None = None,
+        batched_grad_copy: bool = False,
+        forward_sync_buffers: bool | None = None,
         **kwargs,
     ) -> None:
         super().__init__()
@@ -147,7 +165,18 @@ class DistributedDataParallel(Module):
         self.device_ids = None
         self.output_device = None
         self.dim = dim
-        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        if broadcast_buffers is not None:
+            warnings.warn(
+                _BOTH_BUFFER_FLAGS if forward_sync_buffers is not None else _BROADCAST_BUFFERS,
+                FutureWarning,
+                stacklevel=2,
+            )
+        if forward_sync_buffers is not None:
+            self.forward_sync_buffers = forward_sync_buffers
+            init_sync_buffers = True
+        else:  # (the deprecated broadcast_buffers=False skips the sync at init too)
+            self.forward_sync_buffers = True if broadcast_buffers is None else broadcast_buffers
+            init_sync_buffers = self.forward_sync_buffers
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
@@ -162,15 +191,30 @@ class DistributedDataParallel(Module):
         self._join: _Join | None = None  # the active ``join()`` context
         self._divisor = self.process_group.size()
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
+        for layer in module.modules():
+            if isinstance(layer, SyncBatchNorm):  # (torch: only on GPU modules)
+                raise ValueError("SyncBatchNorm layers only work with GPU modules")
         if init_sync:
-            _broadcast_flat(list(module.parameters()) + list(module.buffers()), self.process_group)
+            synced = list(module.parameters())
+            if init_sync_buffers:
+                synced += list(module.buffers())
+            _broadcast_flat(synced, self.process_group)
+
+    @property
+    def broadcast_buffers(self) -> bool:
+        """Deprecated name of ``forward_sync_buffers``."""
+        return self.forward_sync_buffers
+
+    @broadcast_buffers.setter
+    def broadcast_buffers(self, value: bool) -> None:
+        self.forward_sync_buffers = value
 
     # ---------------------------------------------------------------------- forward
     def will_sync_module_buffers(self) -> bool:
         """Return whether each forward broadcasts rank 0's buffers."""
         return (
             self.require_forward_param_sync
-            and self.broadcast_buffers
+            and self.forward_sync_buffers
             and any(True for _ in self.module.buffers())
         )
 
