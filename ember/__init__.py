@@ -109,6 +109,7 @@ from ember import signal
 from ember._ops.histogram_dd import histogramdd
 from ember.amp import GradScaler
 from ember import quasirandom
+from ember import ao, quantization
 
 # torch's dtype aliases
 float = float32  # noqa: A001
@@ -183,3 +184,16 @@ multiprocessing.init_reductions()  # Parameter and ember's other Tensor subclass
 _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
 
 overrides._install_namespaces()  # (last: every public function is in place)
+
+
+_QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x4"})
+
+
+def __getattr__(name: str):
+    # torch.qint8 & co.: ember has no quantized tensors (see ember.ao.quantization)
+    if name in _QUANTIZED_DTYPES:
+        raise NotImplementedError(
+            f"torch.{name}: ember has no quantized tensors or int8 kernels (it computes in "
+            "floating point with NumPy); run the float model instead"
+        )
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -1,6 +1,6 @@
 """In-place metadata ops: ``t_``, ``transpose_``/``swapdims_``/``swapaxes_``, ``squeeze_``,
 ``unsqueeze_``, ``as_strided_`` (the tensor itself takes the view's shape and strides), and
-``fill_diagonal_``, ``resize_``, ``resize_as_``.
+``fill_diagonal_``, ``resize_``, ``resize_as_``, ``set_``; ``dim_order``.
 
 An in-place view op runs the out-of-place view op on ``self`` and then gives ``self`` the
 result's geometry and history. The node is the view op's own, renamed to torch's in-place
@@ -131,7 +131,51 @@ def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor
     return resize_(self, tuple(the_template.shape))
 
 
-for _f in (t_, transpose_, squeeze_, unsqueeze_, as_strided_, fill_diagonal_, resize_, resize_as_):
+def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+    """Make ``self`` use the memory of ``source`` (a tensor: its elements and geometry; a
+    storage: ``size``/``stride`` elements from ``storage_offset``; nothing: an empty tensor).
+    Return ``self``."""
+    from ember._core.dtype import cpp_type_name
+    from ember._core.storage import UntypedStorage
+
+    _check_inplace(self)
+    dt = self._data.dtype
+    if source is None:
+        new = np.empty((0,), dtype=dt)
+    elif isinstance(source, Tensor):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Could not set tensor of type {cpp_type_name(source.dtype)} to a tensor of "
+                f"type {cpp_type_name(self.dtype)}"
+            )
+        new = source._data
+    else:  # an UntypedStorage, or a TypedStorage (its untyped one)
+        raw = getattr(source, "_untyped", source)
+        if not isinstance(raw, UntypedStorage):
+            raise TypeError(f"set_(): expected a Tensor or a Storage, got {type(source).__name__}")
+        elems = raw._bytes[: raw._bytes.size - raw._bytes.size % dt.itemsize].view(dt)
+        shape = (elems.size - storage_offset,) if size is None else tuple(size)
+        if stride is None:
+            stride = tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
+        new = np.lib.stride_tricks.as_strided(
+            elems[storage_offset:], shape, tuple(st * dt.itemsize for st in stride)
+        )
+    self._data = new
+    self._vc[0] += 1
+    return self
+
+
+def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple:
+    """Return the dimensions from outermost to innermost in memory (the order of decreasing
+    strides; ties keep the logical order)."""
+    strides = self.stride()
+    return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
+
+
+for _f in (
+    t_, transpose_, squeeze_, unsqueeze_, as_strided_, fill_diagonal_, resize_, resize_as_, set_,
+    dim_order,
+):  # fmt: skip
     setattr(Tensor, _f.__name__, _f)
 Tensor.swapdims_ = transpose_
 Tensor.swapaxes_ = transpose_

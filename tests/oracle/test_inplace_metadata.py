@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracle.helper import check, check_raises, rand
+import ember
+from tests.oracle.helper import check, check_raises, rand, torch
 
 VIEW_OPS = [
     ("t_", (3, 4), lambda x: x.t_()),
@@ -82,3 +83,23 @@ def test_resize(new):
     check(run, [rand(2, 3)], grad=False)
     check(lambda lib, x, t: x.clone().resize_as_(t), [rand(2, 3), rand(3, 2)], grad=False)
     check_raises(lambda lib, x: x.resize_(2), [rand(3)], grad=True)
+
+
+def test_set_and_dim_order():
+    out = []
+    for lib in (torch, ember):
+        a, b = lib.zeros(2), lib.arange(6.0).reshape(2, 3)
+        a.set_(b)
+        a[0, 0] = 7  # shares b's memory
+        row = [a.tolist(), b[0, 0].item(), a._version, a.data_ptr() == b.data_ptr()]
+        row.append(lib.zeros(3).set_(b.untyped_storage(), 2, (2,), (1,)).tolist())
+        row.append(lib.zeros(1).set_(b.untyped_storage()).tolist())
+        row.append(tuple(lib.ones(3).set_().shape))
+        for target in (lib.ones(2, requires_grad=True), lib.ones(2, dtype=lib.int64)):
+            with pytest.raises(RuntimeError) as info:
+                target.set_(b)
+            row.append(str(info.value))
+        cl = lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last)
+        row += [b.dim_order(), b.T.dim_order(), cl.dim_order(), lib.ones(2, 1, 3).dim_order()]
+        out.append(row)
+    assert out[0] == out[1]

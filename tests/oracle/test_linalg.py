@@ -462,3 +462,12 @@ def test_ember_namespace():
         "pinverse",
     ):
         assert hasattr(ember.Tensor, name), name
+
+
+def test_addmm_bfloat16_scaled_stays_bfloat16():
+    out = []
+    for lib in (torch, ember):
+        a = lib.ones(2, 2, dtype=lib.bfloat16)
+        r = lib.addmm(a, a, a, alpha=0.5, beta=2.0)
+        out.append((str(r.dtype), r.tolist()))
+    assert out[0] == out[1]

@@ -45,6 +45,10 @@ def test_one_hot():
     check_raises(lambda lib: F(lib).one_hot(lib.tensor([-1, 2])), [])
     check_raises(lambda lib: F(lib).one_hot(lib.tensor([1, 4]), 3), [])
     check_raises(lambda lib: F(lib).one_hot(lib.tensor([1.0])), [])
+    # a transposed index tensor still gives a contiguous result, as torch's
+    e = EF.one_hot(ember.from_numpy(t).T, 4)
+    r = torch.nn.functional.one_hot(torch.from_numpy(t).T, 4)
+    assert e.stride() == r.stride() and np.array_equal(e.numpy(), r.numpy())
 
 
 def test_distances():

@@ -197,3 +197,18 @@ def test_global_backward_hooks_match_torch():
         return log
 
     assert run(ember) == run(torch)
+
+
+def test_state_dict_post_hook_must_return_none():
+    # the public post-hook edits in place (returning a dict is an error); the private one
+    # may replace the state dict
+    out = []
+    for lib in (torch, ember):
+        m = lib.nn.Linear(1, 1)
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: {"x": 1})
+        with pytest.raises(RuntimeError) as info:
+            m.state_dict()
+        m2 = lib.nn.Linear(1, 1)
+        m2._register_state_dict_hook(lambda mod, sd, prefix, meta: {"x": 1})
+        out.append((str(info.value), dict(m2.state_dict())))
+    assert out[0] == out[1]

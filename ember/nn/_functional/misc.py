@@ -258,7 +258,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         num_classes = int(a.max()) + 1 if a.size else 0
     elif a.size and a.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = (a[..., None] == np.arange(num_classes)).astype(np.int64)
+    out = (a[..., None] == np.arange(num_classes)).astype(np.int64, order="C")
     return _wrap(out)
 
 

@@ -233,12 +233,15 @@ class _ModuleHooks:
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Register ``hook(module, state_dict, prefix, local_metadata)`` to run after
-        ``state_dict`` (it edits the dict in place)."""
+        ``state_dict`` (it edits the dict in place and returns None)."""
+        hook._from_public_api = True  # (as torch marks it: state_dict checks the return)
+        return self._register_state_dict_hook(hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        # the private form may return a new dict, which replaces the state dict
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
-
-    _register_state_dict_hook = register_state_dict_post_hook
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Register ``hook(module, state_dict, prefix, local_metadata, strict,

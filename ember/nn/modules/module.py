@@ -605,6 +605,8 @@ class Module(_ModuleHooks):
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
             if result is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
                 destination = result
         return destination
 
