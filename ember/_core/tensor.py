@@ -427,7 +427,7 @@ class Tensor:
                     "of a tensor and its gradient may break downstream systems that assume they "
                     "match."
                 )
-            if value._data.shape != self._data.shape:
+            if tuple(value.shape) != self._data.shape:  # (a sparse gradient has no _data)
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
                     f"of size '{list(self.shape)}'. Please ensure that the gradient and the "

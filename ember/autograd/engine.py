@@ -376,7 +376,10 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
                     if buf is None:
                         buf = buffers[nxt] = [None] * nxt._n_outputs
                     old = buf[nr]
-                    buf[nr] = g if old is None else old + g
+                    if old is None:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = old + g if type(old) is Tensor else _buffer_add(old, g)
                     del g, old
                 if left == 0:
                     push(ready, (-nxt._seq, tie, nxt))
@@ -433,6 +436,13 @@ def _ancestors(marked: set, parents: dict) -> set:
                 found.add(p)
                 stack.append(p)
     return found
+
+
+def _buffer_add(old, g):
+    # torch's InputBuffer: a sparse gradient already there goes second (new + old)
+    if not STATE.grad_enabled and old.is_sparse:
+        return g + old
+    return old + g
 
 
 def _add(buf, nr, g):
@@ -565,7 +575,7 @@ def _validate(node, i, g, meta):
             f"function {node.name()} returned a gradient of type "
             f"{type(g).__name__} at index {i}, expected a Tensor"
         )
-    if meta is None:
+    if meta is None or g.is_sparse:  # sparse gradients are built at their input's size
         return g
     shape, dtype = meta
     if g._data.shape != shape:

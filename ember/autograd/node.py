@@ -358,8 +358,15 @@ def _one_holder() -> int:
 _ONE_HOLDER = _one_holder()
 
 
+# ember.sparse sets this when the first sparse tensor is made: ``(var, g) -> bool`` accumulates
+# when ``g`` or ``var.grad`` is sparse (True) and declines otherwise (dense programs: one test)
+SPARSE_ACCUMULATE = None
+
+
 def _accumulate(var, g) -> None:
     """Add gradient ``g`` into ``var.grad`` as torch's ``AccumulateGrad::accumulateGrad``."""
+    if SPARSE_ACCUMULATE is not None and SPARSE_ACCUMULATE(var, g):
+        return
     old = var._grad
     if old is None:
         if STATE.grad_enabled:  # create_graph: the new .grad is differentiable

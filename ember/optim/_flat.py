@@ -169,7 +169,10 @@ def can_fuse(params: list[Tensor], foreach) -> bool:
     dt = params[0]._data.dtype
     if dt.kind != "f":
         return False
-    return all(p._data.dtype == dt and p.grad._data.dtype == dt for p in params)
+    try:
+        return all(p._data.dtype == dt and p.grad._data.dtype == dt for p in params)
+    except NotImplementedError:  # a sparse gradient has no flat array: the per-tensor path
+        return False
 
 
 class FlatGroup:

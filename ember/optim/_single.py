@@ -59,6 +59,8 @@ class SingleTensorOptimizer(Optimizer):
     _group_defaults: dict = {}
     _flat_keys: tuple[str, ...] | None = None
     _flat_scalars: tuple[str, ...] = ("step",)
+    # torch's error for a sparse gradient (None: the optimizer takes sparse gradients)
+    _sparse_error: str | None = None
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -102,6 +104,8 @@ class SingleTensorOptimizer(Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
+            if self._sparse_error is not None and any(p.grad.is_sparse for p in params):
+                raise RuntimeError(self._sparse_error)
             fused = self._flat_keys is not None and group.get("foreach") is not False
             if fused and self._flat.get(index) is None and self._state_is_shared(params):
                 self._shared_state = True  # e.g. Adagrad.share_memory() then sent to a process

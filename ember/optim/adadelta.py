@@ -14,6 +14,8 @@ __all__ = ["Adadelta"]
 class Adadelta(SingleTensorOptimizer):
     """Implements Adadelta, as ``torch.optim.Adadelta``."""
 
+    _sparse_error = "Adadelta does not support sparse gradients"
+
     _group_defaults = {
         "foreach": None,
         "maximize": False,

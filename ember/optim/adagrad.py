@@ -68,12 +68,20 @@ class Adagrad(SingleTensorOptimizer):
                 self.state[p]["sum"].share_memory_()
 
     def _update(self, group, p, grad, state) -> None:
+        sparse = grad.is_sparse
+        if sparse and group["fused"]:
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
         step_t = state["step"]
         step_t.add_(1)
         step = step_t.item()
         if group["weight_decay"] != 0:
+            if sparse:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
             grad = grad.add(p, alpha=group["weight_decay"])
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        if sparse:
+            _sparse_update(p, grad, state["sum"], clr, group["eps"])
+            return
         state_sum = state["sum"]
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(group["eps"])
@@ -93,3 +101,15 @@ class Adagrad(SingleTensorOptimizer):
         np.divide(g, tmp, out=tmp)
         tmp *= clr
         p -= tmp
+
+
+def _sparse_update(p, grad, state_sum, clr: float, eps: float) -> None:
+    # torch's sparse Adagrad: only the rows the (coalesced) gradient touches change
+    grad = grad.coalesce()  # the update is non-linear: indices must be unique
+    values = grad._values()
+    if values.numel() == 0:
+        return
+    where = tuple(grad._indices().unbind(0))
+    state_sum.index_put_(where, values.pow(2), accumulate=True)
+    std_values = state_sum[where].sqrt_().add_(eps)
+    p.index_put_(where, (values / std_values).mul_(-clr), accumulate=True)

@@ -95,6 +95,10 @@ class Adam(Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
+            if any(p.grad.is_sparse for p in params):  # (AdamW too: torch's words)
+                raise RuntimeError(
+                    "Adam does not support sparse gradients, please consider SparseAdam instead"
+                )
             use_flat = group["foreach"] is not False or group["fused"]
             if use_flat and can_fuse(params, True):
                 self._flat_step(index, group, params)

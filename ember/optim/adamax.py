@@ -15,6 +15,8 @@ __all__ = ["Adamax"]
 class Adamax(SingleTensorOptimizer):
     """Implements Adamax, as ``torch.optim.Adamax``."""
 
+    _sparse_error = "Adamax does not support sparse gradients"
+
     _group_defaults = {
         "foreach": None,
         "maximize": False,

@@ -14,6 +14,8 @@ __all__ = ["ASGD"]
 class ASGD(SingleTensorOptimizer):
     """Implements averaged SGD, as ``torch.optim.ASGD`` (the average is ``state["ax"]``)."""
 
+    _sparse_error = "ASGD does not support sparse gradients"
+
     _group_defaults = {
         "foreach": None,
         "maximize": False,

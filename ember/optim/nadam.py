@@ -15,6 +15,8 @@ __all__ = ["NAdam"]
 class NAdam(SingleTensorOptimizer):
     """Implements NAdam, as ``torch.optim.NAdam`` (momentum_decay, decoupled_weight_decay)."""
 
+    _sparse_error = "NAdam does not support sparse gradients"
+
     _group_defaults = {
         "maximize": False,
         "foreach": None,

@@ -15,6 +15,8 @@ __all__ = ["RAdam"]
 class RAdam(SingleTensorOptimizer):
     """Implements RAdam, as ``torch.optim.RAdam``."""
 
+    _sparse_error = "RAdam does not support sparse gradients"
+
     _group_defaults = {
         "foreach": None,
         "maximize": False,

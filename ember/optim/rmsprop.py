@@ -15,6 +15,8 @@ __all__ = ["RMSprop"]
 class RMSprop(SingleTensorOptimizer):
     """Implements RMSprop, as ``torch.optim.RMSprop`` (alpha, centered, momentum)."""
 
+    _sparse_error = "RMSprop does not support sparse gradients"
+
     _group_defaults = {
         "momentum": 0,
         "centered": False,

@@ -21,6 +21,8 @@ __all__ = ["Rprop"]
 class Rprop(SingleTensorOptimizer):
     """Implements Rprop, as ``torch.optim.Rprop``."""
 
+    _sparse_error = "Rprop does not support sparse gradients"
+
     _group_defaults = {
         "foreach": None,
         "maximize": False,

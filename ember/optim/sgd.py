@@ -88,6 +88,8 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             fresh = [self.state[p].get("momentum_buffer") is None for p in params]
             mixed = momentum != 0 and any(fresh) and not all(fresh)
+            if group["fused"] and any(p.grad.is_sparse for p in params):
+                raise RuntimeError("`_fused_sgd` does not support sparse gradients")
             use_flat = group["foreach"] is not False or group["fused"]
             if use_flat and not mixed and can_fuse(params, True):
                 self._flat_step(index, group, params, fresh[0])

@@ -3,7 +3,9 @@
 ``torch.sparse_coo_tensor`` / ``dense.to_sparse()`` build a ``SparseTensor`` (``_coo.py``);
 ``torch.sparse.mm``, ``torch.spmm``, ``torch.mm``/``matmul``/``@`` multiply it with dense
 matrices through the op table (``_ops.py``), so gradients reach the dense operand and the
-sparse operand's values.
+sparse operand's values. ``_grad.py`` makes sparse *gradients* work as torch's:
+``embedding(sparse=True)``'s gradient, ``s + s`` with torch's merge, AccumulateGrad for sparse
+``.grad``, and ``dense.add_(sparse)`` (installed when the first sparse tensor is made).
 """
 
 from __future__ import annotations

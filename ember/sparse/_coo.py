@@ -47,9 +47,15 @@ class SparseTensor(Tensor):
         t._grad_fn = None
         t._vc = [0]
         if not _linalg.SPARSE:  # the first sparse tensor: linalg's products learn of it
+            from ember.sparse._grad import install_dense_methods
             from ember.sparse._products import _register
 
             _register()
+            install_dense_methods()
+            from ember.autograd import node
+            from ember.sparse._grad import accumulate
+
+            node.SPARSE_ACCUMULATE = accumulate
         return t
 
     def _with_values(self, vals: Tensor, coalesced: bool | None = None) -> SparseTensor:
@@ -210,6 +216,50 @@ class SparseTensor(Tensor):
     def detach(self) -> SparseTensor:
         """Return a sparse tensor sharing indices and values, out of the graph."""
         return self._with_values(self._vals.detach())
+
+    def detach_(self) -> SparseTensor:
+        """Detach this tensor from the graph in place; return self."""
+        self._vals = self._vals.detach()
+        return self
+
+    # ------------------------------------------------------------------ in place
+    # In-place ops rebind ``_idx``/``_vals`` to new arrays rather than writing into them, so a
+    # sparse tensor sharing them (AccumulateGrad's shallow copy) never changes underneath.
+    def _assign(self, other: SparseTensor) -> SparseTensor:
+        self._idx, self._vals = other._idx, other._vals
+        self._is_coalesced = other._is_coalesced
+        self._vc[0] += 1
+        return self
+
+    def zero_(self) -> SparseTensor:
+        """Remove every specified element (nnz becomes 0); return self."""
+        sd = self._idx.shape[0]
+        empty = self._vals.detach().new_zeros((0,) + tuple(self._vals.shape[1:]))
+        return self._assign(SparseTensor._make(np.zeros((sd, 0), np.int64), empty, (), True))
+
+    def mul_(self, other) -> SparseTensor:
+        """Multiply the values by a number (or 0-d tensor) in place; return self."""
+        return self._assign(self.mul(other))
+
+    def div_(self, other) -> SparseTensor:
+        """Divide the values by a number (or 0-d tensor) in place; return self."""
+        return self._assign(self.div(other))
+
+    def add_(self, other, *, alpha=1) -> SparseTensor:
+        """Add ``alpha * other`` (sparse, same size) in place; return self."""
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError(
+                "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+            )
+        return self._assign(self.add(other, alpha=alpha))
+
+    def sub_(self, other, *, alpha=1) -> SparseTensor:
+        """Subtract ``alpha * other`` (sparse, same size) in place; return self."""
+        return self.add_(other, alpha=-alpha)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
 
     def clone(self, *, memory_format=None) -> SparseTensor:
         """Return a copy (indices and values copied)."""
@@ -497,16 +547,14 @@ def _add_sparse(a: SparseTensor, b: SparseTensor, alpha) -> SparseTensor:
         )
     if a._idx.shape[0] != b._idx.shape[0]:
         raise NotImplementedError("ember: adding sparse tensors of different sparse_dim")
-    em = _ember()
     if a is b:  # torch: the same tensor twice scales its values
         return a._with_values(a._vals * (1 + alpha))
-    bv = b._vals if alpha == 1 else b._vals * alpha
+    from ember.sparse._grad import merge_add
+
     dt = D.promote_types(a.dtype, b.dtype)
-    vals = em.cat([a._vals.to(dt), bv.to(dt)])
-    idx = np.concatenate([a._idx, b._idx], axis=1)
-    out = SparseTensor._make(idx, vals, a._sshape, False)
-    # two coalesced operands give a coalesced sum, as torch's merge
-    return out.coalesce() if a._is_coalesced and b._is_coalesced else out
+    if a.dtype is not dt:
+        a = a.to(dt)
+    return merge_add(a, b, alpha)  # torch's merge walk over the two index lists
 
 
 # ---------------------------------------------------------------------------------------------

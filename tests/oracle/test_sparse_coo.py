@@ -527,3 +527,15 @@ def test_gcn_training_matches_torch():
     np.testing.assert_allclose(e_losses, t_losses, rtol=1e-5, atol=1e-6)
     for e, t in zip(e_params, t_params):
         np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-5)
+
+
+def test_sparse_gradient_assignment():
+    # a sparse tensor may be assigned as a dense parameter's gradient (SparseAdam's input)
+    out = []
+    for lib in (torch, ember):
+        p = lib.zeros(3, 2, requires_grad=True)
+        p.grad = lib.sparse_coo_tensor([[0, 2]], lib.ones(2, 2), (3, 2))
+        out.append((p.grad.is_sparse, p.grad.to_dense().tolist()))
+        with pytest.raises(RuntimeError):
+            p.grad = lib.sparse_coo_tensor([[0]], lib.ones(1, 2), (4, 2))
+    assert out[0] == out[1]

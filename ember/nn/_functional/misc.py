@@ -30,16 +30,32 @@ __all__ = [
 
 
 @op("embedding", grad_fn="EmbeddingBackward0", save=(1,))
-def _embedding(w, idx, padding_idx=-1):
+def _embedding(w, idx, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return np.take(w, idx, axis=0)
 
 
 @_embedding.backward
-def _(ctx, g, padding_idx=-1):
+def _(ctx, g, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     (idx,) = ctx.saved_tensors
-    return dispatch(
-        _embedding_grad, (g, idx), {"num": ctx._input_meta[0][0][0], "pad": padding_idx}
-    ), None
+    num = ctx._input_meta[0][0][0]
+    if sparse:
+        if scale_grad_by_freq:
+            raise RuntimeError(
+                "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+            )
+        from ember.sparse._grad import embedding_sparse_grad
+
+        return embedding_sparse_grad(g, idx, num, padding_idx), None
+    if scale_grad_by_freq:
+        g = g * _inverse_counts(idx._data, num, g._data.dtype, g.ndim - idx.ndim)
+    return dispatch(_embedding_grad, (g, idx), {"num": num, "pad": padding_idx}), None
+
+
+def _inverse_counts(idx: np.ndarray, num: int, dtype, trailing: int) -> Tensor:
+    """1 / (how often each index occurs in ``idx``), shaped to scale the gradient rows."""
+    counts = np.bincount(idx.reshape(-1), minlength=num)[idx]
+    scale = (1.0 / counts).astype(dtype)
+    return _wrap(scale.reshape(scale.shape + (1,) * trailing))
 
 
 @op("embedding_dense_backward", grad_fn="EmbeddingDenseBackwardBackward0", save=(1,))
@@ -90,9 +106,11 @@ def embedding(
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm(weight, idx, max_norm, norm_type)
+    params = {"padding_idx": padding_idx}
     if scale_grad_by_freq or sparse:
-        raise NotImplementedError("scale_grad_by_freq and sparse are not supported by ember")
-    return dispatch(_embedding, (weight, input), {"padding_idx": padding_idx})
+        params["scale_grad_by_freq"] = bool(scale_grad_by_freq)
+        params["sparse"] = bool(sparse)
+    return dispatch(_embedding, (weight, input), params)
 
 
 def _type_str(t: Tensor) -> str:
@@ -131,6 +149,10 @@ def embedding_bag(
     """
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -182,15 +204,31 @@ def embedding_bag(
             f"types: Long, Int; but got {_type_str(input)} instead (while checking arguments for "
             "embedding_bag)"
         )
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("scale_grad_by_freq and sparse are not supported by ember")
     kidx = np.ascontiguousarray(flat_idx[keep], dtype=np.int64)
     if kidx.size and (kidx.min() < 0 or kidx.max() >= n):
         raise IndexError("index out of range in self")
     kbag = flat_bag[keep]
     counts = np.bincount(kbag, minlength=b)
     params = {"kidx": kidx, "kbag": kbag, "keep": keep, "counts": counts, "mode": mode}
+    if scale_grad_by_freq or sparse:
+        params["sparse"] = bool(sparse)
+        params["scale_grad_by_freq"] = (
+            _bag_freq_divisors(flat_idx, kidx, n)
+            if scale_grad_by_freq and not sparse
+            else bool(scale_grad_by_freq)
+        )
     return dispatch(_embedding_bag, (weight, psw), params)
+
+
+def _bag_freq_divisors(flat_idx: np.ndarray, kidx: np.ndarray, n: int) -> np.ndarray:
+    """The count each kept index's gradient is divided by, as torch's CPU kernel does it: it
+    walks the distinct indices in sorted order and divides the ``i``-th one's gradient by the
+    count of the ``i``-th *sorted index* (``counts[indices[i]]``), not by its own count."""
+    all_idx = flat_idx.astype(np.int64)
+    counts = np.bincount(all_idx, minlength=n)
+    ordered = np.sort(all_idx)
+    group = np.searchsorted(np.unique(ordered), kidx)
+    return counts[ordered[group]]
 
 
 def _bag_reduce(rows, counts, ufunc):
@@ -204,7 +242,7 @@ def _bag_reduce(rows, counts, ufunc):
 
 
 @op("embedding_bag", grad_fn="EmbeddingBagBackward0", save=(0, 1))
-def _embedding_bag(w, psw, kidx, kbag, keep, counts, mode):
+def _embedding_bag(w, psw, kidx, kbag, keep, counts, mode, scale_grad_by_freq=False, sparse=False):
     rows = np.take(w, kidx, axis=0)
     if psw is not None:
         rows *= psw[keep][:, None].astype(rows.dtype, copy=False)
@@ -217,7 +255,7 @@ def _embedding_bag(w, psw, kidx, kbag, keep, counts, mode):
 
 
 @_embedding_bag.backward
-def _(ctx, g, kidx, kbag, keep, counts, mode):
+def _(ctx, g, kidx, kbag, keep, counts, mode, scale_grad_by_freq=False, sparse=False):
     w, psw = ctx.saved_tensors
     need_w, need_psw = ctx.needs_input_grad
     num = ctx._input_meta[0][0][0]
@@ -237,7 +275,19 @@ def _(ctx, g, kidx, kbag, keep, counts, mode):
     gw = gpsw = None
     if need_w:
         scaled = g_rows if psw is None else g_rows * psw[_wrap(keep)].unsqueeze(-1)
-        gw = dispatch(_embedding_grad, (scaled, kidx_t), {"num": num, "pad": -1})
+        if sparse:
+            if scale_grad_by_freq:
+                raise RuntimeError(
+                    "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+                )
+            from ember.sparse._grad import embedding_sparse_grad
+
+            gw = embedding_sparse_grad(scaled, kidx_t, num, -1)
+        else:
+            if scale_grad_by_freq is not False:  # the divisors computed at the call
+                div = (1.0 / scale_grad_by_freq).astype(scaled._data.dtype)
+                scaled = scaled * _wrap(div[:, None])
+            gw = dispatch(_embedding_grad, (scaled, kidx_t), {"num": num, "pad": -1})
     if need_psw:
         dots = (g_rows * dispatch(_embedding, (w, kidx_t), {})).sum(-1)
         gpsw = psw.new_zeros(psw.shape).index_put((_wrap(np.flatnonzero(keep)),), dots)

@@ -30,6 +30,16 @@ def _no_grad(func):
     return wrapper
 
 
+def _no_sparse(tensors: list, op: str) -> None:
+    # torch has no sparse kernel for the norm or the clamp: the dispatcher's error
+    if any(t.is_sparse for t in tensors):
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the 'SparseCPU' backend. This "
+            "could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build)."
+        )
+
+
 @_no_grad
 def get_total_norm(
     tensors: Tensor | Iterable[Tensor],
@@ -43,6 +53,7 @@ def get_total_norm(
     norm_type = float(norm_type)
     if not tensors:
         return ember.tensor(0.0)
+    _no_sparse(tensors, "linalg_vector_norm")
     norms = [ember.linalg.vector_norm(t, norm_type) for t in tensors]
     total_norm = ember.linalg.vector_norm(ember.stack(norms), norm_type)
     if error_if_nonfinite and bool(ember.logical_or(total_norm.isnan(), total_norm.isinf())):
@@ -126,6 +137,7 @@ def clip_grad_value_(
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
-    for p in parameters:
-        if p.grad is not None:
-            p.grad.clamp_(min=-clip_value, max=clip_value)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    _no_sparse(grads, "clamp_" if foreach is False else "clamp_min_")
+    for g in grads:
+        g.clamp_(min=-clip_value, max=clip_value)
