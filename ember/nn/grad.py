@@ -29,28 +29,28 @@ def _conv(nd: int):
     return (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
 
 
-def _grad_input(nd, input_size, weight, grad_output, stride, padding, dilation, groups):
+def _grad_at_zeros(nd, x, w, grad_output, stride, padding, dilation, groups, wrt: int):
+    """The gradient of ``conv{nd}d(x, w)`` under ``grad_output`` with respect to argument
+    ``wrt`` (0: x, 1: w), which is given by its size and taken as zeros."""
     import ember
     from ember.autograd.engine import grad
 
-    create = is_grad_enabled() and (weight.requires_grad or grad_output.requires_grad)
-    x = ember.zeros(tuple(input_size), dtype=grad_output.dtype, requires_grad=True)
+    args = [x, w]
+    other = args[1 - wrt]
+    create = is_grad_enabled() and (other.requires_grad or grad_output.requires_grad)
+    args[wrt] = ember.zeros(tuple(args[wrt]), dtype=grad_output.dtype, requires_grad=True)
     with enable_grad():
-        out = _conv(nd)(x, weight, None, stride, padding, dilation, groups)
-        (g,) = grad(out, x, grad_output, create_graph=create)
+        out = _conv(nd)(*args, None, stride, padding, dilation, groups)
+        (g,) = grad(out, args[wrt], grad_output, create_graph=create)
     return g
+
+
+def _grad_input(nd, input_size, weight, grad_output, stride, padding, dilation, groups):
+    return _grad_at_zeros(nd, input_size, weight, grad_output, stride, padding, dilation, groups, 0)
 
 
 def _grad_weight(nd, input, weight_size, grad_output, stride, padding, dilation, groups):
-    import ember
-    from ember.autograd.engine import grad
-
-    create = is_grad_enabled() and (input.requires_grad or grad_output.requires_grad)
-    w = ember.zeros(tuple(weight_size), dtype=grad_output.dtype, requires_grad=True)
-    with enable_grad():
-        out = _conv(nd)(input, w, None, stride, padding, dilation, groups)
-        (g,) = grad(out, w, grad_output, create_graph=create)
-    return g
+    return _grad_at_zeros(nd, input, weight_size, grad_output, stride, padding, dilation, groups, 1)
 
 
 def conv1d_input(
