@@ -12,12 +12,10 @@ from ember._core.device import as_device
 from ember._core.device import device as _device
 from ember._core.tensor import (
     Tensor,
-    channels_last,
-    channels_last_3d,
     contiguous_format,
     preserve_format,
 )
-from ember._ops.copying import check_memory_format, copy_in_format
+from ember._ops.copying import check_memory_format, copy_in_format, suggest_memory_format
 from ember._ops.pointwise import _cast, _to_copy
 from ember._ops.registry import dispatch
 
@@ -79,23 +77,8 @@ def to(self, *args, **kwargs) -> Tensor:
 
 
 def _suggest_memory_format(t: Tensor):
-    """torch's ``suggest_memory_format``: channels-last when the strides order C, W, H (, D), N
-    from the innermost out (``is_channels_last_strides_2d/3d``), else contiguous."""
-    a = t._data
-    if a.ndim not in (4, 5):
-        return contiguous_format
-    sizes, strides = a.shape, t.stride()
-    if strides[1] == 0:
-        return contiguous_format
-    order = (1, 3, 2, 0) if a.ndim == 4 else (1, 4, 3, 2, 0)
-    low = 0
-    for d in order:
-        if sizes[d] == 0 or strides[d] < low:
-            return contiguous_format
-        if d == 0 and low == strides[1]:
-            return contiguous_format
-        low = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
-    return channels_last if a.ndim == 4 else channels_last_3d
+    """torch's ``suggest_memory_format`` of a tensor (``copying.suggest_memory_format``)."""
+    return suggest_memory_format(t._data)
 
 
 def cpu(self, memory_format=None) -> Tensor:

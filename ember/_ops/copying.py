@@ -11,6 +11,7 @@ from ember._core.tensor import (
     Tensor,
     channels_last,
     channels_last_3d,
+    contiguous_format,
     preserve_format,
 )
 from ember._ops.registry import dispatch, dispatch_inplace, expose, op
@@ -91,6 +92,38 @@ def copy_in_format(x: np.ndarray, memory_format) -> np.ndarray:
         inner = np.ascontiguousarray(x.transpose(0, *range(2, x.ndim), 1))
         return inner.transpose(0, last, *range(1, last))
     return np.array(x, copy=True, order="C")
+
+
+def suggest_memory_format(a: np.ndarray):
+    """torch's ``suggest_memory_format`` of an array: channels-last when the strides order C,
+    W, H (, D), N from the innermost out (``is_channels_last_strides_2d/3d``), else
+    contiguous."""
+    if a.ndim not in (4, 5):
+        return contiguous_format
+    sizes, strides = a.shape, a.strides
+    if strides[1] == 0:
+        return contiguous_format
+    order = (1, 3, 2, 0) if a.ndim == 4 else (1, 4, 3, 2, 0)
+    low = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < low:
+            return contiguous_format
+        if d == 0 and low == strides[1]:
+            return contiguous_format
+        low = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
+    return channels_last if a.ndim == 4 else channels_last_3d
+
+
+def keep_layout_of(out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
+    """Return ``out`` (a fresh row-major result) channels-last when an input's layout suggests
+    it, as torch's convolution, pooling, interpolation and normalization kernels do."""
+    if out.ndim in (4, 5):
+        for a in inputs:
+            if a is not None and a.ndim == out.ndim:
+                fmt = suggest_memory_format(a)
+                if fmt is not contiguous_format:
+                    return copy_in_format(out, fmt)
+    return out
 
 
 @op("clone", grad_fn="CloneBackward0")

@@ -4,10 +4,12 @@ tutorial writes them: same values, torch's strides, grad_fn names and errors."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import ember
 from tests.oracle._user_code import check_snippet
-from tests.oracle.helper import check, check_raises, rand
+from tests.oracle.helper import check, check_raises, rand, torch
 
 
 @pytest.mark.parametrize(
@@ -73,3 +75,43 @@ def test_module_to_channels_last():
 def test_errors(fn):
     e, t = check_raises(fn, [rand(2, 3)])
     assert str(e) == str(t)
+
+
+_CL_OPS = {
+    "conv(cl x, cl w)": lambda L, x: L.nn.Conv2d(3, 4, 3, padding=1).to(
+        memory_format=L.channels_last
+    )(x),
+    "conv(cl x, plain w)": lambda L, x: L.nn.Conv2d(3, 4, 3, padding=1)(x),
+    "conv(plain x, cl w)": lambda L, x: L.nn.Conv2d(3, 4, 3, padding=1).to(
+        memory_format=L.channels_last
+    )(x.contiguous()),
+    "conv transpose": lambda L, x: L.nn.ConvTranspose2d(3, 2, 2, stride=2)(x),
+    "max pool": lambda L, x: L.nn.functional.max_pool2d(x, 2),
+    "avg pool": lambda L, x: L.nn.functional.avg_pool2d(x, 2),
+    "adaptive avg pool": lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 3),
+    "interpolate nearest": lambda L, x: L.nn.functional.interpolate(x, scale_factor=2),
+    "interpolate bilinear": lambda L, x: L.nn.functional.interpolate(
+        x, scale_factor=2, mode="bilinear"
+    ),
+    "group norm": lambda L, x: L.nn.GroupNorm(1, 3)(x),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1, 1, 1)),
+    "conv3d": lambda L, x: L.nn.Conv3d(3, 2, 1)(
+        x.unsqueeze(2).contiguous(memory_format=L.channels_last_3d)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(_CL_OPS))
+def test_channels_last_inputs_give_channels_last_outputs(name):
+    # torch's convolution, pooling, interpolation, group norm and pad kernels keep a
+    # channels-last input's layout; the values are the same either way
+    got = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 8, 8).to(memory_format=lib.channels_last)
+        out = _CL_OPS[name](lib, x)
+        fmt = lib.channels_last_3d if out.dim() == 5 else lib.channels_last
+        got.append((out.is_contiguous(memory_format=fmt), out.is_contiguous(), out.shape))
+        got.append(out.detach().numpy())
+    assert got[0] == got[2]
+    np.testing.assert_allclose(got[3], got[1], rtol=1e-5, atol=1e-5)

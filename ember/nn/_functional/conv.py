@@ -22,6 +22,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ember._core.dtype import cpp_type_name, scalar_type_name
 from ember._core.tensor import Tensor
+from ember._ops.copying import keep_layout_of
 from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 
 __all__ = [
@@ -332,7 +333,7 @@ def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size,
         out = _conv2d_rows(x, w, padding, b)
     else:
         out = _conv_forward(x, w, b, stride, padding, dilation, groups)
-    return out
+    return keep_layout_of(out, x, w)  # a channels-last input or weight: channels-last out
 
 
 @_convolution.backward

@@ -12,6 +12,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 
 __all__ = [
@@ -368,7 +369,7 @@ def _pad_forward(x, pads, mode, value):
             shape[axis] = idx.size
             taken = np.where((idx >= 0).reshape(shape), taken, x.dtype.type(value))
         out = taken
-    return np.ascontiguousarray(out)
+    return keep_layout_of(np.ascontiguousarray(out), x)
 
 
 def _pad_backward(ctx, g, pads, mode, value):

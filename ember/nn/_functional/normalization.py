@@ -15,6 +15,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.copying import keep_layout_of
 from ember._ops.registry import _type_name, dispatch, op
 
 __all__ = [
@@ -322,7 +323,7 @@ def _group_norm(x, w, b, groups, eps):
         y *= w.reshape(shape)
     if b is not None:
         y += b.reshape(shape)
-    return y.astype(x.dtype, copy=False)
+    return keep_layout_of(y.astype(x.dtype, copy=False), x)
 
 
 @_group_norm.backward

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 from ember.nn._functional.conv import _ntuple, _pad_array, _windows
 
@@ -134,7 +135,7 @@ def _gather_op(name, grad_fn):
     # overlap), so the backward scatter is a plain assignment
     @op(name, grad_fn=grad_fn, save=(1,))
     def fwd(x, idx, *, nd, unique=False):
-        return _gather_forward(x, idx, nd)
+        return keep_layout_of(_gather_forward(x, idx, nd), x)
 
     # the backward is a scatter whose own backward is this gather (torch's XBackwardBackward0)
     @op(name + "_backward", grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"), save=(1,))
@@ -457,7 +458,7 @@ def _avg_backward(
 def _avg_ops(nd):
     @op(f"avg_pool{nd}d", grad_fn=f"AvgPool{nd}DBackward0")
     def fwd(x, **p):
-        return _avg_forward(x, **p)
+        return keep_layout_of(_avg_forward(x, **p), x)
 
     @op(f"avg_pool{nd}d_backward", grad_fn=f"AvgPool{nd}DBackwardBackward0")
     def bwd(g, *, shape, **p):
@@ -623,7 +624,7 @@ def _linear_ops(name, grad_fn):
 
     @op(name, grad_fn=grad_fn)
     def fwd(x, *, mats):
-        return _apply_mats(x, [m.astype(x.dtype, copy=False) for m in mats])
+        return keep_layout_of(_apply_mats(x, [m.astype(x.dtype, copy=False) for m in mats]), x)
 
     @op(name + "_backward", grad_fn=grad_fn[:-1] + "Backward0")
     def bwd(g, *, mats):

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 from ember.nn._functional import pooling as _pool
 
@@ -37,11 +38,12 @@ def _linear_ops(name, grad_fn):
     @op(name, grad_fn=grad_fn)
     def fwd(x, *, mats, nearest):
         if nearest:
-            nd = len(mats)
+            out, nd = x, len(mats)
             for i, m in enumerate(mats):
-                x = np.take(x, m.argmax(1), axis=x.ndim - nd + i)
-            return np.ascontiguousarray(x)
-        return _pool._apply_mats(x, [m.astype(x.dtype, copy=False) for m in mats])
+                out = np.take(out, m.argmax(1), axis=out.ndim - nd + i)
+            return keep_layout_of(np.ascontiguousarray(out), x)
+        out = _pool._apply_mats(x, [m.astype(x.dtype, copy=False) for m in mats])
+        return keep_layout_of(out, x)
 
     @op(name + "_backward", grad_fn=grad_fn[:-1] + "Backward0")
     def bwd(g, *, mats, nearest):
