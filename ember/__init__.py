@@ -185,6 +185,11 @@ _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core
 
 overrides._install_namespaces()  # (last: every public function is in place)
 
+# the core classes print as torch's do, <class 'torch.Tensor'>, under ember's name
+for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format):
+    _cls.__module__ = "ember"
+del _cls
+
 
 _QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x4"})
 

@@ -746,3 +746,11 @@ def test_other_reprs():
         lambda lib: repr(lib.ones(1, requires_grad=True).grad_fn)[:30],
     ]:
         assert fn(ember) == fn(torch)
+
+
+def test_core_classes_print_as_torchs():
+    # <class 'torch.Tensor'> in torch, <class 'ember.Tensor'> here (not ember._core....)
+    x = ember.ones(2)
+    shown = [str(type(v)) for v in (x, x.shape, x.dtype, x.device)]
+    assert shown == [f"<class 'ember.{n}'>" for n in ("Tensor", "Size", "dtype", "device")]
+    assert str(ember.finfo) == "<class 'ember.finfo'>"

@@ -43,7 +43,7 @@ def same(actual, expected, **kw):
     t = _outcome(torch, actual, expected, **kw)
     e = _outcome(ember, actual, expected, **kw)
     if t is not None and e is not None:
-        e = (e[0], e[1].replace("ember._core.tensor.Tensor", "torch.Tensor"))
+        e = (e[0], e[1].replace("ember.Tensor", "torch.Tensor"))
     assert e == t
     return t
 
