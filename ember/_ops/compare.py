@@ -125,10 +125,14 @@ def _isclose(x, y, rtol, atol, equal_nan):
         actual = np.abs(x - y)
     else:
         real = x.real.dtype.type
-        allowed = real(atol) + np.abs(y * real(rtol))
-        actual = np.abs(x - y)
+        allowed = np.abs(y * real(rtol))
+        allowed += real(atol)
+        actual = np.subtract(x, y)
+        actual = np.abs(actual, out=actual) if actual.dtype.kind != "c" else np.abs(actual)
     with np.errstate(invalid="ignore"):
-        close |= np.isfinite(actual) & (actual <= allowed)
+        within = np.less_equal(actual, allowed)
+        within &= np.isfinite(actual)  # (an infinite error is never close; equality was)
+        close |= within
     return close
 
 
