@@ -128,7 +128,10 @@ def _isclose(x, y, rtol, atol, equal_nan):
         allowed = np.abs(y * real(rtol))
         allowed += real(atol)
         actual = np.subtract(x, y)
-        actual = np.abs(actual, out=actual) if actual.dtype.kind != "c" else np.abs(actual)
+        if type(actual) is np.ndarray and actual.dtype.kind != "c":
+            np.abs(actual, out=actual)
+        else:  # (a 0-d operation gives a NumPy scalar; complex differences have real moduli)
+            actual = np.abs(actual)
     with np.errstate(invalid="ignore"):
         within = np.less_equal(actual, allowed)
         within &= np.isfinite(actual)  # (an infinite error is never close; equality was)

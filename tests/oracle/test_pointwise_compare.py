@@ -365,3 +365,19 @@ def test_compare_hypothesis(shapes, name, da, db):
         check_raises(f, [x, y])
         return
     check(f, [x, y], grad=False)
+
+
+def test_isclose_zero_dim_and_complex():
+    # 0-d operands (NumPy hands back scalars there) and complex differences
+    out = []
+    for lib in (torch, ember):
+        a, b = lib.tensor(1.0), lib.tensor(1.0 + 1e-9)
+        c = lib.tensor([1 + 1j, 2 - 1j])
+        out.append(
+            (
+                lib.isclose(a, b).item(),
+                lib.isclose(a, lib.tensor(float("inf"))).item(),
+                lib.isclose(c, c + 1e-9).tolist(),
+            )
+        )
+    assert out[0] == out[1]
