@@ -195,10 +195,11 @@ _QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x
 
 
 def __getattr__(name: str):
-    # torch.qint8 & co.: ember has no quantized tensors (see ember.ao.quantization)
+    # torch.qint8 & co.: ember has no quantized tensors (see ember.ao.quantization); still an
+    # AttributeError, so that hasattr(torch, "qint8") answers False instead of raising
     if name in _QUANTIZED_DTYPES:
-        raise NotImplementedError(
-            f"torch.{name}: ember has no quantized tensors or int8 kernels (it computes in "
-            "floating point with NumPy); run the float model instead"
+        raise AttributeError(
+            f"module 'ember' has no attribute '{name}': ember has no quantized tensors or int8 "
+            "kernels (it computes in floating point with NumPy); run the float model instead"
         )
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
