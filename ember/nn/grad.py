@@ -45,87 +45,47 @@ def _grad_at_zeros(nd, x, w, grad_output, stride, padding, dilation, groups, wrt
     return g
 
 
-def _grad_input(nd, input_size, weight, grad_output, stride, padding, dilation, groups):
-    return _grad_at_zeros(nd, input_size, weight, grad_output, stride, padding, dilation, groups, 0)
+def _input_grad(nd: int):
+    def conv_input(
+        input_size: Sequence[int],
+        weight: Tensor,
+        grad_output: Tensor,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _grad_at_zeros(
+            nd, input_size, weight, grad_output, stride, padding, dilation, groups, 0
+        )
+
+    conv_input.__name__ = conv_input.__qualname__ = f"conv{nd}d_input"
+    conv_input.__doc__ = (
+        f"Return the gradient of ``conv{nd}d`` with respect to an input of shape ``input_size``."
+    )
+    return conv_input
 
 
-def _grad_weight(nd, input, weight_size, grad_output, stride, padding, dilation, groups):
-    return _grad_at_zeros(nd, input, weight_size, grad_output, stride, padding, dilation, groups, 1)
+def _weight_grad(nd: int):
+    def conv_weight(
+        input: Tensor,
+        weight_size: Sequence[int],
+        grad_output: Tensor,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _grad_at_zeros(
+            nd, input, weight_size, grad_output, stride, padding, dilation, groups, 1
+        )
+
+    conv_weight.__name__ = conv_weight.__qualname__ = f"conv{nd}d_weight"
+    conv_weight.__doc__ = (
+        f"Return the gradient of ``conv{nd}d`` with respect to a weight of shape ``weight_size``."
+    )
+    return conv_weight
 
 
-def conv1d_input(
-    input_size: Sequence[int],
-    weight: Tensor,
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv1d`` with respect to an input of shape ``input_size``."""
-    return _grad_input(1, input_size, weight, grad_output, stride, padding, dilation, groups)
-
-
-def conv1d_weight(
-    input: Tensor,
-    weight_size: Sequence[int],
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv1d`` with respect to a weight of shape ``weight_size``."""
-    return _grad_weight(1, input, weight_size, grad_output, stride, padding, dilation, groups)
-
-
-def conv2d_input(
-    input_size: Sequence[int],
-    weight: Tensor,
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv2d`` with respect to an input of shape ``input_size``."""
-    return _grad_input(2, input_size, weight, grad_output, stride, padding, dilation, groups)
-
-
-def conv2d_weight(
-    input: Tensor,
-    weight_size: Sequence[int],
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv2d`` with respect to a weight of shape ``weight_size``."""
-    return _grad_weight(2, input, weight_size, grad_output, stride, padding, dilation, groups)
-
-
-def conv3d_input(
-    input_size: Sequence[int],
-    weight: Tensor,
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv3d`` with respect to an input of shape ``input_size``."""
-    return _grad_input(3, input_size, weight, grad_output, stride, padding, dilation, groups)
-
-
-def conv3d_weight(
-    input: Tensor,
-    weight_size: Sequence[int],
-    grad_output: Tensor,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    """Return the gradient of ``conv3d`` with respect to a weight of shape ``weight_size``."""
-    return _grad_weight(3, input, weight_size, grad_output, stride, padding, dilation, groups)
+conv1d_input, conv2d_input, conv3d_input = (_input_grad(nd) for nd in (1, 2, 3))
+conv1d_weight, conv2d_weight, conv3d_weight = (_weight_grad(nd) for nd in (1, 2, 3))
