@@ -130,6 +130,7 @@ newaxis = None
 globals().update(_CPU_TYPES)
 
 from ember.version import __version__  # noqa: E402  (torch's API level: 2.13.0+ember.<release>)
+from ember._standin import install_as_torch  # noqa: E402  (import torch -> ember)
 
 
 def _check_tensor(fn: str, input) -> None:

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TorchVersion", "__version__", "cuda", "debug", "ember_version", "git_version", "hip"]
+__all__ = [
+    "TorchVersion",
+    "__version__",
+    "cuda",
+    "debug",
+    "ember",
+    "ember_version",
+    "git_version",
+    "hip",
+]
 
 
 def _key(v) -> tuple:
@@ -63,6 +72,7 @@ class TorchVersion(str):
 
 
 ember_version = "0.1.0"
+ember = ember_version  # torch.version.ember: who answers as torch under the stand-in
 __version__ = TorchVersion(f"2.13.0+ember.{ember_version}")
 cuda = None
 hip = None
