@@ -15,3 +15,11 @@ def test_builtin_node_has_no_saved_tensors():
     assert ember.equal(mul._saved_self, x)
     y.backward()  # ember's own backward still reads them
     assert ember.allclose(x.grad, 2 * x / 3)
+
+
+def test_storage_sizeof_counts_its_bytes():
+    import sys
+
+    small = sys.getsizeof(ember.empty(0).untyped_storage())
+    big = sys.getsizeof(ember.randn(1, 1, 28, 28).untyped_storage())
+    assert big - small == 28 * 28 * 4

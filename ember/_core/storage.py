@@ -46,6 +46,10 @@ class UntypedStorage:
     def __len__(self) -> int:
         return self._bytes.size
 
+    def __sizeof__(self) -> int:
+        # the bytes held count, as torch's storages do (sys.getsizeof: torchinfo's sizes)
+        return object.__sizeof__(self) + self._bytes.size
+
     def element_size(self) -> int:
         """Return the size of one element in bytes (1 for an untyped storage)."""
         return 1
