@@ -1,6 +1,8 @@
 """Core behaviours that third-party libraries rely on, found running them under the stand-in
 (tests/ecosystem/). Each asserts torch's behaviour, checked against torch 2.13."""
 
+import pytest
+
 import ember
 
 
@@ -23,3 +25,50 @@ def test_storage_sizeof_counts_its_bytes():
     small = sys.getsizeof(ember.empty(0).untyped_storage())
     big = sys.getsizeof(ember.randn(1, 1, 28, 28).untyped_storage())
     assert big - small == 28 * 28 * 4
+
+
+def test_layers_call_nn_functional_as_looked_up_when_they_run(monkeypatch):
+    # FLOP counters (ptflops, thop) patch torch.nn.functional.<fn> and count the calls;
+    # torch's layers look F.<fn> up when they run, and F.linear does not call torch.addmm
+    F = ember.nn.functional
+    seen = []
+    for name in ("linear", "conv2d", "max_pool2d", "adaptive_avg_pool2d"):
+        original = getattr(F, name)
+
+        def spy(*args, _name=name, _original=original, **kwargs):
+            seen.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(F, name, spy)
+    monkeypatch.setattr(ember, "addmm", lambda *a, **k: seen.append("addmm"))
+    nn = ember.nn
+    model = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2, 3)
+    )
+    assert model(ember.randn(1, 1, 8, 8)).shape == (1, 3)
+    assert seen == ["conv2d", "max_pool2d", "adaptive_avg_pool2d", "linear"]
+
+
+def test_torch_ops_aten_packets_call_embers_functions():
+    aten = ember.ops.aten
+    assert aten.mm is aten.mm and aten.mm.default.overloadpacket is aten.mm
+    assert str(aten.mm) == "aten.mm" and aten.mm.default.name() == "aten::mm"
+    a = ember.ones(2, 2)
+    assert ember.equal(aten.mm(a, a), a @ a) and ember.equal(aten.mm.default(a, a), a @ a)
+    w = ember.ones(1, 1, 1, 1)
+    out = aten._convolution(
+        a[None, None], w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, False, False, True, True
+    )
+    assert ember.equal(out, a[None, None])
+    assert not hasattr(aten, "no_such_op")
+
+
+def test_dispatch_mode_imports_and_says_it_is_absent():
+    from ember.utils._python_dispatch import TorchDispatchMode
+
+    class Counter(TorchDispatchMode):
+        pass
+
+    with pytest.raises(NotImplementedError, match="no dispatcher below its ops"):
+        with Counter():
+            pass

@@ -9,9 +9,9 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor
-from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _functional
 from ember.nn.parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
@@ -167,7 +167,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    _fn = staticmethod(F.conv2d)
+    _fn = _functional("conv2d")
 
     def __init__(
         self,
@@ -213,25 +213,25 @@ class Conv1d(_Conv):
     """Apply a 1D convolution over an input signal composed of several input planes."""
 
     _nd = 1
-    _fn = staticmethod(F.conv1d)
+    _fn = _functional("conv1d")
 
 
 class Conv2d(_Conv):
     """Apply a 2D convolution over an input signal composed of several input planes."""
 
     _nd = 2
-    _fn = staticmethod(F.conv2d)
+    _fn = _functional("conv2d")
 
 
 class Conv3d(_Conv):
     """Apply a 3D convolution over an input signal composed of several input planes."""
 
     _nd = 3
-    _fn = staticmethod(F.conv3d)
+    _fn = _functional("conv3d")
 
 
 class _ConvTransposeNd(_ConvNd):
-    _fn = staticmethod(F.conv_transpose2d)
+    _fn = _functional("conv_transpose2d")
 
     def __init__(
         self,
@@ -322,21 +322,21 @@ class ConvTranspose1d(_ConvTransposeNd):
     """Apply a 1D transposed convolution operator over an input image."""
 
     _nd = 1
-    _fn = staticmethod(F.conv_transpose1d)
+    _fn = _functional("conv_transpose1d")
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """Apply a 2D transposed convolution operator over an input image."""
 
     _nd = 2
-    _fn = staticmethod(F.conv_transpose2d)
+    _fn = _functional("conv_transpose2d")
 
 
 class ConvTranspose3d(_ConvTransposeNd):
     """Apply a 3D transposed convolution operator over an input image."""
 
     _nd = 3
-    _fn = staticmethod(F.conv_transpose3d)
+    _fn = _functional("conv_transpose3d")
 
 
 def _own_init(cls: type) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ember._core.tensor import Tensor
 from ember.nn._functional import pooling as F
 from ember.nn.modules.module import Module
-from ember.nn.modules.utils import _pair, _single, _triple
+from ember.nn.modules.utils import _functional, _pair, _single, _triple
 
 __all__ = [
     "MaxPool1d",
@@ -70,19 +70,19 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """Apply a 1D max pooling over an input signal composed of several input planes."""
 
-    _fn = staticmethod(F.max_pool1d)
+    _fn = _functional("max_pool1d")
 
 
 class MaxPool2d(_MaxPoolNd):
     """Apply a 2D max pooling over an input signal composed of several input planes."""
 
-    _fn = staticmethod(F.max_pool2d)
+    _fn = _functional("max_pool2d")
 
 
 class MaxPool3d(_MaxPoolNd):
     """Apply a 3D max pooling over an input signal composed of several input planes."""
 
-    _fn = staticmethod(F.max_pool3d)
+    _fn = _functional("max_pool3d")
 
 
 class _MaxUnpoolNd(Module):
@@ -170,7 +170,7 @@ class AvgPool2d(_AvgPoolNd):
     """Apply a 2D average pooling over an input signal composed of several input planes."""
 
     __constants__ = _AvgPoolNd.__constants__ + ["divisor_override"]
-    _fn = staticmethod(F.avg_pool2d)
+    _fn = _functional("avg_pool2d")
 
     def __init__(
         self,
@@ -204,7 +204,7 @@ class AvgPool2d(_AvgPoolNd):
 class AvgPool3d(AvgPool2d):
     """Apply a 3D average pooling over an input signal composed of several input planes."""
 
-    _fn = staticmethod(F.avg_pool3d)
+    _fn = _functional("avg_pool3d")
 
 
 class _AdaptivePoolNd(Module):
@@ -224,19 +224,19 @@ class _AdaptivePoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptivePoolNd):
     """Apply a 1D adaptive average pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_avg_pool1d)
+    _fn = _functional("adaptive_avg_pool1d")
 
 
 class AdaptiveAvgPool2d(_AdaptivePoolNd):
     """Apply a 2D adaptive average pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_avg_pool2d)
+    _fn = _functional("adaptive_avg_pool2d")
 
 
 class AdaptiveAvgPool3d(_AdaptivePoolNd):
     """Apply a 3D adaptive average pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_avg_pool3d)
+    _fn = _functional("adaptive_avg_pool3d")
 
 
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
@@ -253,19 +253,19 @@ class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Apply a 1D adaptive max pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_max_pool1d)
+    _fn = _functional("adaptive_max_pool1d")
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Apply a 2D adaptive max pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_max_pool2d)
+    _fn = _functional("adaptive_max_pool2d")
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Apply a 3D adaptive max pooling over an input signal."""
 
-    _fn = staticmethod(F.adaptive_max_pool3d)
+    _fn = _functional("adaptive_max_pool3d")
 
 
 class _LPPoolNd(Module):
@@ -291,16 +291,16 @@ class _LPPoolNd(Module):
 class LPPool1d(_LPPoolNd):
     """Apply a 1D power-average pooling over an input signal."""
 
-    _fn = staticmethod(F.lp_pool1d)
+    _fn = _functional("lp_pool1d")
 
 
 class LPPool2d(_LPPoolNd):
     """Apply a 2D power-average pooling over an input signal."""
 
-    _fn = staticmethod(F.lp_pool2d)
+    _fn = _functional("lp_pool2d")
 
 
 class LPPool3d(_LPPoolNd):
     """Apply a 3D power-average pooling over an input signal."""
 
-    _fn = staticmethod(F.lp_pool3d)
+    _fn = _functional("lp_pool3d")

@@ -25,6 +25,25 @@ _triple = _ntuple(3, "_triple")
 _quadruple = _ntuple(4, "_quadruple")
 
 
+class _functional:
+    """``_fn = _functional("max_pool2d")``: a layer's ``nn.functional`` function, looked up in
+    ``nn.functional`` each time the layer runs, as torch's layers call ``F.max_pool2d``: a
+    function patched into ``nn.functional`` (FLOP counters, tracers) is the one that runs."""
+
+    __slots__ = ("name",)
+    module = None  # ember.nn.functional, once imported
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if _functional.module is None:
+            import ember.nn.functional
+
+            _functional.module = ember.nn.functional
+        return getattr(_functional.module, self.name)
+
+
 def _reverse_repeat_tuple(t, n: int) -> tuple:
     """Reverse ``t`` and repeat each element ``n`` times (conv padding to ``F.pad`` order)."""
     return tuple(x for x in reversed(t) for _ in range(n))
