@@ -131,6 +131,7 @@ globals().update(_CPU_TYPES)
 
 from ember.version import __version__  # noqa: E402  (torch's API level: 2.13.0+ember.<release>)
 from ember._standin import install_as_torch  # noqa: E402  (import torch -> ember)
+from ember._op_namespace import ops  # noqa: E402  (torch.ops.aten.<name>)
 
 
 def _check_tensor(fn: str, input) -> None:
