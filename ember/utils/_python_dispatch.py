@@ -2,8 +2,8 @@
 
 torch's ``TorchDispatchMode`` intercepts every ATen operator call below autograd. ember has no
 layer below its ops to intercept: the class exists so that libraries that define a mode import,
-and entering one raises, saying so (``torch.overrides.TorchFunctionMode``, one layer up,
-is ember's way to intercept calls).
+and entering one raises, saying so (a Tensor subclass's ``__torch_function__``, one layer
+up, is ember's way to intercept calls).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ __all__ = ["TorchDispatchMode", "_get_current_dispatch_mode"]
 
 _ABSENT = (
     "ember has no dispatcher below its ops, so TorchDispatchMode (torch's ATen-level "
-    "interception) cannot be entered; torch.overrides.TorchFunctionMode intercepts torch "
+    "interception) cannot be entered; a Tensor subclass's __torch_function__ intercepts torch "
     "function calls instead"
 )
 
