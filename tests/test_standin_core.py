@@ -72,3 +72,23 @@ def test_dispatch_mode_imports_and_says_it_is_absent():
     with pytest.raises(NotImplementedError, match="no dispatcher below its ops"):
         with Counter():
             pass
+
+
+def test_pytree_flatten_unflatten_map():
+    import collections
+
+    from ember.utils import _pytree as pytree
+
+    P = collections.namedtuple("P", "x y")
+    tree = [1, (2, 3), {"b": 4, "a": 5}, None, P(6, [7])]
+    leaves, spec = pytree.tree_flatten(tree)
+    assert leaves == [1, 2, 3, 4, 5, None, 6, 7]  # dicts in insertion order; None a leaf
+    assert spec.num_leaves == 8 and pytree.tree_unflatten(leaves, spec) == tree
+    assert pytree.tree_map(lambda v: v * 10, {"a": [1, 2], "b": (3,)}) == {
+        "a": [10, 20],
+        "b": (30,),
+    }
+    assert pytree.tree_map_only(int, str, [1, "x", 2.5]) == ["1", "x", 2.5]
+    assert type(pytree.tree_unflatten(range(8), spec)[4]) is P
+    with pytest.raises(ValueError, match="`leaves` has length 1 but the spec refers to a pytree"):
+        pytree.tree_unflatten([1], spec)
