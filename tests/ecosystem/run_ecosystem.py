@@ -1,0 +1,279 @@
+"""Run third-party PyTorch libraries on ember, each in a throwaway venv without torch.
+
+    python tests/ecosystem/run_ecosystem.py [--only einops,torchinfo] [--write]
+        [--suite LIB=DIR] [--workdir DIR] [--timeout SECONDS]
+
+For each library: a venv without torch gets the library (``pip install --no-deps``, so its
+``torch`` requirement pulls nothing), its other dependencies, numpy/ml_dtypes/pytest and this
+checkout of ember (``pip install -e . --no-deps``, which also installs the ember-as-torch.pth
+hook). Then, under ``python -m ember run``:
+
+- the library's own test suite, where its sdist (or wheel) ships one, or where ``--suite``
+  points at a checkout's test folder: ``python -m ember run -m pytest SUITE``;
+- the smoke check ``smoke/<lib>_smoke.py`` (the library's README example, with assertions).
+
+The baseline is the same suite and check with real torch, in a second venv that sees this
+interpreter's site-packages (torch 2.13 there). It prints ``library: passed/total (torch:
+passed/total)`` and, with ``--write``, puts the table into README.md and
+docs/guide/ecosystem.md between the ``ecosystem-table`` markers.
+
+Not part of the default test run: it downloads packages and takes minutes
+(tests/test_standin_ecosystem.py runs the smoke checks of the libraries installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+BASE = ["numpy>=2", "ml_dtypes", "pytest", "packaging"]
+START, END = "<!-- ecosystem-table:start -->", "<!-- ecosystem-table:end -->"
+
+
+@dataclasses.dataclass
+class Library:
+    name: str  # the PyPI name
+    smoke: str  # smoke/<smoke>_smoke.py
+    deps: tuple = ()  # its dependencies other than torch (installed normally)
+    no_deps: tuple = ()  # more torch-dependent packages it needs, installed --no-deps
+    suite: str | None = None  # the tests' folder inside its sdist, when it ships them
+    pytest_args: tuple = ()
+
+
+LIBRARIES = [
+    Library("einops", "einops"),
+    Library("torchinfo", "torchinfo"),
+    Library("thop", "thop"),
+    Library("torchsummary", "torchsummary"),
+    Library("torchviz", "torchviz", deps=("graphviz",), suite="test/test.py"),
+    Library("ptflops", "ptflops"),
+    Library(
+        "skorch",
+        "skorch",
+        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky"),
+        suite="skorch/tests",
+        # its GPU, Hugging Face hub and LLM tests need a GPU or the network
+        pytest_args=("-k", "not cuda and not hf and not llm", "-p", "no:randomly"),
+    ),
+    Library(
+        "pytorch-lightning",
+        "lightning",
+        deps=("lightning-utilities", "fsspec", "pyyaml", "tqdm", "typing-extensions"),
+        no_deps=("torchmetrics",),
+    ),
+]
+
+
+def _run(cmd, timeout=None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def _venv(path: pathlib.Path, with_torch: bool, lib: Library) -> pathlib.Path:
+    """A venv for ``lib``; with_torch: it sees this interpreter's site-packages (real torch)."""
+    python = path / "bin" / "python"
+    if python.exists():
+        return python
+    cmd = [sys.executable, "-m", "venv", str(path)]
+    if with_torch:
+        cmd.insert(3, "--system-site-packages")
+    subprocess.run(cmd, check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, *BASE, *lib.deps], check=True)
+    subprocess.run([*pip, "--no-deps", lib.name, *lib.no_deps], check=True)
+    if not with_torch:
+        subprocess.run([*pip, "--no-deps", "-e", str(ROOT)], check=True)
+    return python
+
+
+def _suite(lib: Library, workdir: pathlib.Path, override: dict) -> pathlib.Path | None:
+    """The library's test folder: --suite's, else the one its sdist or wheel ships."""
+    if lib.name in override:
+        return pathlib.Path(override[lib.name])
+    if lib.suite is None:
+        return None
+    dest = workdir / "src" / lib.name
+    if not dest.exists():
+        dl = workdir / "dl" / lib.name
+        r = _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                lib.name,
+                "-d",
+                str(dl),
+            ]
+        )
+        if r.returncode != 0:
+            _run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    lib.name,
+                    "-d",
+                    str(dl),
+                ]
+            )
+        (archive,) = list(dl.iterdir())
+        dest.mkdir(parents=True)
+        if archive.suffix == ".whl":
+            zipfile.ZipFile(archive).extractall(dest)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(dest, filter="data")
+            (top,) = list(dest.iterdir())
+            for item in top.iterdir():
+                item.rename(dest / item.name)
+            top.rmdir()
+    folder = dest / lib.suite
+    return folder if folder.exists() else None
+
+
+def _pytest(python, suite: pathlib.Path, lib: Library, ember: bool, timeout: int):
+    """(passed, failed+errors, skipped) of the suite, from its JUnit XML report."""
+    report = suite.parent / f".report-{'ember' if ember else 'torch'}.xml"
+    runner = ["-m", "ember", "run", "-m", "pytest"] if ember else ["-m", "pytest"]
+    cmd = [
+        str(python),
+        *runner,
+        str(suite),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={report}",
+        "-o",
+        "addopts=",  # a suite's own options may name plugins (coverage) not installed here
+        *lib.pytest_args,
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EMBER_AS_TORCH")}
+    try:
+        r = _run(cmd, timeout=timeout, cwd=suite.parent, env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    report.with_suffix(".log").write_text(r.stdout + r.stderr)
+    if not report.exists():
+        print(f"  {lib.name}: no report; pytest said:\n{r.stdout[-2000:]}", file=sys.stderr)
+        return None
+    passed = failed = skipped = 0
+    for case in ET.parse(report).getroot().iter("testcase"):
+        tags = {child.tag for child in case}
+        if tags & {"failure", "error"}:
+            failed += 1
+        elif "skipped" in tags:
+            skipped += 1
+        else:
+            passed += 1
+    return passed, failed, skipped
+
+
+def _smoke(python, lib: Library, ember: bool) -> bool:
+    script = HERE / "smoke" / f"{lib.smoke}_smoke.py"
+    runner = ["-m", "ember", "run"] if ember else []
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EMBER_AS_TORCH")}
+    r = _run([str(python), *runner, str(script)], timeout=600, cwd=script.parent, env=env)
+    if r.returncode != 0:
+        print(
+            f"  {lib.name} smoke ({'ember' if ember else 'torch'}) failed:\n"
+            + "\n".join(r.stderr.strip().splitlines()[-6:]),
+            file=sys.stderr,
+        )
+    return r.returncode == 0
+
+
+def _fmt(result) -> str:
+    if result is None:
+        return "did not finish"
+    passed, failed, skipped = result
+    note = f", {skipped} skipped" if skipped else ""
+    return f"{passed}/{passed + failed}{note}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated PyPI names")
+    ap.add_argument("--write", action="store_true", help="update README.md and the guide")
+    ap.add_argument("--suite", action="append", default=[], help="LIB=DIR: a test folder")
+    ap.add_argument("--workdir", help="keep venvs and sources here (default: a temp dir)")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per suite run")
+    ap.add_argument("--no-torch", action="store_true", help="skip the real-torch baseline")
+    args = ap.parse_args(argv)
+    override = dict(s.split("=", 1) for s in args.suite)
+    wanted = set(args.only.split(",")) if args.only else None
+    libs = [lib for lib in LIBRARIES if wanted is None or lib.name in wanted]
+    workdir = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="ember-eco-"))
+    has_torch = not args.no_torch and _run([sys.executable, "-c", "import torch"]).returncode == 0
+    rows = []
+    for lib in libs:
+        print(f"== {lib.name}", file=sys.stderr)
+        ember_py = _venv(workdir / "venv" / lib.name / "ember", False, lib)
+        torch_py = _venv(workdir / "venv" / lib.name / "torch", True, lib) if has_torch else None
+        suite = _suite(lib, workdir, override)
+        row = {"name": lib.name, "suite": "not shipped", "torch_suite": "-"}
+        if suite is not None:
+            row["suite"] = _fmt(_pytest(ember_py, suite, lib, True, args.timeout))
+            if torch_py is not None:
+                row["torch_suite"] = _fmt(_pytest(torch_py, suite, lib, False, args.timeout))
+        row["smoke"] = "ok" if _smoke(ember_py, lib, True) else "FAIL"
+        row["torch_smoke"] = (
+            "-" if torch_py is None else ("ok" if _smoke(torch_py, lib, False) else "FAIL")
+        )
+        print(
+            f"{lib.name}: {row['suite']} (torch: {row['torch_suite']}); "
+            f"README example: {row['smoke']} (torch: {row['torch_smoke']})"
+        )
+        rows.append(row)
+    if args.write:
+        _write(rows)
+    if args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def _write(rows) -> None:
+    lines = [
+        "| library | its test suite on ember | on torch 2.13 | README example on ember "
+        "| on torch |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['suite']} | {r['torch_suite']} | {r['smoke']} | "
+            f"{r['torch_smoke']} |"
+        )
+    table = "\n".join(lines)
+    for path in (ROOT / "README.md", ROOT / "docs" / "guide" / "ecosystem.md"):
+        text = path.read_text()
+        if START not in text:
+            continue
+        new = re.sub(
+            re.escape(START) + ".*?" + re.escape(END),
+            lambda m: f"{START}\n{table}\n{END}",
+            text,
+            flags=re.S,
+        )
+        path.write_text(new)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
