@@ -65,6 +65,17 @@ class _AliasLoader(importlib.abc.Loader):
     def create_module(self, spec):
         return self._module
 
+    # runpy (``python -m torch.distributed.run`` under the stand-in) runs a module's code
+    # afresh as __main__: it asks the loader for that code, which is ember's module's
+    def get_code(self, fullname):
+        return self._spec.loader.get_code(self._spec.name)
+
+    def is_package(self, fullname) -> bool:
+        return self._spec.submodule_search_locations is not None
+
+    def get_source(self, fullname):
+        return self._spec.loader.get_source(self._spec.name)
+
     def exec_module(self, module) -> None:
         # the import system stamped the alias spec on the shared module object; ember's own
         # spec goes back so that reload() and pickling by module name keep meaning ember
@@ -111,9 +122,11 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder):
             module = _module_attribute(name)
             if module is None:
                 raise _missing(fullname) from None
+        own = getattr(module, "__spec__", None)
         return importlib.machinery.ModuleSpec(
             fullname,
             _AliasLoader(module),
+            origin=getattr(own, "origin", None),  # (runpy's sys.argv[0])
             is_package=hasattr(module, "__path__"),
         )
 

@@ -211,3 +211,21 @@ def test_install_after_real_torch_is_a_clear_error(tmp_path):
     )
     r = _run(["-c", code], env, cwd=tmp_path)
     assert "must run before anything imports torch" in r.stdout
+
+
+def test_distributed_run_ranks_inherit_the_stand_in(env, tmp_path):
+    # python -m torch.distributed.run under the stand-in is ember's launcher, run as __main__;
+    # its rank processes start afresh and get ember through the hook
+    prog = _script(
+        tmp_path,
+        """
+        import os, sys, torch
+        print("RANK", os.environ["RANK"], sys.modules["torch"] is sys.modules["ember"])
+        """,
+    )
+    args = ["-m", "ember", "run", "-m", "torch.distributed.run", "--nproc-per-node", "2", prog]
+    r = _run(args, env, cwd=tmp_path)
+    assert sorted(line for line in r.stdout.splitlines() if line.startswith("RANK")) == [
+        "RANK 0 True",
+        "RANK 1 True",
+    ]
