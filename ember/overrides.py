@@ -345,6 +345,7 @@ def _public(fn, public_name: str, reported: str | None = None):
     ``"torch.Tensor.add"``): arguments that override ``__torch_function__`` get it called with
     the wrapper (or the Tensor method named ``reported``) as ``func``; otherwise ``fn`` runs."""
     operator = public_name.endswith("__")
+    native = not public_name.startswith("torch.nn.functional.")
 
     def public(*args, **kwargs):
         # the common case first: plain tensors and numbers, no keywords
@@ -355,6 +356,9 @@ def _public(fn, public_name: str, reported: str | None = None):
                     break
             else:
                 return fn(*args)
+        elif native and "axis" in kwargs and _takes_dim(fn) and "dim" not in kwargs:
+            # torch's C++ functions take NumPy's ``axis`` for ``dim`` (torch.cat(xs, axis=1))
+            kwargs["dim"] = kwargs.pop("axis")
         overloaded = _overloaded_args(args, kwargs)
         if overloaded is None or _TLS.disabled:
             return fn(*args, **kwargs)
@@ -381,8 +385,25 @@ def _public(fn, public_name: str, reported: str | None = None):
         public.__module__, public.__qualname__ = "ember" + module[len("torch") :], name
     public._torch_name = public_name
     # torch's C++ functions and Python ones (nn.functional) word "all declined" differently
-    public._native = not public_name.startswith("torch.nn.functional.")
+    public._native = native
     return public
+
+
+_TAKES_DIM: dict = {}
+
+
+def _takes_dim(fn) -> bool:
+    """Whether ``fn`` has a ``dim`` parameter and no ``axis`` one (looked up once per fn)."""
+    takes = _TAKES_DIM.get(fn)
+    if takes is None:
+        import inspect
+
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        takes = _TAKES_DIM[fn] = "dim" in params and "axis" not in params
+    return takes
 
 
 def _unwrap(fn):

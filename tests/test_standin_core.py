@@ -92,3 +92,12 @@ def test_pytree_flatten_unflatten_map():
     assert type(pytree.tree_unflatten(range(8), spec)[4]) is P
     with pytest.raises(ValueError, match="`leaves` has length 1 but the spec refers to a pytree"):
         pytree.tree_unflatten([1], spec)
+
+
+def test_torch_functions_take_numpy_axis_for_dim():
+    # torch's argument parser accepts axis= wherever a function takes dim= (skorch: cat)
+    x = ember.arange(6.0).reshape(2, 3)
+    assert ember.cat([x, x], axis=1).shape == (2, 6)
+    assert ember.sum(x, axis=0).tolist() == [3.0, 5.0, 7.0]
+    assert ember.argmax(x, axis=1).tolist() == [2, 2]
+    assert ember.stack([x, x], axis=0).shape == (2, 2, 3)
