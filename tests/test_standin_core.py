@@ -101,3 +101,13 @@ def test_torch_functions_take_numpy_axis_for_dim():
     assert ember.sum(x, axis=0).tolist() == [3.0, 5.0, 7.0]
     assert ember.argmax(x, axis=1).tolist() == [2, 2]
     assert ember.stack([x, x], axis=0).shape == (2, 2, 3)
+
+
+def test_sparse_coo_tensor_of_a_size_alone():
+    # torch's (size, *, dtype...) overload: an empty sparse tensor (skorch's to_tensor tests)
+    t = ember.sparse_coo_tensor(size=(5, 3))
+    assert t.shape == (5, 3) and t.dtype == ember.float32 and t._nnz() == 0
+    assert t.sparse_dim() == 2 and t._indices().dtype == ember.int64
+    assert ember.sparse_coo_tensor((2, 2), dtype=ember.float64).to_dense().tolist() == [[0, 0]] * 2
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        ember.sparse_coo_tensor()

@@ -569,8 +569,8 @@ def _as_tensor(x, dtype=None) -> Tensor:
 
 
 def sparse_coo_tensor(
-    indices,
-    values,
+    indices=None,
+    values=None,
     size=None,
     *,
     dtype: D.dtype | None = None,
@@ -584,6 +584,16 @@ def sparse_coo_tensor(
     ``values`` (nnz x dense dims), of ``size`` (inferred from the indices if omitted)."""
     if device is not None and str(device).split(":")[0] != "cpu":
         raise RuntimeError(f"ember sparse tensors live on the cpu, not {device}")
+    if values is None:  # torch's third overload: sparse_coo_tensor(size), no elements
+        size = indices if size is None else size
+        if size is None or indices is not None and size is not indices:
+            raise TypeError(
+                "sparse_coo_tensor() received an invalid combination of arguments - expected "
+                "(indices, values, size=None, ...) or (size, ...)"
+            )
+        size = tuple(builtins.int(n) for n in size)
+        indices = np.zeros((len(size), 0), np.int64)
+        values = np.zeros(0, (dtype or D.get_default_dtype()).np)
     ind = _as_tensor(indices)
     vals = _as_tensor(values, dtype)
     idx = np.asarray(ind.detach().numpy())
