@@ -2,11 +2,11 @@
 
 A script that trains for a while and prints its numbers depends on the last bit of every BLAS
 result, and those bits differ between machines and BLAS kernels (a coefficient that rounds to
-zero prints as ``-0.0000`` on one machine and ``0.0000`` on another). ``same_printed`` compares
-everything that is not a floating-point literal character for character (the spaces before a
-literal aside, since tensor printing pads columns to the widest number) and the literals numerically: two
-units of their last printed digit, or a relative 1e-4, whichever is larger. Integers compare
-exactly. Outputs that are equal as text are, of course, equal.
+zero prints as ``-0.0000`` on one machine and ``0.0000`` on another). ``assert_same_printed``
+compares everything that is not a floating-point literal character for character (the spaces
+before a literal aside: tensor printing pads columns to the widest number) and the literals
+numerically: two units of their last printed digit, or a relative 1e-4, whichever is larger.
+Integers compare exactly.
 """
 
 from __future__ import annotations
