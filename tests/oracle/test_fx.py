@@ -698,11 +698,12 @@ def test_replace_pattern_replaces_every_match():
 
         return M()
 
-    codes = []
-    for lib in (ember, torch):
+    def rewrite(lib):
         gm = lib.fx.symbolic_trace(program(lib))
         matches = lib.fx.replace_pattern(
             gm, lambda x, w: lib.cat([x, w]).sum(), lambda x, w: lib.stack([x, w])
         )
-        codes.append((len(matches), gm.code))
-    assert codes[0] == codes[1] and codes[0][0] == 2
+        return len(matches), gm.code
+
+    got, want = rewrite(ember), rewrite(torch)
+    assert got == want and got[0] == 2
