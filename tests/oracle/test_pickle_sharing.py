@@ -29,8 +29,11 @@ m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
 m[1].weight = m[0].weight
 m2 = copy.deepcopy(m); print(m2[1].weight is m2[0].weight, type(m2[0].weight).__name__)
 m3 = pickle.loads(pickle.dumps(m)); print(m3[1].weight is m3[0].weight, len(list(m3.parameters())))
-p = torch.nn.Parameter(torch.ones(2)); q = pickle.loads(pickle.dumps([p, p])); print(q[0] is q[1], type(q[0]).__name__, q[0].requires_grad)
-p2 = torch.nn.Parameter(torch.ones(2), requires_grad=False); print(copy.deepcopy(p2).requires_grad, pickle.loads(pickle.dumps(p2)).requires_grad)
+p = torch.nn.Parameter(torch.ones(2))
+q = pickle.loads(pickle.dumps([p, p]))
+print(q[0] is q[1], type(q[0]).__name__, q[0].requires_grad)
+p2 = torch.nn.Parameter(torch.ones(2), requires_grad=False)
+print(copy.deepcopy(p2).requires_grad, pickle.loads(pickle.dumps(p2)).requires_grad)
 t = torch.ones(4); v1, v2 = t[:2], t[2:]
 r = pickle.loads(pickle.dumps([v1, v2])); r[0][0] = 5; print(r[1], r[0].untyped_storage().nbytes())
 r = copy.deepcopy([v1, v2]); r[0][0] = 5; print(r, r[0].untyped_storage().nbytes())
