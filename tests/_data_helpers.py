@@ -336,10 +336,11 @@ def child_send_new(q_in, q_out, n: int) -> None:
 
 
 class WaitForDataset:
-    """Index ``waiter`` blocks (up to 30 s) until index ``signal_index`` has been read, in any
-    process: the batch holding ``waiter`` is ready only after the one holding ``signal_index``."""
+    """Index ``waiter`` blocks (up to 30 s) until the file ``path`` exists. Reading index
+    ``signal_index`` creates it, in any process; with ``signal_index=None`` the test creates it
+    itself (for instance once the main process has received another batch)."""
 
-    def __init__(self, n: int, waiter: int, signal_index: int, path: str):
+    def __init__(self, n: int, waiter: int, signal_index: int | None, path: str):
         self.n, self.waiter, self.signal_index, self.path = n, waiter, signal_index, path
 
     def __len__(self) -> int:
@@ -353,5 +354,4 @@ class WaitForDataset:
             end = time.monotonic() + 30
             while not os.path.exists(self.path) and time.monotonic() < end:
                 time.sleep(0.01)
-            time.sleep(0.05)  # and let that batch reach the main process first
         return i

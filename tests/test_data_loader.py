@@ -3,6 +3,7 @@ worker info, failures, shutdown). Every test checks that no worker process is le
 
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -185,11 +186,16 @@ def test_workers_round_robin_and_pids():
 
 
 def test_in_order_false_returns_every_batch(tmp_path):
-    # batch 0 (worker 0) waits until batch 1 (worker 1) was read: out of order it comes second
-    ds = WaitForDataset(12, waiter=0, signal_index=2, path=str(tmp_path / "batch1"))
-    got = [b.tolist() for b in DataLoader(ds, batch_size=2, num_workers=2, in_order=False)]
+    # batch 0 (worker 0) is held back until the main process has received another batch: out
+    # of order, that other batch comes first and batch 0 later (no clock involved)
+    release = tmp_path / "received"
+    ds = WaitForDataset(12, waiter=0, signal_index=None, path=str(release))
+    got = []
+    for b in DataLoader(ds, batch_size=2, num_workers=2, in_order=False):
+        got.append(b.tolist())
+        release.touch()
     assert sorted(i for b in got for i in b) == list(range(12))
-    assert got[0] == [2, 3] and got.index([0, 1]) > 0
+    assert got[0] == [2, 3] and got.index([0, 1]) > 0  # worker 1 answered first
     ds = WaitForDataset(12, waiter=0, signal_index=2, path=str(tmp_path / "again"))
     got = [b.tolist() for b in DataLoader(ds, batch_size=2, num_workers=2)]
     assert got[:2] == [[0, 1], [2, 3]]  # in order, it waits
@@ -388,11 +394,21 @@ def test_deleting_loader_stops_persistent_workers():
 
 
 def test_keyboard_interrupt_in_main_loop():
+    # Ctrl-C as the main thread sees it. The signal is sent to the main thread itself: sent to
+    # the process, it may land on another thread (pytest-xdist's I/O thread), and the main
+    # thread then raises KeyboardInterrupt wherever it happens to be next, possibly inside a
+    # __del__ that swallows it. Sent to the main thread, it is raised as pthread_kill returns.
     loader = DataLoader(RangeDataset(100), batch_size=2, num_workers=2)
+    it = iter(loader)
+    workers = list(it._workers)
     with pytest.raises(KeyboardInterrupt):
-        for i, _ in enumerate(loader):
+        for i, _ in enumerate(it):
             if i == 2:
-                os.kill(os.getpid(), signal.SIGINT)
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    del it
+    for w in workers:  # the interrupted iterator shut its workers down
+        w.join(10)
+        assert not w.is_alive()
 
 
 def test_ctrl_c_reaching_a_worker_does_not_break_it():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.printed import assert_same_printed
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "examples" / "autograd_walkthrough.py"
 IMPORT = "import ember as torch\n"
@@ -42,4 +44,4 @@ def test_same_output_as_torch(ember_stdout, tmp_path):
     torch_script = tmp_path / "autograd_walkthrough_torch.py"
     torch_script.write_text(SCRIPT.read_text().replace(IMPORT, "import torch\n"))
     torch_stdout = _run(torch_script)
-    assert ember_stdout.splitlines() == torch_stdout.splitlines()
+    assert_same_printed(ember_stdout, torch_stdout)

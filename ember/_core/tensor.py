@@ -628,11 +628,14 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         # plain pickling and copy.copy: the whole storage with this tensor's offset and strides,
-        # as torch; no graph (a non-leaf pickles as a leaf without requires_grad history)
+        # as torch; no graph (a non-leaf pickles as a leaf without requires_grad history). The
+        # storage goes as a fresh array object each time, so pickle's memo does not tie two
+        # tensors of one storage together: torch's pickles do not share storage either
+        # (torch.save and deepcopy do)
         a = self._data
         owner = owner_of(a)
         offset = _ptr(a) - _ptr(owner)
-        args = (owner, offset, a.shape, a.strides, a.dtype, self._requires_grad, type(self))
+        args = (owner.view(), offset, a.shape, a.strides, a.dtype, self._requires_grad, type(self))
         return (_rebuild_strided, args, self._user_dict() or None)
 
     def __setstate__(self, state) -> None:

@@ -373,15 +373,16 @@ def scalar_value(value, dt: D.dtype):
     torch's errors when it does not fit (ints wrap into uint8 down to -255, as torch)."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 1 << 64:
+            raise OverflowError("int too big to convert")
+        if value < -(1 << 63):
+            raise OverflowError("can't convert negative int to unsigned")
     if dt is D.bool:
         return np.bool_(value != 0)
     if isinstance(value, bool):
         return dt.np.type(value)
     if isinstance(value, int):
-        if value >= 1 << 64:
-            raise OverflowError("int too big to convert")
-        if value < -(1 << 63):
-            raise OverflowError("can't convert negative int to unsigned")
         if dt.is_floating_point or dt.is_complex:
             return dt.np.type(float(value))
         if dt is D.uint8:

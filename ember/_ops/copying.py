@@ -69,11 +69,19 @@ def _cast_operand(x, dt):
     if isinstance(x, Tensor):
         return x if x.dtype is dt else x.to(dt)
     from ember._core.tensor import _wrap
+    from ember._ops.convert import scalar_value
 
-    return _wrap(np.asarray(x, dtype=dt.np))
+    return _wrap(np.asarray(scalar_value(x, dt)))
 
 
-expose(where)
+def _where_method(self, condition, other):
+    """``Tensor.where(condition, y)`` is ``torch.where(condition, self, y)``."""
+    return where(condition, self, other)
+
+
+_where_method.__name__ = "where"
+expose(where, method=False)
+expose(_where_method, name="where", function=False)
 
 
 def check_memory_format(ndim: int, memory_format) -> None:

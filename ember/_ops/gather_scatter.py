@@ -15,6 +15,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap, wrap_dim
+from ember._ops.convert import scalar_value
 from ember._ops.reduce import check_out, out_dtype_error, write_out
 from ember._ops.registry import (
     AUTOCAST,
@@ -521,7 +522,10 @@ def _index_fill_args(fn, input, dim, index, value):
                 f"{fn} only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        if not input.dtype.is_floating_point:
+            _check_fill_value(value.item(), input.dtype)
         return _index_fill_t, (input, index, value), {"dim": dim}
+    _check_fill_value(value, input.dtype)
     return _index_fill, (input, index), {"dim": dim, "value": value}
 
 
@@ -581,8 +585,16 @@ def _fill_args(fn, input, mask, value):
                 f"{fn} only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        if not input.dtype.is_floating_point:
+            _check_fill_value(value.item(), input.dtype)
         return _masked_fill_t, (input, mask, value), {}
+    _check_fill_value(value, input.dtype)
     return _masked_fill, (input, mask), {"value": value}
+
+
+def _check_fill_value(value, dt) -> None:
+    # torch converts the fill value to the tensor's dtype, raising when it does not fit
+    scalar_value(value, dt)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:

@@ -656,9 +656,15 @@ def _float_int_pow_check(x, e):
         isinstance(x, Tensor)
         and not (x.dtype.is_floating_point or x.dtype.is_complex)
         and type(e) is int
-        and e < 0
     ):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if e < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        from ember._ops.convert import scalar_value
+
+        # torch reads the exponent as an int64, then converts it to the base's dtype
+        e = scalar_value(e, D.int64).item()
+        if x.dtype is not D.bool:
+            scalar_value(e, x.dtype)
 
 
 def pow(input, exponent, *, out: Tensor | None = None):  # noqa: A001 - torch.pow

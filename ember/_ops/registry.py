@@ -214,6 +214,25 @@ def _plain_scalar(x):
     )
 
 
+_INT_RANGE: dict = {}  # NumPy integer dtype -> (min, max)
+
+
+def _integer_operand(x: int, npdt):
+    """A Python int as an operand of an integer tensor's op: torch converts it to the tensor's
+    dtype as C does, wrapping modulo 2**bits (``int8 + 1000`` adds -24); NumPy 2 would raise
+    OverflowError instead."""
+    lo, hi = _INT_RANGE.get(npdt) or _INT_RANGE.setdefault(
+        npdt, (int(np.iinfo(npdt).min), int(np.iinfo(npdt).max))
+    )
+    if lo <= x <= hi:
+        return x
+    if x >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    if x < -(1 << 63):
+        raise OverflowError("can't convert negative int to unsigned")
+    return np.array(x & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(npdt)[()]
+
+
 def result_dtype(inputs) -> D.dtype:
     """Return torch's result dtype for a mix of Tensors and Python scalars."""
     dims, zeros, scalars = [], [], []
@@ -257,7 +276,11 @@ def _promoted_arrays(inputs, policy):
             arrays.append(int(x))
         elif type(x) in _SCALARS:
             # NumPy treats Python scalars as weak, but ml_dtypes' bfloat16 does not
-            arrays.append(npdt.type(x) if dt is D.bfloat16 else x)
+            if dt is D.bfloat16:
+                x = npdt.type(x)
+            elif type(x) is int and npdt.kind in "iu":
+                x = _integer_operand(x, npdt)
+            arrays.append(x)
         else:
             arrays.append(_plain_scalar(x))
     return dt, arrays

@@ -435,13 +435,12 @@ def multinomial(
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
-def _sampler(name: str, grad_fn: str, sample, logical_order=lambda: False):
+def _sampler(name: str, grad_fn: str, sample):
     """An in-place filler op: ``sample(shape, x, **params)`` draws in C order of ``shape``;
-    a permuted ``x`` gets its samples in memory order, as torch's kernels write them (unless
-    ``logical_order()``: the kernel fills a contiguous buffer and copies it over)."""
+    a permuted ``x`` gets its samples in memory order, as torch's kernels write them."""
 
     def fill(x, **params):
-        order = None if logical_order() else _torch_rng.fill_order(x)
+        order = _torch_rng.fill_order(x)
         if order is None:
             return sample(x.shape, x, **params)
         drawn = sample(tuple(x.shape[i] for i in order), x, **params)
@@ -472,7 +471,6 @@ _bernoulli_f_op = _sampler(
     "bernoulli_",
     "BernoulliBackward2",
     lambda sh, x, gen, p: gen._bernoulli(p, sh, x.dtype),
-    lambda: _torch_rng.INTEL_CPU,  # (MKL's sampler writes a contiguous buffer)
 )
 _exponential_op = _sampler(
     "exponential_",

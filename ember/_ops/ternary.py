@@ -11,6 +11,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.convert import scalar_value
 from ember._ops.pointwise import (
     _cast,
     _conj,
@@ -158,17 +159,26 @@ def _clamp_plan(name, input, lo, hi, inplace=False):
     if inplace and not D.can_cast(dt, input.dtype):
         raise RuntimeError(
             f"result type {D.scalar_type_name(dt)} can't be cast to the desired output type "
-            f"{D.scalar_type_name(input.dtype)}"
+            # (torch names bool in lower case in this message)
+            f"{'bool' if input.dtype is D.bool else D.scalar_type_name(input.dtype)}"
         )
     if tensors:
         args = tuple(None if t is None else _cast(t, dt) for t in (input, lo, hi))
         return _clamp_tensor, args, _EMPTY
     params = {}
     if lo is not None:
-        params["min"] = lo
+        params["min"] = _bound_value(lo, dt)
     if hi is not None:
-        params["max"] = hi
+        params["max"] = _bound_value(hi, dt)
     return _clamp_scalar, (_cast(input, dt),), params
+
+
+def _bound_value(b, dt):
+    # an integer tensor's bound is converted to its dtype as torch converts it: raising when it
+    # does not fit (uint8 wraps down to -255); float bounds were promoted to a float dtype
+    if dt.is_floating_point or dt.is_complex or dt is D.bool:
+        return b
+    return scalar_value(b, dt).item()
 
 
 _NUMBERS = (float, int, type(None))

@@ -165,8 +165,15 @@ def unravel_index(indices, shape) -> tuple:
     return (res % ember.tensor(shape, dtype=ember.int64)).unbind(-1)
 
 
+def _assert(condition, message: str) -> None:
+    """A wrapper around Python's assert which is symbolically traceable (``torch._assert``)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 expose(isin, method=False)
 expose(unravel_index, method=False)
+expose(_assert, method=False)
 
 
 # --- integration, vander ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ember._ops.torch_utilities import _assert
 from ember.fx.graph import Graph
 from ember.fx.node import Argument, has_side_effect, map_aggregate
 from ember.fx.proxy import ParameterProxy, Proxy, TracerBase, _wrapper_to_orig
@@ -631,11 +632,7 @@ def symbolic_trace(root, concrete_args: dict[str, Any] | None = None):
     return GraphModule(tracer.root, graph, name)
 
 
-@has_side_effect
-def _assert(condition: Any, message: str) -> None:
-    """``torch._assert``: raise AssertionError(message) unless ``condition``."""
-    if not condition:
-        raise AssertionError(message)
+has_side_effect(_assert)  # (torch._assert: traced calls are kept by dead code elimination)
 
 
 @wrap

@@ -519,7 +519,7 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
     maybe_return_annotation = [""]
 
     def add_global(name_hint: str, obj: Any) -> str:
-        if name_hint.startswith("ember.") and not isinstance(obj, type):
+        if name_hint.startswith(("torch.", "ember.")) and not isinstance(obj, type):
             return name_hint
         global_name = namespace.create_name(name_hint, obj)
         if global_name in globals_:

@@ -151,7 +151,7 @@ class GraphModule(Module):
         """Return (and print) the generated code as a class definition."""
         module_code = self._graph.python_code(root_module="self", verbose=True).src
         module_code = module_code.lstrip("\n")
-        module_code = f"class {self._get_name()}(ember.nn.Module):\n" + module_code
+        module_code = f"class {self._get_name()}(torch.nn.Module):\n" + module_code
         module_code = _addindent(module_code, 4)
         submodule_code_list = [""]
         for _, submodule in self.named_children():

@@ -22,7 +22,9 @@ def has_side_effect(fn: Callable) -> Callable:
 
 
 def _public_names() -> dict:
-    """id(function) -> its public name (``ember.relu``, ``ember.nn.functional.relu``)."""
+    """id(function) -> its public name as torch spells it (``torch.relu``,
+    ``torch.nn.functional.relu``): generated code and node targets read as torch's, and code
+    that compares a target's qualified name with ``"torch.relu"`` keeps working."""
     global _PUBLIC_NAMES
     if _PUBLIC_NAMES is None:
         import ember
@@ -34,11 +36,11 @@ def _public_names() -> dict:
         names: dict = {}
         # later modules do not override earlier ones: torch.conv2d wins over F.conv2d
         for mod, prefix in (
-            (ember, "ember"),
-            (ember.nn.functional, "ember.nn.functional"),
-            (ember.linalg, "ember.linalg"),
-            (ember.fft, "ember.fft"),
-            (ember.special, "ember.special"),
+            (ember, "torch"),
+            (ember.nn.functional, "torch.nn.functional"),
+            (ember.linalg, "torch.linalg"),
+            (ember.fft, "torch.fft"),
+            (ember.special, "torch.special"),
         ):
             for name, value in vars(mod).items():
                 if name.startswith("__") or isinstance(value, (type, types.ModuleType)):
@@ -63,7 +65,8 @@ def _refresh_public_names() -> None:
 
 
 def _get_qualified_name(func: Callable) -> str:
-    """Return the dotted name code can use to reach ``func`` (``ember.relu``, ``operator.add``)."""
+    """Return the dotted name code can use to reach ``func`` (``torch.relu``, ``operator.add``;
+    generated code binds ``torch`` to ember)."""
     name = func.__name__
     if getattr(builtins, name, None) is func:
         return name
@@ -73,7 +76,7 @@ def _get_qualified_name(func: Callable) -> str:
     from ember._core.tensor import Tensor
 
     if getattr(Tensor, name, None) is func:
-        return f"ember.Tensor.{name}"
+        return f"torch.Tensor.{name}"
     if name == "<lambda>":
         import inspect
 

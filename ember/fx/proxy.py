@@ -244,9 +244,6 @@ class Proxy:
             "be recorded, please call torch.fx.wrap('len') at module scope"
         )
 
-    def __index__(self) -> int:
-        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
-
 
 class Attribute(Proxy):
     """``proxy.attr``: becomes a ``getattr`` node when used, a method call when called."""

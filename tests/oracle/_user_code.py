@@ -23,6 +23,7 @@ import numpy as np
 
 import ember
 from tests.oracle.helper import torch
+from tests.printed import assert_same_printed
 
 _ADDR = re.compile(r"0x[0-9a-f]+")
 
@@ -57,8 +58,9 @@ def run_snippet(lib, src: str) -> str:
 
 
 def check_snippet(src: str) -> str:
-    """Assert that ``src`` prints the same under torch and ember; return the output."""
+    """Assert that ``src`` prints the same under torch and ember (floats within rounding:
+    ``tests/printed.py``); return the output."""
     want = run_snippet(torch, src)
     got = run_snippet(ember, src)
-    assert got == want, f"torch printed:\n{want}\nember printed:\n{got}"
+    assert_same_printed(got, want)
     return got

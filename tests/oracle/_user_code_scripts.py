@@ -13,6 +13,7 @@ from pathlib import Path
 import ember
 from tests.oracle._user_code import run_snippet
 from tests.oracle.helper import torch
+from tests.printed import assert_same_printed
 
 SCRIPTS = Path(__file__).parent / "user_code_scripts"
 
@@ -28,9 +29,10 @@ def script_source(name: str, tmp: Path) -> str:
 
 
 def check_script(name: str, tmp: Path) -> None:
-    """Assert that script ``name`` prints the same under torch and ember."""
+    """Assert that script ``name`` prints the same under torch and ember (floats within
+    rounding: ``tests/printed.py``)."""
     (tmp / "torch").mkdir()
     (tmp / "ember").mkdir()
     want = run_snippet(torch, script_source(name, tmp / "torch"))
     got = run_snippet(ember, script_source(name, tmp / "ember"))
-    assert got == want, f"torch printed:\n{want}\nember printed:\n{got}"
+    assert_same_printed(got, want)

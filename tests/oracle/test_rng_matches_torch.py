@@ -2,9 +2,8 @@
 
 Integers, permutations, uniforms, Bernoulli masks and float32/half normals are bit for bit
 torch's (torch's float32 normals come from its AVX2 kernel, emulated step by step); float64
-normals of 16+ elements now and then differ in the last bit. On Intel CPUs torch draws
-scalar-p Bernoulli masks (dropout) with MKL: ember's reproduction of MKL's sampler is checked
-against values MKL itself gave, and the direct comparison with torch runs on other CPUs.
+normals of 16+ elements now and then differ in the last bit. Bernoulli masks (dropout) are
+torch's on Intel CPUs too: torch 2.13 draws them from the same stream there, MKL or not.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 
 import ember
-from ember import _torch_rng
 from tests.oracle.helper import torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="torch is not installed")
@@ -142,22 +140,6 @@ def test_within_a_few_ulps(name):
     np.testing.assert_allclose(e, t, rtol=2e-6, atol=2e-6)
 
 
-def test_mkl_bernoulli_reproduces_mkl():
-    from ember import _torch_rng
-
-    # viRngBernoulli(VSL_RNG_METHOD_BERNOULLI_ICDF) on a VSL_BRNG_MCG31 stream, as MKL 2026.2
-    # gave them (seed 123456789, p = 0.3), and MCG31's first uniforms for that seed
-    got = _torch_rng._mkl_bernoulli(123456789, 12, 0.3).astype(int).tolist()
-    assert got == [1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0]
-    x = _torch_rng._mkl_bernoulli(123456789, 5, 1.0)  # all below 1
-    assert x.all()
-    rate = _torch_rng._mkl_bernoulli(2**32 - 1, 100_000, 0.25).mean()
-    assert abs(rate - 0.25) < 0.01
-
-
-@pytest.mark.skipif(
-    _torch_rng.INTEL_CPU, reason="torch draws scalar-p Bernoulli masks with MKL on Intel"
-)
 def test_dropout_masks_and_scalar_bernoulli():
     e, t = _both(lambda L: L.nn.functional.dropout(L.ones(1000), 0.3))
     np.testing.assert_array_equal(e, t)
@@ -201,7 +183,7 @@ def test_data_pipeline_orders_match():
 
 
 def test_a_seeded_training_run_matches():
-    # same seed: same initial weights, same batches, same dropout masks (off Intel)
+    # same seed: same initial weights, same batches, same dropout masks
     losses = []
     for L in (ember, torch):
         L.manual_seed(0)
@@ -217,24 +199,3 @@ def test_a_seeded_training_run_matches():
             run.append(loss.item())
         losses.append(run)
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
-
-
-def test_mkl_path_fills_in_logical_order(monkeypatch):
-    from ember import _torch_rng
-
-    monkeypatch.setattr(_torch_rng, "INTEL_CPU", True)
-    masks = []
-    for x in (ember.ones(4, 3), ember.ones(3, 4).t()):
-        ember.manual_seed(0)
-        masks.append(ember.nn.functional.dropout(x, 0.5).numpy())
-        ember.manual_seed(0)
-        masks.append(ember.empty_like(x).copy_(x).bernoulli_(0.5).numpy())
-    np.testing.assert_array_equal(masks[0], masks[2])
-    np.testing.assert_array_equal(masks[1], masks[3])
-    ember.manual_seed(0)  # MKL's stream is seeded with one word of the generator
-    seed = int(_torch_rng.words32(ember.default_generator._bitgen, 1)[0])
-    ember.manual_seed(0)
-    expect = _torch_rng._mkl_bernoulli(seed, 12, 0.5).reshape(4, 3) / 0.5
-    np.testing.assert_array_equal(
-        ember.nn.functional.dropout(ember.ones(4, 3), 0.5).numpy(), expect
-    )

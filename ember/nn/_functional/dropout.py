@@ -40,10 +40,9 @@ def _noise(input: Tensor, p: float, feature: bool) -> np.ndarray:
     if feature:
         return gen._bernoulli(1.0 - p, shape[:2] + (1,) * (len(shape) - 2), dt)
     # torch's mask is empty_like(input): a permuted dense input's layout, filled in memory order
-    # (on Intel CPUs MKL fills a contiguous buffer that is copied over: logical order)
     a = input._data
     order = None
-    if _torch_rng.dense(a) and not _torch_rng.INTEL_CPU:
+    if _torch_rng.dense(a):
         order = _torch_rng.fill_order(a)
     if order is None:
         return gen._bernoulli(1.0 - p, shape, dt)
