@@ -488,20 +488,41 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
 
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
-    """Return ``(U, S, V)``, the ``q`` leading singular triplets of ``A - M``.
+    """Return ``(U, S, V)``, an estimate of the ``q`` leading singular triplets of ``A - M``.
 
-    torch estimates them with a randomized subspace iteration (``niter`` passes); ember
-    computes the truncated SVD exactly, the value torch's estimate approaches.
+    Randomized subspace iteration (Halko, Martinsson and Tropp, 2009, algorithms 4.4 and 5.1):
+    a Gaussian ``(n, q)`` test matrix drawn from the global generator spans a sample of the
+    range of ``A - M``; ``niter`` power passes sharpen it; the SVD of the small projection
+    gives the triplets. Tall and wide inputs are handled through the transpose, so the test
+    matrix is drawn for the shorter side, as torch draws it.
     """
+    em = _ember()
     q = 6 if q is None else q
-    X = A if M is None else A - M
-    U, S, Vh = _ember().linalg.svd(X, full_matrices=False)
-    return U[..., :q], S[..., :q], Vh.mH[..., :q]
+    niter = 2 if niter is None else niter
+    m, n = A.shape[-2:]
+    if m < n:
+        U, S, V = svd_lowrank(A.mT, q, niter, None if M is None else M.mT)
+        return V, S, U
+
+    def times(right):  # (A - M) @ right, without forming A - M
+        return A @ right if M is None else A @ right - M @ right
+
+    def adjoint_times(Q):  # (A - M)^H @ Q
+        return A.mH @ Q if M is None else A.mH @ Q - M.mH @ Q
+
+    test_matrix = em.randn(n, q, dtype=A.dtype)
+    Q = em.linalg.qr(times(test_matrix)).Q
+    for _ in range(niter):
+        Q = em.linalg.qr(adjoint_times(Q)).Q
+        Q = em.linalg.qr(times(Q)).Q
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M
+    U, S, Vh = em.linalg.svd(B, full_matrices=False)
+    return Q @ U, S, Vh.mH
 
 
 def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
     """Return ``(U, S, V)`` of the ``q`` leading principal components of ``A`` (rows are
-    samples): ``A - mean ~= U diag(S) V^T`` (an exact truncated SVD, see ``svd_lowrank``)."""
+    samples): ``A - mean ~= U diag(S) V^T``, estimated as ``svd_lowrank`` estimates it."""
     m, n = A.shape[-2:]
     if q is None:
         q = min(6, m, n)
