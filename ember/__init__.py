@@ -67,6 +67,7 @@ globals().update(_API)
 from ember import fft, linalg, return_types, serialization, special, testing, utils
 from ember._core.threads import get_num_threads, set_num_threads
 from ember.serialization import load, save
+from ember.serialization._stream import PyTorchFileReader, PyTorchFileWriter
 from ember.utils.dlpack import from_dlpack
 from ember import multiprocessing
 from ember import nn
@@ -82,6 +83,7 @@ from ember import accelerator, amp, backends, compiler, cpu, distributed, versio
 from ember import hub
 from ember import _dynamo
 from ember import jit, onnx
+from ember.jit import ScriptFunction, ScriptModule
 from ember import fx  # loads its submodules on first use
 from ember.amp.autocast_mode import (
     autocast,

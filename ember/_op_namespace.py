@@ -36,7 +36,38 @@ def _convolution(
     )
 
 
-_EXTRA = {"_convolution": _convolution}
+def _convolution_backward(
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+):
+    # the three gradients of a convolution, those ``output_mask`` asks for (else None)
+    import ember
+
+    with ember.enable_grad():
+        x = input.detach().requires_grad_(bool(output_mask[0]))
+        w = weight.detach().requires_grad_(bool(output_mask[1]))
+        with_bias = bias_sizes is not None and bool(output_mask[2])
+        b = ember.zeros(bias_sizes, dtype=weight.dtype, requires_grad=True) if with_bias else None
+        out = ember.convolution(
+            x, w, b, stride, padding, dilation, transposed, output_padding, groups
+        )
+        wanted = [t for t, m in zip((x, w, b), output_mask) if m and t is not None]
+        found = iter(ember.autograd.grad(out, wanted, grad_output) if wanted else ())
+    return tuple(
+        next(found) if m and t is not None else None for t, m in zip((x, w, b), output_mask)
+    )
+
+
+_EXTRA = {"_convolution": _convolution, "convolution_backward": _convolution_backward}
 
 
 def _resolve(name: str) -> Callable | None:

@@ -17,21 +17,30 @@ and tensor-valued properties (``T``, ``mT``, ``H``, ``mH``, ``real``, ``imag``, 
 called far more often, and ``torch.nn.functional``'s warnings name the caller's line (a wrapper
 frame would take its place), so those are wrapped only when the first Tensor subclass is
 defined or made (``_install``): a program that never subclasses pays nothing there. Functions
-torch lists as not overridable (factories, seeding, ``torch.save``...) are left alone. Not
-supported: ``TorchFunctionMode`` and ``__torch_dispatch__``; a tensor-like that is not a Tensor
+torch lists as not overridable (seeding, ``torch.save``...) are left alone, and factories
+(``torch.zeros``, ``torch.tensor``...) only modes see. A tensor-like that is not a Tensor
 subclass reaches the functions of ``torch``, ``linalg``, ``fft`` and ``special``, and the rest
 once the protocol is on for Tensors too.
+
+``TorchFunctionMode``: entering a mode pushes it on this thread's stack; while the stack is not
+empty, every wrapped call goes first to the top mode's ``__torch_function__``, with that mode
+taken off the stack while it runs (so the ``func(*args, **kwargs)`` it makes reaches the modes
+below it, then the subclasses, then the function). Not supported: ``__torch_dispatch__``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import types
+import warnings
 from typing import Any
 
 from ember._core.tensor import Tensor
 
 __all__ = [
+    "BaseTorchFunctionMode",
+    "TorchFunctionMode",
     "get_default_nowrap_functions",
     "get_ignored_functions",
     "handle_torch_function",
@@ -43,10 +52,15 @@ __all__ = [
 
 
 class _Local(threading.local):
-    disabled = 0  # > 0 inside DisableTorchFunction(Subclass) blocks
+    disabled = 0  # > 0 inside DisableTorchFunction(Subclass) blocks: no subclass overrides
+    modes_disabled = 0  # > 0 inside DisableTorchFunction blocks: no modes either
+
+    def __init__(self) -> None:
+        self.modes: list = []  # this thread's TorchFunctionMode stack, innermost last
 
 
 _TLS = _Local()
+_MODES = [0]  # modes entered on any thread: while 0, calls skip the thread-local stack
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
@@ -66,7 +80,16 @@ class DisableTorchFunctionSubclass:
         _TLS.disabled -= 1
 
 
-DisableTorchFunction = DisableTorchFunctionSubclass
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """Context manager: inside it, neither overrides nor ``TorchFunctionMode``s are called."""
+
+    def __enter__(self):
+        _TLS.modes_disabled += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        _TLS.modes_disabled -= 1
+        super().__exit__()
 
 
 def _is_disabled(impl) -> bool:
@@ -166,13 +189,31 @@ def _call_torch_function(func, overloaded: list, args, kwargs):
     )
 
 
+def _mode_active() -> bool:
+    return bool(_MODES[0] and _TLS.modes and not _TLS.modes_disabled)
+
+
+def _call_mode(func, overloaded, args, kwargs):
+    """Offer the call to the innermost mode (off the stack while it runs)."""
+    modes = _TLS.modes
+    mode = modes.pop()
+    try:
+        types_ = tuple(type(a) for a in overloaded) if overloaded else ()
+        return mode.__torch_function__(func, types_, args, kwargs)
+    finally:
+        modes.append(mode)
+
+
 # ---------------------------------------------------------------------------------------------
 # the public API of torch.overrides
 
 
 def has_torch_function(relevant_args) -> bool:
-    """Return True if any of ``relevant_args`` overrides ``__torch_function__``."""
+    """Return True if any of ``relevant_args`` overrides ``__torch_function__`` or a
+    ``TorchFunctionMode`` is active."""
     _install()
+    if _mode_active():
+        return True
     return not _TLS.disabled and _overloaded_args(tuple(relevant_args), None) is not None
 
 
@@ -190,6 +231,10 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs) -> Any:
     """Call the ``__torch_function__`` overrides of ``relevant_args`` for ``public_api``."""
     _install()
     overloaded = _overloaded_args(tuple(relevant_args), None)
+    if _mode_active():
+        result = _call_mode(public_api, overloaded, args, kwargs)
+        if result is not NotImplemented:
+            return result
     if overloaded is None:
         return public_api(*args, **kwargs)
     return _call_torch_function(public_api, overloaded, args, kwargs)
@@ -273,7 +318,11 @@ Tensor._make_subclass = staticmethod(_make_subclass)
 # ---------------------------------------------------------------------------------------------
 # installing the protocol: wrappers around the public functions
 
-_STATE: dict = {"installed": False, "replaced": []}  # replaced: (owner, name, original)
+_STATE: dict = {
+    "installed": False,
+    "factories": False,
+    "replaced": [],
+}  # replaced: (owner, name, original)
 
 # torch.overrides.get_ignored_functions(), by name: functions of the torch namespace that no
 # override sees (factories, seeding, global switches, I/O)
@@ -309,6 +358,16 @@ _OPERATORS = frozenset(
     le gt ge getitem setitem""".split()
 )
 _PROPERTIES = ("T", "mT", "H", "mH", "real", "imag", "data")
+# torch.nn.init helpers that take no tensor (torch does not route them through the protocol)
+_NOT_INIT = frozenset({"calculate_gain"})
+# of the functions no override sees, those a TorchFunctionMode sees all the same: the
+# factories, which make a tensor from nothing
+_FACTORIES = frozenset(
+    """arange as_strided as_tensor asarray bartlett_window blackman_window empty
+    empty_permuted empty_strided eye full hamming_window hann_window kaiser_window linspace
+    logspace normal ones rand rand_like randint randint_like randn randn_like randperm range
+    scalar_tensor sparse_coo_tensor tensor tril_indices triu_indices vander zeros""".split()
+)
 
 
 # the operators torch reports to ``__torch_function__`` as the method they run (``x + 1`` and
@@ -345,9 +404,14 @@ def _public(fn, public_name: str, reported: str | None = None):
     ``"torch.Tensor.add"``): arguments that override ``__torch_function__`` get it called with
     the wrapper (or the Tensor method named ``reported``) as ``func``; otherwise ``fn`` runs."""
     operator = public_name.endswith("__")
-    native = not public_name.startswith("torch.nn.functional.")
+    native = not public_name.startswith("torch.nn.")
 
     def public(*args, **kwargs):
+        if _MODES[0] and _mode_active():
+            func = public if reported is None else getattr(Tensor, reported)
+            result = _call_mode(func, _overloaded_args(args, kwargs), args, kwargs)
+            if result is not NotImplemented:
+                return result
         # the common case first: plain tensors and numbers, no keywords
         if not kwargs:
             for a in args:
@@ -462,6 +526,9 @@ def _install() -> None:
             fget = _public(p.fget, f"torch.Tensor.{name}")
             setattr(Tensor, name, property(fget, p.fset, p.fdel, p.__doc__))
     replaced += _wrap_functions(ember.nn.functional, "torch.nn.functional")
+    import ember.nn.init
+
+    replaced += _wrap_functions(ember.nn.init, "torch.nn.init", _NOT_INIT)
 
 
 def _uninstall() -> None:
@@ -471,4 +538,118 @@ def _uninstall() -> None:
     while replaced:
         owner, name, original = replaced.pop()
         setattr(owner, name, original)
-    _STATE["installed"] = False
+    _STATE["installed"] = _STATE["factories"] = False
+
+
+# ---------------------------------------------------------------------------------------------
+# TorchFunctionMode
+
+
+def _mode_visible(fn, public_name: str):
+    """Wrap the factory ``fn``: a ``TorchFunctionMode`` sees its calls; overrides do not."""
+
+    def factory(*args, **kwargs):
+        if _MODES[0] and _mode_active():
+            result = _call_mode(factory, None, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        return fn(*args, **kwargs)
+
+    factory.__doc__, factory.__wrapped__, factory.__name__ = fn.__doc__, fn, fn.__name__
+    factory.__module__, factory.__qualname__ = "ember", fn.__name__
+    factory._torch_name = public_name
+    return factory
+
+
+def _install_modes() -> None:
+    """Route the Tensor members, nn.functional, nn.init and the factories through the modes
+    (once, when the first mode is entered)."""
+    _install()
+    if _STATE["factories"]:
+        return
+    import ember
+
+    for name in _FACTORIES:
+        fn = vars(ember).get(name)
+        if type(fn) is types.FunctionType and not hasattr(fn, "_torch_name"):
+            setattr(ember, name, _mode_visible(fn, f"torch.{name}"))
+            _STATE["replaced"].append((ember, name, fn))
+    _STATE["factories"] = True
+
+
+def _push_mode(mode) -> None:
+    _install_modes()
+    _TLS.modes.append(mode)
+    _MODES[0] += 1
+
+
+def _pop_mode():
+    if not _TLS.modes:
+        raise AssertionError("Trying to pop from an empty mode stack")
+    _MODES[0] -= 1
+    return _TLS.modes.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    """Take the innermost mode off the stack for the duration of the block; yield it."""
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+def _get_current_function_mode():
+    """Return the innermost active ``TorchFunctionMode`` of this thread, or None."""
+    return _TLS.modes[-1] if _TLS.modes else None
+
+
+def _get_current_function_mode_stack() -> list:
+    """Return this thread's ``TorchFunctionMode`` stack, outermost first (a copy)."""
+    return list(_TLS.modes)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return bool(_TLS.modes) and not _TLS.modes_disabled
+
+
+class TorchFunctionMode:
+    """A context manager that sees every torch function called inside it.
+
+    Subclasses define ``__torch_function__(self, func, types, args=(), kwargs=None)``; inside
+    ``with mode:`` each call of a public function (``torch.add``, ``Tensor.add``, ``x + y``,
+    ``F.relu``, ``nn.init.normal_``, the factories) reaches it instead of running, and what it
+    returns is the call's result. ``func(*args, **kwargs)`` inside it runs the call (the mode
+    is off the stack meanwhile, so the modes below it, then subclass overrides, come next).
+    """
+
+    inner: TorchFunctionMode | None = None
+
+    def __init__(self) -> None:
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError()
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn(
+            "`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+            stacklevel=2,
+        )
+        return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A ``TorchFunctionMode`` that runs every call unchanged (a base for modes that watch)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))

@@ -29,7 +29,7 @@ LIBRARIES = {
     "lightning": ("pytorch_lightning",),
 }
 # README examples that do not run on ember yet (docs/guide/ecosystem.md says why)
-NOT_YET = {"lightning": "Lightning's imports need TorchFunctionMode, torch.SymInt and more"}
+NOT_YET: dict[str, str] = {}
 
 
 def _env() -> dict:

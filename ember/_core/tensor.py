@@ -149,7 +149,12 @@ _NONLEAF_GRAD_WARNING = (
 )
 
 
-class Tensor:
+class _TensorMeta(type):
+    """The metaclass of ``Tensor`` and its subclasses (``torch._C._TensorMeta``): libraries
+    name it in annotations and ``isinstance(cls, _TensorMeta)`` tests."""
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array with autograd, as ``torch.Tensor``."""
 
     # hot attributes live in slots; rarely set ones fall back to the class defaults below

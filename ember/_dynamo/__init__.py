@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import types
 
+from ember._dynamo.eval_frame import OptimizedModule
 from ember.compiler import (
     allow_in_graph,
     assume_constant_result,
@@ -15,6 +16,7 @@ from ember.compiler import (
 )
 
 __all__ = [
+    "OptimizedModule",
     "allow_in_graph",
     "assume_constant_result",
     "config",

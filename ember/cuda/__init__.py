@@ -95,6 +95,15 @@ def get_rng_state(device="cuda"):
     _no_cuda()
 
 
+def get_rng_state_all() -> list:
+    """Return the states of every CUDA generator: none, so ``[]``, as torch without CUDA."""
+    return []
+
+
+def set_rng_state_all(new_states) -> None:
+    """Set the state of every CUDA generator: there are none, so nothing, as torch does."""
+
+
 def init() -> None:
     """Raise: CUDA cannot be initialized."""
     _no_cuda()

@@ -50,7 +50,7 @@ __all__ = [
     "reduce_op",
 ]
 
-default_pg_timeout = timedelta(minutes=30)
+from ember.distributed.constants import default_pg_timeout  # noqa: E402
 
 _NOT_INITIALIZED = (
     "Default process group has not been initialized, please make sure to call init_process_group."

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
+    "SUPPORTED_NODES",
+    "NodeDef",
     "LeafSpec",
     "PyTree",
     "TreeSpec",
@@ -35,31 +37,48 @@ PyTree = Any
 
 
 @dataclasses.dataclass(frozen=True)
-class _NodeDef:
-    flatten: Callable[[Any], tuple[list, Any]]  # node -> (children, context)
-    unflatten: Callable[[Iterable, Any], Any]  # (children, context) -> node
+class NodeDef:
+    """How one container type flattens: ``flatten_fn(node) -> (children, context)``,
+    ``unflatten_fn(children, context) -> node``."""
+
+    type: Any
+    flatten_fn: Callable[[Any], tuple[list, Any]]
+    unflatten_fn: Callable[[Iterable, Any], Any]
 
 
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
-_NODES: dict[type, _NodeDef] = {
-    list: _NodeDef(lambda x: (list(x), None), lambda c, _: list(c)),
-    tuple: _NodeDef(lambda x: (list(x), None), lambda c, _: tuple(c)),
-    dict: _NodeDef(lambda x: (list(x.values()), list(x)), lambda c, k: dict(zip(k, c))),
-    collections.OrderedDict: _NodeDef(
-        lambda x: (list(x.values()), list(x)), lambda c, k: collections.OrderedDict(zip(k, c))
-    ),
-    collections.defaultdict: _NodeDef(
-        lambda x: (list(x.values()), (x.default_factory, list(x))),
-        lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)),
-    ),
-    collections.deque: _NodeDef(
-        lambda x: (list(x), x.maxlen), lambda c, n: collections.deque(c, maxlen=n)
-    ),
-}
-_NAMEDTUPLE = _NodeDef(lambda x: (list(x), type(x)), lambda c, cls: cls(*c))
+def _node(cls, flatten_fn, unflatten_fn) -> tuple:
+    return cls, NodeDef(cls, flatten_fn, unflatten_fn)
+
+
+# the registered container types (torch's name); namedtuples share one entry, keyed by
+# ``collections.namedtuple`` as torch keys it, their class being the context
+SUPPORTED_NODES: dict[Any, NodeDef] = dict(
+    [
+        _node(list, lambda x: (list(x), None), lambda c, _: list(c)),
+        _node(tuple, lambda x: (list(x), None), lambda c, _: tuple(c)),
+        _node(dict, lambda x: (list(x.values()), list(x)), lambda c, k: dict(zip(k, c))),
+        _node(
+            collections.OrderedDict,
+            lambda x: (list(x.values()), list(x)),
+            lambda c, k: collections.OrderedDict(zip(k, c)),
+        ),
+        _node(
+            collections.defaultdict,
+            lambda x: (list(x.values()), (x.default_factory, list(x))),
+            lambda c, ctx: collections.defaultdict(ctx[0], zip(ctx[1], c)),
+        ),
+        _node(
+            collections.deque,
+            lambda x: (list(x), x.maxlen),
+            lambda c, n: collections.deque(c, maxlen=n),
+        ),
+        _node(collections.namedtuple, lambda x: (list(x), type(x)), lambda c, cls: cls(*c)),
+    ]
+)
 
 
 def register_pytree_node(
@@ -72,16 +91,21 @@ def register_pytree_node(
 ) -> None:
     """Make instances of ``cls`` pytree nodes: ``flatten_fn(x) -> (children, context)`` and
     ``unflatten_fn(children, context) -> x``."""
-    if cls in _NODES:
+    if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    _NODES[cls] = _NodeDef(flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn)
 
 
-def _node_def(x) -> _NodeDef | None:
-    node = _NODES.get(type(x))
-    if node is None and _is_namedtuple(x):
-        return _NAMEDTUPLE
-    return node
+def _get_node_type(tree: PyTree) -> Any:
+    """Return the key of ``tree``'s entry in ``SUPPORTED_NODES`` (``collections.namedtuple``
+    for every namedtuple; else its type)."""
+    if _is_namedtuple(tree) and type(tree) not in SUPPORTED_NODES:
+        return collections.namedtuple
+    return type(tree)
+
+
+def _node_def(x) -> NodeDef | None:
+    return SUPPORTED_NODES.get(_get_node_type(x))
 
 
 def tree_is_leaf(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
@@ -122,8 +146,7 @@ class TreeSpec:
         if self.type is None:
             return next(leaves)
         children = [c._build(leaves) for c in self.children_specs]
-        node = _NAMEDTUPLE if self.type is _NamedTupleType else _NODES[self.type]
-        return node.unflatten(children, self.context)
+        return SUPPORTED_NODES[self.type].unflatten_fn(children, self.context)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, TreeSpec) and (self.type, self.context, self.children_specs) == (
@@ -138,13 +161,9 @@ class TreeSpec:
     def __repr__(self) -> str:
         if self.type is None:
             return "*"
-        name = "namedtuple" if self.type is _NamedTupleType else self.type.__name__
+        name = self.type.__name__
         inner = ", ".join(repr(c) for c in self.children_specs)
         return f"TreeSpec({name}, {self.context!r}, [{inner}])"
-
-
-class _NamedTupleType:
-    """The spec type of every namedtuple (the class itself is the spec's context)."""
 
 
 def LeafSpec() -> TreeSpec:  # noqa: N802 (torch's name for the spec of a leaf)
@@ -157,9 +176,8 @@ def _flatten(tree, leaves: list, is_leaf) -> TreeSpec:
     if node is None:
         leaves.append(tree)
         return LeafSpec()
-    children, context = node.flatten(tree)
-    kind = _NamedTupleType if node is _NAMEDTUPLE else type(tree)
-    return TreeSpec(kind, context, [_flatten(c, leaves, is_leaf) for c in children])
+    children, context = node.flatten_fn(tree)
+    return TreeSpec(node.type, context, [_flatten(c, leaves, is_leaf) for c in children])
 
 
 def tree_flatten(

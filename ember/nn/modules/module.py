@@ -21,6 +21,7 @@ from ember.nn.modules._hooks import (
     register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
 )
+from ember.nn.modules._to_args import parse_to
 from ember.nn.parameter import Buffer, Parameter, is_lazy
 
 __all__ = [
@@ -494,17 +495,7 @@ class Module(_ModuleHooks):
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(dtype)``, ``to(device)``,
         ``to(device, dtype)``, ``to(tensor)``; only floating point tensors change dtype."""
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        fmt = kwargs.pop("memory_format", None)
-        for a in args:
-            if isinstance(a, ember.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, (str, ember.device)):
-                device = a
+        device, dtype, _, fmt = parse_to(*args, **kwargs)
         if device is not None:
             ember.zeros(0).to(device)  # validates; a CUDA device raises ember's error
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
