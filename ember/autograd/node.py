@@ -17,6 +17,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
+from ember.utils.hooks import RemovableHandle
 
 _seq = itertools.count()
 
@@ -29,35 +30,10 @@ FREED_MSG = (
 )
 
 
-class RemovableHandle:
-    """A handle whose ``remove()`` takes a hook out of the dict it was registered in."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self.id = next(RemovableHandle._ids)
-        self._hooks = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
-
-    def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
 class _HookDict(dict):
     """A dict that can be weakly referenced (plain dicts cannot)."""
 
     __slots__ = ("__weakref__",)
-
-
-def _weakrefable(obj) -> bool:
-    return isinstance(obj, _HookDict)
 
 
 def add_hook(hooks: _HookDict, fn) -> RemovableHandle:

@@ -15,11 +15,11 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+from ember._core import profiling as _profiler
 from ember._core.dtype import float32
 from ember._core.grad_mode import no_grad
 from ember._core.tensor import Tensor
-from ember.autograd.node import RemovableHandle
-from ember.profiler import _recorder as _profiler
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "Optimizer",
