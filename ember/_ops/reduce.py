@@ -679,9 +679,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             dim = tuple(range(input._data.ndim))
         elif isinstance(dim, (int, np.integer)):
             dim = (dim,)
-        from ember import linalg
+        from ember._ops.linalg_norm import matrix_norm
 
-        return linalg.matrix_norm(input, p, dim, keepdim, dtype=dtype, out=out)
+        return matrix_norm(input, p, dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
 
 

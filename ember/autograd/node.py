@@ -17,7 +17,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.utils.hooks import RemovableHandle
+from ember.utils.hooks import RemovableHandle, _HookDict, add_hook  # noqa: F401 (re-exported)
 
 _seq = itertools.count()
 
@@ -28,18 +28,6 @@ FREED_MSG = (
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward."
 )
-
-
-class _HookDict(dict):
-    """A dict that can be weakly referenced (plain dicts cannot)."""
-
-    __slots__ = ("__weakref__",)
-
-
-def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

@@ -22,6 +22,8 @@ DEFAULT_C = 2.0315
 DEFAULT_NS_STEPS = 5
 
 _zeros_like = API["zeros_like"]
+
+
 def _bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to bfloat16 and back: torch's bfloat16 results, held as float32."""
     return a.astype(bfloat16.np).astype(np.float32)

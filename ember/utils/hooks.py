@@ -17,23 +17,24 @@ _next_ids = itertools.count()
 
 
 class RemovableHandle:
-    """A handle which provides the capability to remove a hook.
+    """A handle whose ``remove()`` takes a hook out of the dicts it was registered in.
 
     Args:
-        hooks_dict (dict): A dictionary of hooks, indexed by hook ``id``.
-        extra_dict (Union[dict, List[dict]]): An additional dictionary or list of
-            dictionaries whose keys will be deleted when the same keys are
-            removed from ``hooks_dict``.
+        hooks_dict (dict): the hooks by ``id``, the handle's own entry among them.
+        extra_dict (dict or list of dicts): more tables from which ``remove()`` also deletes
+            this handle's ``id``.
+
+    The dicts are held weakly (a plain ``dict`` cannot be: TypeError, as torch's).
     """
 
     def __init__(self, hooks_dict: Any, *, extra_dict: Any = None) -> None:
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_next_ids)
         if extra_dict is None:
-            extra_dict = []
-        elif not isinstance(extra_dict, list):
-            extra_dict = [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
+            extras = ()
+        else:
+            extras = tuple(extra_dict) if isinstance(extra_dict, list) else (extra_dict,)
+        refs = [weakref.ref(table) for table in (hooks_dict, *extras)]
+        self.hooks_dict_ref, self.extra_dict_ref = refs[0], tuple(refs[1:])
+        self.id = next(_next_ids)
 
     def remove(self) -> None:
         """Remove the hook from every dict it was registered in."""
@@ -59,6 +60,20 @@ class RemovableHandle:
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced (plain dicts cannot): the hook tables of tensors
+    and graph nodes."""
+
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
+    """Add ``fn`` to ``hooks`` under a new handle's id; return the handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
 
 
 def _dead_ref():
