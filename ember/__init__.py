@@ -1,5 +1,7 @@
 """ember: PyTorch's programming model on NumPy. ``import ember as torch``."""
 
+import importlib as _importlib
+
 from ember._core import dtype as _dtype_mod
 from ember._core import malloc as _malloc
 from ember._core.device import device
@@ -64,27 +66,19 @@ from ember.random import (
 
 globals().update(_API)
 
-from ember import fft, linalg, return_types, serialization, special, testing, utils
+from ember import fft, linalg, return_types, serialization, special, utils
 from ember._core.threads import get_num_threads, set_num_threads
 from ember.serialization import load, save
 from ember.serialization._stream import PyTorchFileReader, PyTorchFileWriter
 from ember.utils.dlpack import from_dlpack
 from ember import multiprocessing
 from ember import nn
-from ember import func
-from ember.func import vmap
-from ember import distributions
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
 from ember._ops.tensor_extras import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
-from ember import accelerator, amp, backends, compiler, cpu, distributed, version
-from ember import hub
-from ember import _dynamo
-from ember import jit, onnx
-from ember.jit import ScriptFunction, ScriptModule
-from ember import fx  # loads its submodules on first use
+from ember import amp, version
 from ember.amp.autocast_mode import (
     autocast,
     autocast_decrement_nesting,
@@ -100,18 +94,12 @@ from ember.amp.autocast_mode import (
 from ember.amp.autocast_mode import DEPRECATED as _AUTOCAST_DEPRECATED
 
 globals().update(_AUTOCAST_DEPRECATED)  # get_autocast_cpu_dtype(), ...
-from ember import profiler
 from ember._core.layout import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember._core.layout import strided
-from ember import sparse
-from ember.sparse import sparse_coo_tensor, spmm
 from ember._ops.special_bessel import igamma, igammac
 from ember._ops.linalg_extra import geqrf, orgqr, ormqr
-from ember import signal
 from ember._ops.histogram_dd import histogramdd
 from ember.amp import GradScaler
-from ember import quasirandom
-from ember import ao, quantization
 
 # torch's dtype aliases
 float = float32  # noqa: A001
@@ -190,15 +178,38 @@ _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core
 overrides._install_namespaces()  # (last: every public function is in place)
 
 # the core classes print as torch's do, <class 'torch.Tensor'>, under ember's name
-for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format):
+for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, type(bfloat16)):
     _cls.__module__ = "ember"
 del _cls
 
 
 _QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x4"})
 
+# Subpackages imported on first attribute access (PEP 562), so that ``import ember`` pays only
+# for the core: ``torch.distributions.Normal``, ``import torch.jit`` and ``from torch import
+# vmap`` work as in torch. (A subpackage imported by anything binds itself here as usual.)
+_LAZY_MODULES = frozenset(
+    """_dynamo accelerator ao backends compiler cpu distributed distributions func fx hub jit
+    onnx profiler quantization quasirandom signal sparse testing""".split()
+)
+# top-level names defined in a lazy subpackage: name -> module
+_LAZY_NAMES = {
+    "vmap": "ember.func",
+    "sparse_coo_tensor": "ember.sparse",
+    "spmm": "ember.sparse",
+    "ScriptModule": "ember.jit",
+    "ScriptFunction": "ember.jit",
+}
+
 
 def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        return _importlib.import_module(f"ember.{name}")
+    owner = _LAZY_NAMES.get(name)
+    if owner is not None:
+        value = overrides._wrap_public(name, getattr(_importlib.import_module(owner), name))
+        globals()[name] = value
+        return value
     # torch.qint8 & co.: ember has no quantized tensors (see ember.ao.quantization); still an
     # AttributeError, so that hasattr(torch, "qint8") answers False instead of raising
     if name in _QUANTIZED_DTYPES:
@@ -207,3 +218,7 @@ def __getattr__(name: str):
             "kernels (it computes in floating point with NumPy); run the float model instead"
         )
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))

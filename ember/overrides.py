@@ -489,6 +489,16 @@ def _wrap_functions(mod, public_prefix: str, skip=frozenset()) -> list:
     return done
 
 
+def _wrap_public(name: str, value):
+    """``value`` as ``torch.<name>`` is published: wrapped as ``_install_namespaces`` wraps the
+    top-level functions (for names ember's ``__getattr__`` resolves on first use)."""
+    if type(value) is not types.FunctionType or name in _IGNORED_TORCH:
+        return value
+    if hasattr(value, "_torch_name"):
+        return value
+    return _public(value, f"torch.{name}")
+
+
 def _install_namespaces() -> None:
     """Wrap the functions of ``torch``, ``torch.linalg``, ``torch.fft`` and ``torch.special``
     (once, at the end of ``import ember``): these stay wrapped, so that ``torch.mean`` is the

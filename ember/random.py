@@ -30,13 +30,6 @@ import numpy as np
 
 from ember import _torch_rng as _rng
 
-try:
-    import ml_dtypes as _ml_dtypes
-
-    _BF16: np.dtype | None = np.dtype(_ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency of ember
-    _BF16 = None
-
 if TYPE_CHECKING:
     from ember._core.tensor import Tensor
 
@@ -86,7 +79,8 @@ def _type_meta_name(dt: np.dtype) -> str:
 
 
 def _is_bf16(dt: np.dtype) -> bool:
-    return _BF16 is not None and dt == _BF16
+    # (by name: bfloat16's NumPy dtype comes from ml_dtypes, imported on first use)
+    return dt.kind == "V" and dt.name == "bfloat16"
 
 
 def _is_float(dt: np.dtype) -> bool:
@@ -103,7 +97,9 @@ def _real_dtype(dt: np.dtype) -> np.dtype:
 
 def _float_limits(dt: np.dtype) -> tuple[float, float]:
     if _is_bf16(dt):
-        info = _ml_dtypes.finfo(dt)
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dt)
     else:
         info = np.finfo(dt)
     return float(info.min), float(info.max)

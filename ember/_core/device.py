@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 _NO_CUDA = (
     "ember has no CUDA backend: no CuPy-backed 'cuda' device is available on this machine. "
     "Use device='cpu'."
@@ -109,8 +107,3 @@ def as_device(d) -> device:
     if dev.type == "meta":
         raise RuntimeError("ember does not support the 'meta' device yet")
     raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
-
-
-def array_module(dev: device):
-    """Return the array module (``xp``) that holds arrays on ``dev``: NumPy for cpu."""
-    return np

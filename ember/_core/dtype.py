@@ -1,6 +1,8 @@
 """dtypes and torch's type promotion.
 
-An ember ``dtype`` wraps a NumPy dtype (bfloat16 comes from ``ml_dtypes``). Promotion follows
+An ember ``dtype`` wraps a NumPy dtype (bfloat16's comes from ``ml_dtypes``, whose extension
+takes most of a second to load: it is imported when bfloat16's NumPy dtype is first needed, see
+``_LazyBfloat16``). Promotion follows
 torch, not NumPy: categories bool < integer < floating < complex; within a category the wider
 type wins; dimensioned tensors outrank 0-dim tensors, which outrank Python scalars, unless the
 lower-priority operand is of a higher *category* (``int_tensor + 1.5`` is float32, the default
@@ -10,8 +12,8 @@ float dtype, never float64).
 from __future__ import annotations
 
 import builtins
+import sys
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -91,8 +93,42 @@ class dtype:
         return c
 
 
+class _LazyBfloat16(dtype):
+    """bfloat16 until its NumPy dtype is first read: ``.np`` imports ml_dtypes, fills the slot
+    and turns the object into a plain ``dtype`` (``__class__`` assignment), so later reads cost
+    what any dtype's do. No bfloat16 array can exist before ml_dtypes is imported, and every
+    array's dtype reaches ember through ``FROM_NP``, which resolves it (``_FromNumpy``)."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.name, self.abbr, self.itemsize, self._cat = "bfloat16", "bf16", 2, _FLOAT
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+
+    @property
+    def np(self) -> np.dtype:
+        return _resolve_bfloat16()
+
+
+# (printed as torch.dtype, as the class it becomes)
+_LazyBfloat16.__name__ = _LazyBfloat16.__qualname__ = "dtype"
+_NP_SLOT = dtype.np  # the slot descriptor (the subclass's property hides it)
+
+
+def _resolve_bfloat16() -> np.dtype:
+    import ml_dtypes
+
+    d = np.dtype(ml_dtypes.bfloat16)
+    if type(bfloat16) is _LazyBfloat16:
+        _NP_SLOT.__set__(bfloat16, d)
+        bfloat16.__class__ = dtype
+        FROM_NP[d] = bfloat16
+        HALF_NP.add(d)
+    return d
+
+
 float16 = dtype("float16", np.float16, _FLOAT, "f16")
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "bf16")
+bfloat16 = _LazyBfloat16()
 float32 = dtype("float32", np.float32, _FLOAT, "f32")
 float64 = dtype("float64", np.float64, _FLOAT, "f64")
 complex64 = dtype("complex64", np.complex64, _COMPLEX, "c64")
@@ -119,8 +155,25 @@ ALL_DTYPES = (
     complex128,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
+
+
+class _FromNumpy(dict):
+    """NumPy dtype -> ember dtype; bfloat16's entry is added when it is resolved, or on the
+    first lookup of a bfloat16 array's dtype (ml_dtypes imported by the user)."""
+
+    def __missing__(self, key):
+        if "ml_dtypes" in sys.modules and type(bfloat16) is _LazyBfloat16:
+            _resolve_bfloat16()
+            if key in self:
+                return self[key]
+        raise KeyError(key)
+
+
 # NumPy dtype -> ember dtype; the one way ops learn the dtype of the array they produced.
-FROM_NP: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+FROM_NP: dict[np.dtype, dtype] = _FromNumpy({d.np: d for d in ALL_DTYPES if d is not bfloat16})
+# the NumPy dtypes torch computes in float32 (float16, and bfloat16 once resolved): a set the
+# op modules share, so that testing membership needs no ml_dtypes
+HALF_NP: set[np.dtype] = {np.dtype(np.float16)}
 # Python's own number types stand for torch dtypes where a dtype is expected
 _PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool, complex: complex128}
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
@@ -206,7 +259,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
 def as_dtype(d, fn: str = "tensor"):
     """Return ``d`` as an ember dtype (None stays None; Python float -> float64, int -> int64,
     bool -> bool, complex -> complex128, as torch), or raise torch's TypeError."""
-    if d is None or type(d) is dtype:
+    if d is None or type(d) is dtype or isinstance(d, dtype):
         return d
     r = _PY_TYPES.get(d) if isinstance(d, type) else None
     if r is None:
@@ -346,7 +399,12 @@ class finfo:
                 f"torch.iinfo to handle '{type!r}'"
             )
         real = type.to_real()
-        info = ml_dtypes.finfo(real.np)
+        if real is bfloat16:
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(real.np)
+        else:
+            info = np.finfo(real.np)
         self.bits = builtins.int(info.bits)
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

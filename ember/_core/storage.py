@@ -18,6 +18,12 @@ def owner_of(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def array_ptr(a: np.ndarray) -> int:
+    """Return the address of ``a``'s first element (the one helper for it: ember compares
+    and keys arrays by data pointer in views, sharing, pickling and serialization)."""
+    return a.__array_interface__["data"][0]
+
+
 class UntypedStorage:
     """The untyped bytes behind one or more tensors, as ``torch.UntypedStorage``."""
 
@@ -35,7 +41,7 @@ class UntypedStorage:
 
     def data_ptr(self) -> int:
         """Return the address of the first byte."""
-        return self._bytes.__array_interface__["data"][0]
+        return array_ptr(self._bytes)
 
     def nbytes(self) -> int:
         """Return the size of the storage in bytes."""

@@ -19,6 +19,23 @@ from ember._core import dtype as D
 from ember._core.device import CPU, as_device
 from ember._core.grad_mode import STATE as _grad_state
 from ember._core.storage import UntypedStorage, owner_of
+from ember._core.storage import array_ptr as _ptr
+from ember.utils.hooks import _HookDict, add_hook
+
+
+class ABOVE:
+    """What the layers above the core give ``Tensor``'s methods, filled when they are imported
+    (the core imports nothing above it; ``import ember`` imports them all):
+
+    ``legacy_new`` (``ember._ops.creation``: ``torch.Tensor(...)``), ``refresh_view``
+    (``ember._ops.registry``: a view's history after its base changed), ``backward``
+    (``ember.autograd.engine``), ``share_views`` / ``is_shared_array``
+    (``ember.multiprocessing._shared_memory``), ``dlpack`` / ``dlpack_device``
+    (``ember.utils.dlpack``)."""
+
+    legacy_new = refresh_view = backward = None
+    share_views = is_shared_array = dlpack = dlpack_device = None
+
 
 _new = object.__new__
 
@@ -178,9 +195,7 @@ class Tensor(metaclass=_TensorMeta):
         """``torch.Tensor(...)``, the legacy constructor: ``Tensor(2, 3)`` or ``Tensor(Size)``
         is an uninitialized tensor of that size, ``Tensor(data)`` a default-dtype tensor of the
         data (a NumPy array of the default dtype is shared), ``Tensor(tensor)`` an alias."""
-        from ember._ops.creation import legacy_new
-
-        return legacy_new(cls, args, kwargs)
+        return ABOVE.legacy_new(cls, args, kwargs)
 
     # -------------------------------------------------------------------------- metadata
     @property
@@ -331,22 +346,18 @@ class Tensor(metaclass=_TensorMeta):
         viewing the old storage read the old memory until they are shared too (or sent to
         another process), when they re-attach to the same shared copy. Take views after
         calling ``share_memory_``."""
-        from ember.multiprocessing._shared_memory import share_views
-
         chain = [self]
         base = self._base
         while base is not None:
             chain.append(base)
             base = base._base
-        for t, a in zip(chain, share_views([t._data for t in chain])):
+        for t, a in zip(chain, ABOVE.share_views([t._data for t in chain])):
             t._data = a
         return self
 
     def is_shared(self) -> bool:
         """Return True if the storage is in shared memory (see ``share_memory_``)."""
-        from ember.multiprocessing._shared_memory import is_shared_array
-
-        return is_shared_array(self._data)
+        return ABOVE.is_shared_array(self._data)
 
     def is_pinned(self) -> bool:
         """Return False: ember tensors live in ordinary (pageable) host memory."""
@@ -507,8 +518,6 @@ class Tensor(metaclass=_TensorMeta):
         computed; return a handle with ``remove()``."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from ember.autograd.node import _HookDict, add_hook
-
         if self.grad_fn is not None:
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
@@ -517,9 +526,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
-        from ember.autograd.engine import backward
-
-        backward(
+        ABOVE.backward(
             (self,),
             None if gradient is None else (gradient,),
             retain_graph,
@@ -697,15 +704,11 @@ class Tensor(metaclass=_TensorMeta):
     # -------------------------------------------------------------------------- DLPack
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Return a DLPack capsule sharing this tensor's memory (see ``ember.utils.dlpack``)."""
-        from ember.utils.dlpack import tensor_dlpack
-
-        return tensor_dlpack(self, stream, max_version, dl_device, copy)
+        return ABOVE.dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         """Return the DLPack device of this tensor: ``(DLDeviceType.kDLCPU, 0)``."""
-        from ember.utils.dlpack import tensor_dlpack_device
-
-        return tensor_dlpack_device(self)
+        return ABOVE.dlpack_device(self)
 
     # -------------------------------------------------------------------------- printing
     def __repr__(self, *, tensor_contents=None) -> str:
@@ -746,13 +749,7 @@ def _contiguous_byte_strides(shape: tuple, item: int) -> tuple:
 def _refresh_view(t: Tensor) -> None:
     # the base's history changed (an in-place op on it or on another view): the view's
     # history is now a strided view of the new base, as in torch
-    from ember._ops.registry import refresh_view
-
-    refresh_view(t)
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
+    ABOVE.refresh_view(t)
 
 
 _AUTOGRAD_ATTRS = frozenset(

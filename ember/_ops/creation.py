@@ -15,6 +15,7 @@ from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.dtype import scalar_type_name
 from ember._core.grad_mode import STATE as _grad_state
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import (
     Size,
     Tensor,
@@ -685,3 +686,5 @@ for _f in (
 
 # the other creation families: ranges (arange, linspace, logspace) and random sampling
 from ember._ops import ranges, sampling  # noqa: E402, F401
+
+_TENSOR_ABOVE.legacy_new = legacy_new  # Tensor.__new__ (the core imports nothing above it)

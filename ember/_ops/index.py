@@ -15,9 +15,9 @@ import math
 import operator
 import warnings
 
-import ml_dtypes
 import numpy as np
 
+from ember._core.dtype import finfo
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import _type_name, dispatch, dispatch_inplace, expose, op
 from ember._ops.shape import (
@@ -524,7 +524,7 @@ def _limits(dt):
     lim = _LIMITS.get(dt.name)
     if lim is None:
         if dt.is_floating_point or dt.is_complex:
-            big = float(ml_dtypes.finfo(dt.np).max)
+            big = finfo(dt).max
             lim = (-big, big, dt.name in ("float16", "bfloat16"))
         elif dt.name == "bool":
             lim = (-math.inf, math.inf, True)

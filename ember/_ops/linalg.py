@@ -397,7 +397,7 @@ def _scaled_sum(inp, prod, beta, alpha):
     if alpha != 1:
         # (a Python float would lift a bfloat16 product to float32: ml_dtypes' scalars are
         # not weak)
-        prod = prod * (prod.dtype.type(alpha) if prod.dtype == D.bfloat16.np else alpha)
+        prod = prod * (prod.dtype.type(alpha) if prod.dtype.kind == "V" else alpha)
     if beta == 1 and type(inp) is np.ndarray and inp.ndim <= prod.ndim:
         try:  # the common case (a bias): add in place; a shape error is reported below
             return np.add(prod, inp, out=prod, casting="unsafe")

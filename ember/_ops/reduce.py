@@ -78,7 +78,7 @@ def expand_back(g: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
     return restore(g, shape, dims, keepdim).expand(shape)
 
 
-_HALF = (np.dtype(np.float16), np.dtype(D.bfloat16.np))
+_HALF = D.HALF_NP
 
 
 def upcast(x: np.ndarray) -> np.ndarray:
@@ -274,7 +274,7 @@ def _mean_check(x: np.ndarray, dtype) -> None:
                 f"point or complex dtype. Got: {_type_name(dtype)}"
             )
         return
-    if x.dtype.kind not in "fcV" and x.dtype != D.bfloat16.np:
+    if x.dtype.kind not in "fcV":  # (bfloat16: kind V)
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_type_name(D.FROM_NP[x.dtype])}"
@@ -679,9 +679,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             dim = tuple(range(input._data.ndim))
         elif isinstance(dim, (int, np.integer)):
             dim = (dim,)
-        from ember import linalg
+        from ember._ops.linalg_norm import matrix_norm
 
-        return linalg.matrix_norm(input, p, dim, keepdim, dtype=dtype, out=out)
+        return matrix_norm(input, p, dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
 
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.grad_mode import STATE
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.autograd.node import (
@@ -787,3 +788,6 @@ def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
     method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`; return ``self``."
     setattr(Tensor, name, method)
     return method
+
+
+_TENSOR_ABOVE.refresh_view = refresh_view  # (the core imports nothing above it)

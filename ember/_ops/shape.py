@@ -14,15 +14,12 @@ import warnings
 
 import numpy as np
 
+from ember._core.storage import array_ptr as _ptr
 from ember._core.storage import owner_of
 from ember._core.tensor import Size, Tensor, _wrap, contiguous_format, preserve_format, wrap_dim
 from ember._ops.registry import SAME, _type_name, dispatch, expose, op
 
 # ------------------------------------------------------------------------------ geometry
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 def _estrides(a: np.ndarray) -> tuple:

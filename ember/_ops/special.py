@@ -31,7 +31,7 @@ from ember._ops.unary import in_float32, unary
 _SQRT_PI = math.sqrt(math.pi)
 
 
-_SINGLE_OR_LESS = (np.dtype(np.float32), np.dtype(np.float16), D.bfloat16.np)
+_F32 = np.dtype(np.float32)
 
 
 def _real_kernel(kernel, kname, single=None):
@@ -44,7 +44,7 @@ def _real_kernel(kernel, kname, single=None):
     def forward(x):
         if dkind(x) == "c":
             raise not_implemented(kname, x)
-        if single is not None and x.dtype in _SINGLE_OR_LESS:
+        if single is not None and (x.dtype == _F32 or x.dtype in D.HALF_NP):
             return keep_layout(single(x, x.dtype), x)
         # blocks: the float64 kernels' masks and polynomials run on data in cache
         return keep_layout(blocked(kernel, x, x.dtype, 16384), x)

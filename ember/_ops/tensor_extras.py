@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.storage import array_ptr
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.registry import FLOAT, SAME, dispatch, dispatch_inplace, expose, op
 
@@ -194,7 +195,7 @@ def is_set_to(self: Tensor, tensor: Tensor) -> bool:
     """Return whether ``self`` and ``tensor`` view the same memory with the same geometry."""
     a, b = self._data, tensor._data
     return (
-        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        array_ptr(a) == array_ptr(b)
         and a.shape == b.shape
         and a.strides == b.strides
         and self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()

@@ -294,7 +294,7 @@ def _lerp_forward(kernel):
     return forward
 
 
-_HALF = (np.dtype(np.float16), D.bfloat16.np)
+_HALF = D.HALF_NP
 _lerp_s = op("lerp", grad_fn="LerpBackward0")(_lerp_forward("lerp_kernel_scalar"))
 _lerp_t = op("lerp", grad_fn="LerpBackward1", save=(0, 1, 2))(_lerp_forward("lerp_kernel_tensor"))
 

@@ -184,8 +184,10 @@ def get_device(input: Tensor) -> int:
 
 
 def set_flush_denormal(mode: bool) -> bool:
-    """Return True: NumPy has no flush-denormal switch, so denormals are always kept."""
-    return True
+    """Return False: flushing denormals is not supported (NumPy has no switch for it, so
+    denormals are always kept), as torch answers on a CPU without the feature. torch returns
+    True where it sets the CPU's flush-to-zero mode, which ember does not."""
+    return False
 
 
 _DEFAULT_TENSOR_TYPES = {

@@ -39,7 +39,7 @@ from ember._ops.registry import (
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-_HALF_TYPES = (np.dtype(np.float16), D.bfloat16.np)
+_HALF_TYPES = D.HALF_NP
 
 
 def unary(

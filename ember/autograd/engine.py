@@ -23,6 +23,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.reductions import add_reduce
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.autograd.node import AccumulateGrad, edge_of
@@ -614,3 +615,6 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     if g._data.shape != shape:
         g = g.reshape(shape)
     return g
+
+
+_TENSOR_ABOVE.backward = backward  # Tensor.backward (the core imports nothing above it)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ember._core import profiling as _profiling
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
@@ -276,9 +277,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         # the profiler's range around the forward, named after the class as torch's (the
-        # recorder sits above autograd: looked up, not imported)
-        rec = sys.modules.get("ember.profiler._recorder")
-        rng = rec.begin_range(cls.__name__) if rec is not None and rec.ACTIVE else None
+        # recorder sits above autograd: reached through the core's slot)
+        rng = _profiling.begin_range(cls.__name__) if _profiling.ACTIVE else None
         try:
             if has_setup_context:
                 outputs = cls.forward(*args, **kwargs)
@@ -288,7 +288,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         finally:
             STATE.grad_enabled = prev
             if rng is not None:
-                rec.end_range(rng)
+                _profiling.end_range(rng)
         result = _wrap_outputs(ctx, args, outputs, executable)
         fad = sys.modules.get("ember.autograd.forward_ad")
         if fad is not None and fad._current_level >= 0 and _jvp_only(cls):

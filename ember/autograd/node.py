@@ -17,6 +17,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
+from ember.utils.hooks import RemovableHandle, _HookDict, add_hook  # noqa: F401 (re-exported)
 
 _seq = itertools.count()
 
@@ -27,43 +28,6 @@ FREED_MSG = (
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward."
 )
-
-
-class RemovableHandle:
-    """A handle whose ``remove()`` takes a hook out of the dict it was registered in."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self.id = next(RemovableHandle._ids)
-        self._hooks = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
-
-    def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-class _HookDict(dict):
-    """A dict that can be weakly referenced (plain dicts cannot)."""
-
-    __slots__ = ("__weakref__",)
-
-
-def _weakrefable(obj) -> bool:
-    return isinstance(obj, _HookDict)
-
-
-def add_hook(hooks: _HookDict, fn) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

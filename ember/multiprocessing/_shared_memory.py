@@ -22,6 +22,9 @@ import weakref
 
 import numpy as np
 
+from ember._core.storage import array_ptr as _ptr
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
+
 __all__ = [
     "SharedBuffer",
     "attach",
@@ -49,10 +52,6 @@ def _owner_of(a: np.ndarray) -> np.ndarray:
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 def _new_fd(nbytes: int) -> int:
@@ -189,3 +188,7 @@ class _SharedCache:
 
 
 shared_cache = _SharedCache()
+
+
+# Tensor.share_memory_ / is_shared (the core imports nothing above it)
+_TENSOR_ABOVE.share_views, _TENSOR_ABOVE.is_shared_array = share_views, is_shared_array

@@ -22,6 +22,7 @@ from multiprocessing import reduction
 
 import numpy as np
 
+from ember._core.storage import array_ptr as _ptr
 from ember._core.tensor import Tensor, _rebuild
 from ember.multiprocessing._shared_memory import attach, fd_id, shared_cache
 
@@ -32,10 +33,6 @@ _NON_LEAF_ERROR = (
     "not support crossing process boundaries.  If you just want to transfer the data, call "
     "detach() on the tensor before serializing (e.g., putting it on the queue)."
 )
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 def _owner_of(a: np.ndarray) -> np.ndarray:

@@ -22,12 +22,11 @@ DEFAULT_C = 2.0315
 DEFAULT_NS_STEPS = 5
 
 _zeros_like = API["zeros_like"]
-_BF16 = bfloat16.np
 
 
 def _bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to bfloat16 and back: torch's bfloat16 results, held as float32."""
-    return a.astype(_BF16).astype(np.float32)
+    return a.astype(bfloat16.np).astype(np.float32)
 
 
 def _zeropower_via_newtonschulz(
@@ -58,7 +57,7 @@ def _zeropower_via_newtonschulz(
         x = _bf16(a * x + gram_update @ x)
     if tall:
         x = x.T
-    return _wrap(np.ascontiguousarray(x).astype(_BF16))
+    return _wrap(np.ascontiguousarray(x).astype(bfloat16.np))
 
 
 def _adjust_lr(lr: float, adjust_lr_fn: str | None, param_shape) -> float:

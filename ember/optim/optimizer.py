@@ -15,11 +15,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+from ember._core import profiling as _profiler
 from ember._core.dtype import float32
 from ember._core.grad_mode import no_grad
 from ember._core.tensor import Tensor
-from ember.autograd.node import RemovableHandle
-from ember.profiler import _recorder as _profiler
+from ember._ops.torch_utilities import typename
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "Optimizer",
@@ -57,14 +58,8 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
 
 
 def _typename(obj) -> str:
-    if isinstance(obj, Tensor):
-        return "torch.FloatTensor"
-    t = type(obj)
-    return (
-        t.__qualname__
-        if t.__module__ in ("builtins", "__builtin__")
-        else f"{t.__module__}.{t.__qualname__}"
-    )
+    # torch.typename: a tensor's legacy type name (torch.DoubleTensor...), else its class's
+    return typename(obj) if isinstance(obj, Tensor) else typename(type(obj))
 
 
 def _hooked_step(step):

@@ -20,14 +20,16 @@ import threading
 import weakref
 from time import perf_counter_ns, time_ns
 
+from ember._core import profiling as _profiling
 from ember._core.tensor import Tensor
 from ember._ops import registry
 from ember.autograd import engine
 from ember.autograd.node import AccumulateGrad
 from ember.profiler._events import EventList, FunctionEvent
 
-# the recorders collecting now (a record_function range or a backward node goes to each)
-ACTIVE: list = []
+# the recorders collecting now (a record_function range or a backward node goes to each): the
+# core's slot, which code below the profiler tests (ember/_core/profiling.py)
+ACTIVE: list = _profiling.ACTIVE
 
 # ember op-table names whose aten name differs (the rest are aten's own names)
 _ATEN_NAMES = {
@@ -431,3 +433,6 @@ def end_range(handles: list) -> None:
     """Close the ranges ``begin_range`` opened."""
     for _, rec in handles:
         Recorder.end(rec)
+
+
+_profiling.begin_range, _profiling.end_range = begin_range, end_range

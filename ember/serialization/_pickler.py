@@ -21,6 +21,7 @@ from ember._core import dtype as D
 from ember._core.device import device
 from ember._core.layout import layout
 from ember._core.storage import UntypedStorage, owner_of
+from ember._core.storage import array_ptr as _ptr
 from ember._core.tensor import Size, Tensor, memory_format
 from ember.overrides import DisableTorchFunctionSubclass
 from ember.serialization._rebuild import STORAGE_NAMES
@@ -90,10 +91,6 @@ class Storage:
 
 def _plain_buffer(owner: np.ndarray) -> bool:
     return owner.flags.c_contiguous or owner.flags.f_contiguous
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 class TorchPickler(pickle._Pickler):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.device import as_device
-from ember._core.storage import owner_of
+from ember._core.storage import array_ptr, owner_of
 from ember._core.tensor import Tensor, _wrap
 from ember.serialization._save import atomic_write
 
@@ -59,7 +59,7 @@ def _check_tensors(tensors) -> None:
         a = v._data
         if a.size:
             owner = owner_of(a)
-            start = a.__array_interface__["data"][0]
+            start = array_ptr(a)
             spans.setdefault(id(owner), []).append((start, start + a.nbytes, k))
     failing = []
     for group in spans.values():

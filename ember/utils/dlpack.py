@@ -14,6 +14,7 @@ import enum
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor
 
 __all__ = ["DLDeviceType", "to_dlpack", "from_dlpack"]
@@ -169,3 +170,7 @@ def to_dlpack(tensor: Tensor):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack expects a Tensor, got {type(tensor).__name__}")
     return tensor_dlpack(tensor)
+
+
+# Tensor.__dlpack__ / __dlpack_device__ (the core imports nothing above it)
+_TENSOR_ABOVE.dlpack, _TENSOR_ABOVE.dlpack_device = tensor_dlpack, tensor_dlpack_device

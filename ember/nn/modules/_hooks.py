@@ -4,11 +4,12 @@ global module hooks and ``RemovableHandle``; ``Module`` inherits the ``_ModuleHo
 from __future__ import annotations
 
 import functools
-import itertools
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "RemovableHandle",
@@ -18,34 +19,6 @@ __all__ = [
     "register_module_full_backward_hook",
     "register_module_backward_hook",
 ]
-
-
-class RemovableHandle:
-    """A handle whose ``remove()`` takes a hook out of the dicts it was registered in."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(RemovableHandle._ids)
-        if extra_dict is None:
-            extra_dict = []
-        elif not isinstance(extra_dict, list):
-            extra_dict = [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self) -> None:
-        """Remove the hook."""
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 # global hooks (``register_module_*``); ``_global_hook_ids`` holds the id of every live one,

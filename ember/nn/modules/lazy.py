@@ -9,7 +9,6 @@ import itertools
 
 import ember
 from ember._core.tensor import Tensor
-from ember.nn.modules._hooks import RemovableHandle
 from ember.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
 from ember.nn.modules.conv import (
     Conv1d,
@@ -27,6 +26,7 @@ from ember.nn.modules.instancenorm import (
 )
 from ember.nn.modules.linear import Linear
 from ember.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from ember.utils.hooks import RemovableHandle
 
 # LazyModuleMixin stays in this module (torch.nn.modules.lazy), as in torch
 __all__ = [

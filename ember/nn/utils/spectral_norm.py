@@ -10,10 +10,10 @@ import ember
 import ember.linalg
 from ember._core.tensor import Tensor
 from ember.nn._functional.normalization import normalize
-from ember.nn.modules._hooks import RemovableHandle
 from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter, UninitializedParameter
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "SpectralNorm",

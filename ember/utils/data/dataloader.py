@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 
 import ember
 import ember.multiprocessing as ember_mp
-from ember.profiler import _recorder as _profiler
+from ember._core import profiling as _profiler
 from ember.utils.data import _utils
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler

@@ -1,0 +1,145 @@
+"""Layers import only downward: every ``import`` in ``ember/`` (module level and inside
+functions, read from the AST) is checked against the layer list in ``docs/ARCHITECTURE.md``.
+
+A module belongs to the layer of the longest prefix listed for it; a module may import its own
+layer and the layers below. The root package (``ember/__init__.py``, the public namespace)
+imports every layer; importing the bare root counts at the layer listed for ``ember``.
+
+What still reaches up is listed in ``ALLOWED`` below, each with the reason: the recorded debt
+of issue 19. Fixing one means deleting its line; a new upward import fails here (fix it with a
+slot filled from above, as ``_core/tensor.py``'s ``ABOVE`` or ``_core/profiling.py``, or by
+moving the code to the layer it belongs to).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "ember"
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
+
+# (importing module prefix, imported module prefix): why it is still there
+ALLOWED: dict[tuple[str, str], str] = {
+    # the op table reaching up (all inside functions, so nothing runs at import):
+    # linalg_compat's deprecated torch.* names forward to the torch.linalg namespace
+    ("ember._ops", "ember.linalg"): "linalg_compat._linalg(): the namespace, not its _ops",
+    # backward formulas that call autograd: expand's backward uses the engine's sum_to,
+    # linalg_extra differentiates a composite with autograd.grad, an in-place op on a view
+    # builds autograd's CopySlices node (registry); sum_to and CopySlices belong lower
+    ("ember._ops", "ember.autograd"): "shape: sum_to; linalg_extra: grad; registry: CopySlices",
+    # composites written with public functions (numeric_gradient, spectral, torch_functions)
+    ("ember._ops", "ember"): "composites call ember.<fn>: should call the _ops modules",
+    # torch-level aliases over nn.functional (torch.conv2d, torch.dropout, stft's padding):
+    # issue 19 wants them registered from nn instead
+    ("ember._ops", "ember.nn"): "torch_functions/spectral/torch_settings over nn",
+    # torch.compile lives in _ops/torch_settings.py (issue 19: move it to compiler/_dynamo)
+    ("ember._ops", "ember._dynamo"): "torch_settings.compile -> _dynamo.eval_frame",
+    # torch.frombuffer-style helpers reuse the DLPack module
+    ("ember._ops", "ember.utils"): "torch_utilities -> utils.dlpack",
+    # autograd's helpers written with public functions (functional.jacobian..., forward_ad's
+    # dual ops, gradcheck) and gradcheck's comparison with testing.assert_close
+    ("ember.autograd", "ember"): "functional/forward_ad/gradcheck call ember.<fn>",
+    ("ember.autograd", "ember.testing"): "gradcheck -> testing.assert_close",
+    # the __torch_function__ protocol wraps the public namespaces (ember, nn.functional) once
+    ("ember.overrides", "ember"): "_install_namespaces wraps ember.<fn>",
+    ("ember.overrides", "ember.nn"): "_install wraps nn.functional",
+    # sparse tensors are built with public functions; nn's embedding/linear hand them over
+    ("ember.sparse", "ember"): "_coo/_grad call ember.<fn>",
+    # ember.special re-exports softmax/log_softmax from nn.functional
+    ("ember.special", "ember.nn"): "special.softmax / log_softmax",
+}
+
+
+def layers() -> dict[str, int]:
+    """``{module prefix: layer number}`` from the ```layers block of docs/ARCHITECTURE.md."""
+    text = DOC.read_text()
+    block = re.search(r"```layers\n(.*?)```", text, re.S)
+    assert block, "docs/ARCHITECTURE.md has no ```layers block"
+    out: dict[str, int] = {}
+    for line in block.group(1).splitlines():
+        line = line.split("#", 1)[0].split()
+        if line:
+            for prefix in line[1:]:
+                assert prefix not in out, f"{prefix} listed twice"
+                out[prefix] = int(line[0])
+    return out
+
+
+def layer_of(module: str, table: dict[str, int]) -> tuple[str, int] | None:
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:n])
+        if prefix in table:
+            return prefix, table[prefix]
+    return None
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> list[tuple[str, int]]:
+    """``[(imported module, line)]`` for every import of an ember module in ``path``
+    (``from ember.x import y`` counts as ``ember.x.y`` when ``y`` is a submodule)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                is_module = (PACKAGE.parent / (sub.replace(".", "/") + ".py")).exists() or (
+                    PACKAGE.parent / sub.replace(".", "/") / "__init__.py"
+                ).exists()
+                found.append((sub if is_module else target, node.lineno))
+    return [(m, line) for m, line in found if m == "ember" or m.startswith("ember.")]
+
+
+def upward_imports() -> list[tuple[str, str, str, str, int]]:
+    """``[(importer prefix, imported prefix, importer module, imported module, line)]``."""
+    table = layers()
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        if module == "ember":
+            continue  # the public namespace: re-exports every layer
+        own = layer_of(module, table)
+        assert own is not None, f"{module} is in no layer of docs/ARCHITECTURE.md"
+        for target, line in imports(path):
+            other = layer_of(target, table)
+            assert other is not None, f"{target} (imported by {module}) is in no layer"
+            if other[1] > own[1]:
+                bad.append((own[0], other[0], module, target, line))
+    return bad
+
+
+def test_layers_import_only_downward():
+    found = upward_imports()
+    new = [b for b in found if (b[0], b[1]) not in ALLOWED]
+    report = "\n".join(f"  {m}:{line} imports {t} ({p} -> {q})" for p, q, m, t, line in new)
+    assert not new, "upward imports (see docs/ARCHITECTURE.md, Layers):\n" + report
+
+
+def test_allowlist_has_no_stale_entries():
+    used = {(b[0], b[1]) for b in upward_imports()}
+    stale = sorted(set(ALLOWED) - used)
+    assert not stale, f"fixed: delete these ALLOWED entries: {stale}"
+
+
+def test_core_imports_nothing_above_it():
+    table = layers()
+    assert table["ember._core"] == 0
+    assert not [k for k in ALLOWED if k[0] == "ember._core"]

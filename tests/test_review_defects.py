@@ -1,0 +1,62 @@
+"""Small defects of issue 19's review, each pinned: set_flush_denormal, the optimizer's type
+names, the one data-pointer helper."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+from ember._core.storage import array_ptr
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_set_flush_denormal_reports_unsupported():
+    # ember keeps denormals (NumPy has no switch): False, as torch answers where it cannot
+    assert ember.set_flush_denormal(True) is False
+    assert ember.set_flush_denormal(False) is False
+    tiny = ember.tensor([1e-320], dtype=ember.float64)
+    assert tiny.item() != 0.0  # nothing was flushed
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        lambda lib: lib.ones(2, dtype=lib.float64),
+        lambda lib: lib.ones(2, dtype=lib.int64),
+        lambda lib: lib.ones(2, dtype=lib.bfloat16),
+        lambda lib: lib.ones(2),
+        lambda lib: [1.0],
+        lambda lib: [lib.ones(1), "x"],
+    ],
+)
+def test_optimizer_type_names_as_torch(params):
+    torch = pytest.importorskip("torch")
+    msgs = []
+    for lib in (torch, ember):
+        with pytest.raises(TypeError) as e:
+            lib.optim.SGD(params(lib), lr=0.1)
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]
+
+
+def test_one_data_pointer_helper():
+    a = np.arange(6.0)
+    assert array_ptr(a[2:]) == array_ptr(a) + 16
+    copies = []
+    for path in (ROOT / "ember").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name in ("_ptr", "array_ptr"):
+                copies.append(str(path.relative_to(ROOT)))
+    assert copies == ["ember/_core/storage.py"]
+
+
+def test_no_array_module_indirection():
+    # the `xp` promise had no caller: deleted (ops call NumPy directly)
+    import ember._core.device as device
+
+    assert not hasattr(device, "array_module")
