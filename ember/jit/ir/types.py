@@ -57,7 +57,7 @@ class Type:
         return type(self).__name__
 
     def ir_str(self) -> str:
-        return self._name
+        return str(self)
 
     def annotation_str(self) -> str:
         return str(self)
@@ -323,6 +323,9 @@ class ClassType(Type):
         return (self._qualname,)
 
     def __str__(self) -> str:
+        return self._qualname
+
+    def ir_str(self) -> str:
         return self._qualname
 
 
