@@ -6,6 +6,7 @@ import inspect
 import warnings
 from typing import Any
 
+from ember.jit._fork import Future, fork_call
 from ember.jit._script import (
     RecursiveScriptModule,
     ScriptFunction,
@@ -286,33 +287,12 @@ def annotate(the_type, the_value):
     return the_value
 
 
-class Future:
-    """The result of ``fork``: ember runs the call at once, so it is always done."""
-
-    def __init__(self, value=None, error: BaseException | None = None):
-        self._value, self._error = value, error
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self) -> Any:
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    value = wait
-
-    def then(self, callback) -> Future:
-        try:
-            return Future(callback(self))
-        except Exception as e:
-            return Future(error=e)
-
-
 def fork(func, *args, **kwargs) -> Future:
-    """Run ``func(*args, **kwargs)`` now and return a ``Future`` holding the result."""
+    """Run ``func(*args, **kwargs)`` on ember's inter-op thread pool and return a ``Future``
+    at once (torch's eager mode runs it inline; its TorchScript runs it asynchronously, as
+    ember does); ``wait`` returns the result or raises the task's exception."""
     deprecated("fork", "compile")
-    return Future(func(*args, **kwargs))
+    return fork_call(func, *args, **kwargs)
 
 
 def wait(future: Future) -> Any:
