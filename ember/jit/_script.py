@@ -76,6 +76,16 @@ class ScriptModule(Module):
     def forward(self, *args, **kwargs):
         if self._original is None:
             return super().forward(*args, **kwargs)
+        graph = self.__dict__.get("_graph")
+        from ember.jit._trace import _TRACING
+
+        # inside another trace (a traced child, ONNX export), run the Python the graph came
+        # from so the outer recorder sees its modules and ops
+        if graph is not None and not kwargs and not _TRACING:
+            from ember.jit.executor import run
+
+            (out,) = run(graph, [self._original, *args])
+            return out
         return self._original(*args, **kwargs)
 
     def __getattr__(self, name: str):
@@ -125,12 +135,14 @@ class ScriptModule(Module):
 
     @property
     def code(self) -> str:
-        """The traced ops as Python-like source (a listing of the trace, not compiled code);
-        for a scripted module, the Python source of the ``forward`` it runs."""
+        """The graph as TorchScript-like source; for a module without a graph, the Python
+        source of the ``forward`` it runs."""
         if self._graph is None:
             target = self._original if self._original is not None else self
             return _python_source(type(target).forward)
-        return self.graph.code()
+        from ember.jit._code import graph_to_code
+
+        return graph_to_code(self.graph)
 
     def _get_name(self) -> str:
         return self.original_name
@@ -189,6 +201,13 @@ class ScriptFunction:
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
+        from ember.jit._trace import _TRACING
+
+        if self._graph is not None and not kwargs and not _TRACING:
+            from ember.jit.executor import run
+
+            (out,) = run(self._graph, args)
+            return out
         return self._fn(*args, **kwargs)
 
     @property
@@ -208,7 +227,9 @@ class ScriptFunction:
         for a scripted function, its Python source (what ember runs)."""
         if self._graph is None:
             return _python_source(self._fn)
-        return self.graph.code(self.name, method=False)
+        from ember.jit._code import graph_to_code
+
+        return graph_to_code(self.graph, self.name, method=False)
 
     def save(self, f, _extra_files=None) -> None:
         raise RuntimeError("ember.jit.save saves modules only; wrap the function in a Module")
@@ -325,11 +346,33 @@ def freeze(mod, preserved_attrs: list[str] | None = None, optimize_numerics: boo
             "Freezing is currently only implemented for modules in eval mode. Please call .eval() "
             "on your module before freezing."
         )
-    return mod
+    graph = mod.__dict__.get("_graph")
+    if graph is None or mod._original is None:
+        return mod  # a scripted module ember runs eagerly: nothing to inline or fold
+    from ember.jit.passes import freeze_graph, optimize_frozen
+
+    frozen = graph.copy()
+    freeze_graph(frozen, mod._original, preserved_attrs or ())
+    if optimize_numerics:
+        optimize_frozen(frozen)
+    else:
+        from ember.jit.passes import eliminate_dead_code, propagate_constants, remove_dropout
+
+        remove_dropout(frozen)
+        propagate_constants(frozen)
+        eliminate_dead_code(frozen)
+    out = type(mod)(mod._original, frozen)
+    out.__dict__["training"] = False
+    return out
 
 
 def optimize_for_inference(mod, other_methods: list[str] | None = None):
     """Return ``mod`` in eval mode: ember runs the same eager code either way."""
     deprecated("optimize_for_inference", "compile")
     _expect_script(mod, "optimize_for_inference")
-    return mod.eval()
+    mod = mod.eval()
+    if mod.__dict__.get("_graph") is None:
+        return mod
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return freeze(mod)
