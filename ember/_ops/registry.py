@@ -28,6 +28,7 @@ each input's shape and casts them to its dtype, so backward formulas never do.
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
 import warnings
@@ -417,6 +418,45 @@ def add_observer(observer) -> None:
 def remove_observer(observer) -> None:
     """Stop showing op calls to ``observer`` (added by ``add_observer``)."""
     _OBSERVERS.remove(observer)
+    if observer in _COMPOSITE_OBSERVERS:
+        _COMPOSITE_OBSERVERS.remove(observer)
+
+
+# composite functions (``F.linear``, ``F.conv2d``...) that torch records as one node announce
+# themselves to the observers that ask (``observer.composites = True``): their
+# ``enter_composite(name, fn, args, kwargs)`` returns a token, ``exit_composite(token, result)``
+# follows; the ops inside still reach ``enter``/``exit``.
+_COMPOSITE_OBSERVERS: list = []
+
+
+def watch_composites(observer) -> None:
+    """Also show ``observer`` the composite calls (see ``composite``)."""
+    _COMPOSITE_OBSERVERS.append(observer)
+
+
+def composite(name: str):
+    """Mark a public function as one op named ``name`` (torch's ``aten::linear``) for the
+    observers that watch composites; costs one list test otherwise."""
+
+    def deco(fn):
+        def announced(*args, **kwargs):
+            if not _COMPOSITE_OBSERVERS:
+                return fn(*args, **kwargs)
+            observers = tuple(_COMPOSITE_OBSERVERS)
+            tokens = [o.enter_composite(name, fn, args, kwargs) for o in observers]
+            result = None
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                for o, t in zip(reversed(observers), reversed(tokens)):
+                    o.exit_composite(t, result)
+            return result
+
+        functools.update_wrapper(announced, fn)
+        announced.__composite__ = name
+        return announced
+
+    return deco
 
 
 def _observed(run, op, inputs, params, self=None):

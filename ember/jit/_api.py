@@ -14,6 +14,7 @@ from ember.jit._script import (
     deprecated,
 )
 from ember.jit._trace import TracerWarning, trace_graph  # noqa: F401  (re-exported)
+from ember.jit._tracer import trace_to_graph
 
 
 def _as_tuple(example_inputs) -> tuple:
@@ -83,14 +84,17 @@ def trace(
             check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
             example_inputs_is_kwarg=example_kwarg_inputs is not None,
         )
-    graph, _ = trace_graph(func, args, example_kwarg_inputs)
+    graph, _ = trace_to_graph(func, args, example_kwarg_inputs)
+    traced = ScriptFunction(func, graph)
     if check_trace:
         for example in check_inputs or [args]:
-            again = trace(
-                func, example, check_trace=False, example_kwarg_inputs=example_kwarg_inputs
-            )
-            _check_same(graph, again.graph)
-    return ScriptFunction(func, graph)
+            example = _as_tuple(example)
+            deprecated("trace", "both")  # torch's check traces again, warning again
+            again, _ = trace_to_graph(func, example, example_kwarg_inputs)
+            _check_same(graph, again)
+            if example_kwarg_inputs is None:
+                _check_outputs(graph, example, traced(*example), func, check_tolerance)
+    return traced
 
 
 class TracingCheckError(Exception):
@@ -108,13 +112,53 @@ class TracingCheckError(Exception):
         super().__init__(self.message)
 
 
+def _kinds(graph) -> list:
+    return [n.kind() for n in graph.nodes() if n.kind() != "prim::Constant"]
+
+
 def _check_same(first, second) -> None:
-    a = [n.name for n in first.nodes]
-    b = [n.name for n in second.nodes]
+    a, b = _kinds(first), _kinds(second)
     if a != b:
         raise TracingCheckError(
             f"First trace ran: {', '.join(a)}\nSecond trace ran: {', '.join(b)}", None
         )
+
+
+_NONDETERMINISTIC = ("aten::dropout", "aten::rand", "aten::randn", "aten::bernoulli")
+
+
+def _check_outputs(graph, inputs, traced_out, fn, tolerance) -> None:
+    """Compare the traced graph's outputs with the Python function's on ``inputs``."""
+    import numpy as np
+
+    from ember._core.tensor import Tensor
+    from ember.jit._tracer import _flatten
+
+    if any(graph.findNode(k) is not None for k in _NONDETERMINISTIC):
+        warnings.warn(
+            "Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+            "Nodes:\n" + "".join(str(graph.findNode(k)) for k in _NONDETERMINISTIC
+                                 if graph.findNode(k) is not None)
+            + "\nThis may cause errors in trace checking. To disable trace checking, pass "
+            "check_trace=False to torch.jit.trace()",
+            TracerWarning,
+            stacklevel=4,
+        )  # fmt: skip
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TracerWarning)
+        expected = fn(*inputs)
+    for a, b in zip(_flatten(traced_out), _flatten(expected)):
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            x, y = a.detach().numpy(), b.detach().numpy()
+            if x.shape != y.shape or not np.allclose(
+                x, y, rtol=tolerance, atol=tolerance, equal_nan=True
+            ):
+                raise TracingCheckError(
+                    None,
+                    "ERROR: Traced function outputs do not match the Python function outputs.",
+                    None,
+                )
 
 
 def trace_module(
@@ -144,16 +188,23 @@ def trace_module(
     for name, example in inputs.items():
         method = getattr(mod, name)
         if example_inputs_is_kwarg:
-            graphs[name], _ = trace_graph(method, (), example, _params(mod))
+            graphs[name], _ = trace_to_graph(method, (), example, module=mod)
         else:
-            graphs[name], _ = trace_graph(method, _as_tuple(example), None, _params(mod))
+            graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod)
+    traced = TopLevelTracedModule(mod, graphs.get("forward"))
     if check_trace:
         for checks in check_inputs or [inputs]:
-            again = trace_module(
-                mod, checks, check_trace=False, example_inputs_is_kwarg=example_inputs_is_kwarg
-            )
-            _check_same(graphs["forward"], again.graph)
-    return TopLevelTracedModule(mod, graphs.get("forward"))
+            example = checks.get("forward")
+            if example_inputs_is_kwarg:
+                again, _ = trace_to_graph(mod.forward, (), example, module=mod)
+                _check_same(graphs["forward"], again)
+                continue
+            example = _as_tuple(example)
+            again, _ = trace_to_graph(mod.forward, example, module=mod)
+            _check_same(graphs["forward"], again)
+            out = traced(*example)
+            _check_outputs(graphs["forward"], example, out, mod, check_tolerance)
+    return traced
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):

@@ -76,6 +76,16 @@ class ScriptModule(Module):
     def forward(self, *args, **kwargs):
         if self._original is None:
             return super().forward(*args, **kwargs)
+        graph = self.__dict__.get("_graph")
+        from ember.jit._trace import _TRACING
+
+        # inside another trace (a traced child, ONNX export), run the Python the graph came
+        # from so the outer recorder sees its modules and ops
+        if graph is not None and not kwargs and not _TRACING:
+            from ember.jit.executor import run
+
+            (out,) = run(graph, [self._original, *args])
+            return out
         return self._original(*args, **kwargs)
 
     def __getattr__(self, name: str):
@@ -125,12 +135,14 @@ class ScriptModule(Module):
 
     @property
     def code(self) -> str:
-        """The traced ops as Python-like source (a listing of the trace, not compiled code);
-        for a scripted module, the Python source of the ``forward`` it runs."""
+        """The graph as TorchScript-like source; for a module without a graph, the Python
+        source of the ``forward`` it runs."""
         if self._graph is None:
             target = self._original if self._original is not None else self
             return _python_source(type(target).forward)
-        return self.graph.code()
+        from ember.jit._code import graph_to_code
+
+        return graph_to_code(self.graph)
 
     def _get_name(self) -> str:
         return self.original_name
@@ -189,6 +201,13 @@ class ScriptFunction:
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
+        from ember.jit._trace import _TRACING
+
+        if self._graph is not None and not kwargs and not _TRACING:
+            from ember.jit.executor import run
+
+            (out,) = run(self._graph, args)
+            return out
         return self._fn(*args, **kwargs)
 
     @property
@@ -208,7 +227,9 @@ class ScriptFunction:
         for a scripted function, its Python source (what ember runs)."""
         if self._graph is None:
             return _python_source(self._fn)
-        return self.graph.code(self.name, method=False)
+        from ember.jit._code import graph_to_code
+
+        return graph_to_code(self.graph, self.name, method=False)
 
     def save(self, f, _extra_files=None) -> None:
         raise RuntimeError("ember.jit.save saves modules only; wrap the function in a Module")

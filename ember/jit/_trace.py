@@ -57,8 +57,7 @@ def _leak_guard(name: str, original):
 
     def guarded(self, *args, **kwargs):
         tracer = _TRACING[-1] if _TRACING else None
-        entry = tracer.values.get(id(self)) if tracer is not None else None
-        if entry is not None and entry[1].kind in ("input", "node"):
+        if tracer is not None and tracer.is_traced(self):
             warnings.warn(
                 f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
                 "record the data flow of Python values, so this value will be treated as a "
@@ -247,6 +246,11 @@ class Tracer:
         self.param_names = {id(t): name for name, t in (params or {}).items()}
 
     # --- values
+    def is_traced(self, t) -> bool:
+        """True when ``t`` is an input of the trace or computed from one."""
+        entry = self.values.get(id(t))
+        return entry is not None and entry[1].kind in ("input", "node")
+
     def _fresh(self, base: str) -> str:
         n = self.names.get(base, 0)
         self.names[base] = n + 1

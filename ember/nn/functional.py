@@ -42,4 +42,24 @@ from ember.nn._functional.fractional import __all__ as _fractional_all  # noqa: 
 
 __all__ += list(_fractional_all)
 
+# the composites torch records as one graph node (``aten::linear``...) announce themselves to
+# the tracer (``registry.composite``); listed here, in one place
+from ember._ops.registry import composite as _composite  # noqa: E402
 from ember.nn import grad  # noqa: E402, F401  (torch.nn.functional.grad is torch.nn.grad)
+
+for _name, _kind in (
+    ("linear", "aten::linear"),
+    ("conv1d", "aten::_convolution"),
+    ("conv2d", "aten::_convolution"),
+    ("conv3d", "aten::_convolution"),
+    ("batch_norm", "aten::batch_norm"),
+    ("layer_norm", "aten::layer_norm"),
+    ("dropout", "aten::dropout"),
+    ("relu", "aten::relu"),
+    ("softmax", "aten::softmax"),
+    ("log_softmax", "aten::log_softmax"),
+    ("max_pool2d", "aten::max_pool2d"),
+    ("gelu", "aten::gelu"),
+):
+    globals()[_name] = _composite(_kind)(globals()[_name])
+del _name, _kind

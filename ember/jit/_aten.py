@@ -1,0 +1,302 @@
+"""torch's aten schemas for the ops ember's graphs hold: how a recorded op-table call becomes a
+node's positional arguments (``record``) and how a node runs on ember (``RUN``).
+
+A recorder maps ``(inputs, params)`` of an op-table call to ``(kind, args)``; ``args`` holds
+Tensors, Python constants, ``Wrapped`` numbers (a scalar operand torch records as a 0-d tensor
+constant) and lists (a ``prim::ListConstruct``). Runners take the positional arguments and
+call ember's public functions, the same kernels eager code runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember.jit.ir.graph import DTYPE_CODES
+
+__all__ = ["RUN", "record_op", "record_composite", "Wrapped", "DTYPE_OF_CODE"]
+
+DTYPE_OF_CODE = {code: name for name, code in DTYPE_CODES.items()}
+
+
+class Wrapped:
+    """A Python number operand recorded as a 0-d tensor constant (torch's wrapped number)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _dtype(code):
+    if code is None or not isinstance(code, int):
+        return code
+    return getattr(ember, DTYPE_OF_CODE[code].replace("torch.", ""))
+
+
+def _scalar(x):
+    if isinstance(x, np.generic):
+        x = x.item()
+    return Wrapped(x) if isinstance(x, (int, float, bool)) else x
+
+
+def _alpha(inputs, params):
+    return [inputs[0], _scalar(inputs[1]), params.get("alpha", 1)]
+
+
+_BINARY = ("mul", "div")
+_ALPHA = ("add", "sub", "rsub")
+_COMPARE = ("gt", "lt", "ge", "le", "eq", "ne")
+_UNARY = (
+    "relu",
+    "tanh",
+    "sigmoid",
+    "exp",
+    "log",
+    "neg",
+    "abs",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "t",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "sign",
+    "erf",
+    "log1p",
+    "expm1",
+    "square",
+)
+
+
+def _record_sum(name):
+    def rec(inputs, params):
+        dims = params.get("dims", params.get("dim"))
+        if dims is None:
+            return f"aten::{name}", [inputs[0], params.get("dtype")]
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        return f"aten::{name}", [inputs[0], dims, bool(params.get("keepdim", False)),
+                                 params.get("dtype")]  # fmt: skip
+
+    return rec
+
+
+_RECORD = {
+    "view": lambda i, p: ("aten::view", [i[0], list(p["shape"])]),
+    "transpose": lambda i, p: ("aten::transpose", [i[0], p["dim0"], p["dim1"]]),
+    "permute": lambda i, p: ("aten::permute", [i[0], list(p["dims"])]),
+    "unsqueeze": lambda i, p: ("aten::unsqueeze", [i[0], p["dim"]]),
+    "select": lambda i, p: ("aten::select", [i[0], p["dim"], p["index"]]),
+    "slice": lambda i, p: ("aten::slice", [i[0], p["dim"], p["start"], p["end"], p["step"]]),
+    "matmul": lambda i, p: ("aten::matmul", [i[0], i[1]]),
+    "addmm": lambda i, p: (
+        "aten::addmm",
+        [i[0], i[1], i[2], p.get("beta", 1), p.get("alpha", 1)],
+    ),
+    "cat": lambda i, p: ("aten::cat", [list(i), p["dim"]]),
+    "stack": lambda i, p: ("aten::stack", [list(i), p["dim"]]),
+    "_softmax": lambda i, p: ("aten::softmax", [i[0], p["dim"], None]),
+    "_to_copy": lambda i, p: (
+        "aten::to",
+        [i[0], DTYPE_CODES.get(str(p.get("dtype")), p.get("dtype")), False, False, None],
+    ),
+    "sum": _record_sum("sum"),
+    "mean": _record_sum("mean"),
+}
+for _n in _BINARY:
+    _RECORD[_n] = lambda i, p, _n=_n: (f"aten::{_n}", [i[0], _scalar(i[1])])
+for _n in _ALPHA:
+    _RECORD[_n] = lambda i, p, _n=_n: (f"aten::{_n}", _alpha(i, p))
+for _n in _COMPARE:
+    _RECORD[_n] = lambda i, p, _n=_n: (f"aten::{_n}", [i[0], _scalar(i[1])])
+for _n in _UNARY:
+    _RECORD[_n] = lambda i, p, _n=_n: (f"aten::{_n}", [i[0]])
+
+
+def record_op(op, inputs, params, inplace: bool):
+    """Return ``(kind, args)`` for an op-table call, or None when the op has no schema here
+    (the tracer then records it with the op itself attached)."""
+    rec = _RECORD.get(op.name)
+    if rec is None:
+        return None
+    params = {k: v for k, v in params.items() if k != "out"}
+    try:
+        kind, args = rec(inputs, params)
+    except (KeyError, IndexError):
+        return None
+    return (kind + "_" if inplace else kind), args
+
+
+# --- composites: the public function's arguments (bound by name) -> the node's arguments
+
+
+def _pair(v, n):
+    return [int(e) for e in v] if isinstance(v, (list, tuple)) else [int(v)] * n
+
+
+def _rec_conv(a):
+    n = a["weight"].dim() - 2
+    if isinstance(a["padding"], str):
+        return None
+    return [
+        a["input"],
+        a["weight"],
+        a["bias"],
+        _pair(a["stride"], n),
+        _pair(a["padding"], n),
+        _pair(a["dilation"], n),
+        False,
+        [0] * n,
+        int(a["groups"]),
+        False,
+        False,
+        True,
+        True,
+    ]
+
+
+_COMPOSITE = {
+    "aten::linear": lambda a: [a["input"], a["weight"], a["bias"]],
+    "aten::_convolution": _rec_conv,
+    "aten::batch_norm": lambda a: [
+        a["input"],
+        a["weight"],
+        a["bias"],
+        a["running_mean"],
+        a["running_var"],
+        bool(a["training"]),
+        float(a["momentum"]),
+        float(a["eps"]),
+        True,
+    ],
+    "aten::layer_norm": lambda a: [
+        a["input"],
+        _pair(a["normalized_shape"], 1),
+        a["weight"],
+        a["bias"],
+        float(a["eps"]),
+        True,
+    ],
+    "aten::dropout": lambda a: None
+    if a["inplace"]
+    else [a["input"], float(a["p"]), bool(a["training"])],
+    "aten::relu": lambda a: None if a["inplace"] else [a["input"]],
+    "aten::softmax": lambda a: None if a["dim"] is None else [a["input"], a["dim"], a["dtype"]],
+    "aten::log_softmax": lambda a: None if a["dim"] is None else [a["input"], a["dim"], a["dtype"]],
+    "aten::gelu": lambda a: [a["input"], a["approximate"]],
+    "aten::max_pool2d": lambda a: None
+    if a["return_indices"]
+    else [
+        a["input"],
+        _pair(a["kernel_size"], 2),
+        _pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], 2),
+        _pair(a["padding"], 2),
+        _pair(a["dilation"], 2),
+        bool(a["ceil_mode"]),
+    ],
+}  # fmt: skip
+
+
+def record_composite(kind: str, bound: dict):
+    """Return the node's arguments for composite ``kind`` called with ``bound`` (names ->
+    values, defaults applied), or None to record the ops inside instead."""
+    rec = _COMPOSITE.get(kind)
+    return None if rec is None else rec(bound)
+
+
+# --- running nodes
+
+
+def _F():
+    import ember.nn.functional as F
+
+    return F
+
+
+def _conv(x, w, b, stride, padding, dilation, transposed, output_padding, groups, *_):
+    F = _F()
+    n = len(stride)
+    if transposed:
+        fn = getattr(F, f"conv_transpose{n}d")
+        return fn(x, w, b, stride, padding, output_padding, groups, dilation)
+    return getattr(F, f"conv{n}d")(x, w, b, stride, padding, dilation, groups)
+
+
+def _reduce(name):
+    def run(x, *args):
+        fn = getattr(ember, name)
+        if len(args) <= 1:
+            return fn(x, dtype=_dtype(args[0])) if args and args[0] is not None else fn(x)
+        dims, keepdim, dtype = args
+        if dtype is not None:
+            return fn(x, dims, keepdim, dtype=_dtype(dtype))
+        return fn(x, dims, keepdim)
+
+    return run
+
+
+def _inplace(name):
+    def run(self, *args):
+        if name in _ALPHA:
+            return getattr(self, name + "_")(args[0], alpha=args[1])
+        return getattr(self, name + "_")(*args)
+
+    return run
+
+
+RUN = {
+    "aten::mul": ember.mul,
+    "aten::div": ember.div,
+    "aten::add": lambda a, b, alpha=1: ember.add(a, b) if alpha == 1
+    else ember.add(a, b, alpha=alpha),
+    "aten::sub": lambda a, b, alpha=1: ember.sub(a, b) if alpha == 1
+    else ember.sub(a, b, alpha=alpha),
+    "aten::rsub": lambda a, b, alpha=1: ember.rsub(a, b, alpha=alpha),
+    "aten::view": lambda x, shape: x.view(shape),
+    "aten::reshape": lambda x, shape: x.reshape(shape),
+    "aten::transpose": ember.transpose,
+    "aten::permute": lambda x, dims: x.permute(dims),
+    "aten::unsqueeze": ember.unsqueeze,
+    "aten::select": ember.select,
+    "aten::slice": lambda x, dim, start, end, step: x[
+        (slice(None),) * (dim % x.dim()) + (slice(start, end, step),)
+    ],
+    "aten::matmul": ember.matmul,
+    "aten::addmm": lambda b, x, y, beta=1, alpha=1: ember.addmm(b, x, y, beta=beta, alpha=alpha),
+    "aten::cat": ember.cat,
+    "aten::stack": ember.stack,
+    "aten::softmax": lambda x, dim, dtype=None: _F().softmax(x, dim, dtype=_dtype(dtype)),
+    "aten::log_softmax": lambda x, dim, dtype=None: _F().log_softmax(x, dim, dtype=_dtype(dtype)),
+    "aten::to": lambda x, dtype, *rest: x.to(_dtype(dtype)),
+    "aten::sum": _reduce("sum"),
+    "aten::mean": _reduce("mean"),
+    "aten::linear": lambda x, w, b=None: _F().linear(x, w, b),
+    "aten::_convolution": _conv,
+    "aten::conv1d": lambda x, w, b, s, p, d, g: _F().conv1d(x, w, b, s, p, d, g),
+    "aten::conv2d": lambda x, w, b, s, p, d, g: _F().conv2d(x, w, b, s, p, d, g),
+    "aten::conv3d": lambda x, w, b, s, p, d, g: _F().conv3d(x, w, b, s, p, d, g),
+    "aten::batch_norm": lambda x, w, b, rm, rv, training, momentum, eps, *_: _F().batch_norm(
+        x, rm, rv, w, b, training, momentum, eps
+    ),
+    "aten::layer_norm": lambda x, shape, w, b, eps, *_: _F().layer_norm(x, shape, w, b, eps),
+    "aten::dropout": lambda x, p, train: _F().dropout(x, p, train),
+    "aten::gelu": lambda x, approximate="none": _F().gelu(x, approximate=approximate),
+    "aten::max_pool2d": lambda x, k, s, p, d, c: _F().max_pool2d(x, k, s, p, d, c),
+    "aten::contiguous": lambda x, memory_format=None: x.contiguous(),
+    "aten::clone": lambda x, memory_format=None: x.clone(),
+    "aten::flatten": lambda x, start=0, end=-1: ember.flatten(x, start, end),
+    "aten::size": lambda x, dim=None: x.size() if dim is None else x.size(dim),
+    "aten::dim": lambda x: x.dim(),
+    "aten::len": len,
+    "aten::Bool": bool,
+    "aten::Int": int,
+    "aten::Float": float,
+    "aten::__getitem__": lambda xs, i: xs[i],
+    "aten::neg": ember.neg,
+}  # fmt: skip
+for _n in _COMPARE + _UNARY:
+    RUN.setdefault(f"aten::{_n}", getattr(ember, _n))
+for _n in _BINARY + _ALPHA + _UNARY:
+    RUN[f"aten::{_n}_"] = _inplace(_n)

@@ -1,0 +1,353 @@
+"""``jit.trace``'s recorder: an op-table observer building the IR (``ember.jit.ir``).
+
+Every op-table call becomes a node (``_aten.record_op`` gives torch's kind and positional
+arguments); composites that torch records as one node (``F.linear``...) announce themselves
+(``registry.composite``) and hide the ops inside. A module's parameters and buffers are read
+through ``prim::GetAttr`` chains from ``%self``; other tensors the program reads are
+constants. Values are named as torch's tracer names them: graph inputs by the function's
+argument names, other values by the Python local that holds them when they are next used.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+
+import numpy as np
+
+import ember
+from ember._core.tensor import Tensor, _wrap
+from ember._ops import registry
+from ember.jit import _aten
+from ember.jit import ir as IR
+from ember.jit._trace import _TRACING, _leak_guards
+
+__all__ = ["trace_to_graph", "module_type"]
+
+_EMBER_DIR = os.path.dirname(os.path.abspath(ember.__file__)) + os.sep
+
+
+def module_type(m) -> IR.ClassType:
+    """Return the class type torch gives a module (``__torch__.torch.nn.modules.linear.Linear``)."""
+    cls = type(m)
+    mod = cls.__module__
+    if mod.startswith("ember."):
+        mod = "torch." + mod[len("ember.") :]
+    qual = cls.__qualname__ if mod == "__main__" else f"{mod}.{cls.__qualname__}"
+    return IR.ClassType("__torch__." + qual.replace(".<locals>", ""))
+
+
+def _user_frame():
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
+        f = f.f_back
+    return f
+
+
+class IRTracer:
+    """The observer (``enter``/``exit`` and the composite pair) filling a ``Graph``."""
+
+    def __init__(self, graph: IR.Graph, root=None, self_value=None):
+        self.g = graph
+        self.values: dict = {}  # id(tensor) -> (tensor, Value, version)
+        self.suppress = 0
+        self.self_value = self_value
+        self.attr_paths: dict = {}  # id(tensor) -> ("fc", "weight")
+        self.module_values: dict = {(): self_value}
+        if root is not None:
+            for name, t in list(root.named_parameters()) + list(root.named_buffers()):
+                self.attr_paths.setdefault(id(t), tuple(name.split(".")))
+        self.root = root
+        self.scopes = [""]
+        self.module_names = {}
+        if root is not None:
+            self.module_names = {id(m): name for name, m in root.named_modules() if name}
+
+    # --- module scopes (``scope: __module.fc``), from global forward hooks
+    def pre_hook(self, module, args):
+        name = self.module_names.get(id(module))
+        if name is None:
+            self.scopes.append(self.scopes[-1])
+        else:
+            own = f"__module.{name}"
+            self.scopes.append(f"{self.scopes[-1]}/{own}" if self.scopes[-1] else own)
+
+    def post_hook(self, module, args, result):
+        if len(self.scopes) > 1:
+            self.scopes.pop()
+
+    # --- values
+    def bind(self, t: Tensor, v: IR.Value) -> None:
+        self.values[id(t)] = (t, v, t._vc[0])
+
+    def is_traced(self, t) -> bool:
+        entry = self.values.get(id(t))
+        return entry is not None and entry[1].node().kind() not in ("prim::Constant",)
+
+    def _getattr(self, path: tuple) -> IR.Value:
+        v = self.module_values.get(path)
+        if v is not None:
+            return v
+        parent = self._getattr(path[:-1])
+        obj = self.root
+        for p in path:
+            obj = getattr(obj, p)
+        n = self.g.insertNode(self.g.create("prim::GetAttr", [parent]))
+        n.s_("name", path[-1])
+        out = n.output()
+        out.setType(module_type(obj) if not isinstance(obj, Tensor) else IR.TensorType())
+        out.setDebugName(("_" + path[-1]) if path[-1][0].isdigit() else path[-1])
+        if not isinstance(obj, Tensor):
+            self.module_values[path] = out
+        return out
+
+    def value_of(self, t: Tensor, name: str | None = None, frame=None) -> IR.Value:
+        entry = self.values.get(id(t))
+        if entry is not None and entry[0] is t:
+            v = entry[1]
+        elif id(t) in self.attr_paths and self.self_value is not None:
+            v = self._getattr(self.attr_paths[id(t)])
+            self.bind(t, v)
+        else:
+            v = self.g.insertConstant(_wrap(np.array(t._data)))  # observers call no ops
+            src = self._source(frame)
+            v.node().setSourceRange(src)
+            self.bind(t, v)
+        if not v.hasDebugName() and v.node().kind() != "prim::Constant":
+            if name is None and frame is not None:
+                name = next((k for k, o in frame.f_locals.items() if o is t and k != "self"), None)
+            if name:
+                v.setDebugName(name)
+        return v
+
+    @staticmethod
+    def _source(frame) -> str | None:
+        if frame is None:
+            return None
+        return f"{frame.f_code.co_filename}:{frame.f_lineno}:0"
+
+    def _arg(self, a, src, frame, name=None) -> IR.Value:
+        if isinstance(a, Tensor):
+            return self.value_of(a, name, frame)
+        if isinstance(a, _aten.Wrapped):
+            x = a.value
+            dt = (
+                ember.bool
+                if isinstance(x, bool)
+                else (ember.int64 if isinstance(x, int) else ember.float64)
+            )
+            v = self.g.insertConstant(ember.tensor(x, dtype=dt))
+            v.node()._wrapped = True
+            v.node().setSourceRange(src)
+            return v
+        if isinstance(a, list):
+            elems = [self._arg(e, src, frame) for e in a]
+            n = self.g.insertNode(self.g.create("prim::ListConstruct", elems))
+            tensors = any(isinstance(e, Tensor) for e in a)
+            et = IR.TensorType() if tensors else (elems[0].type() if elems else IR.IntType())
+            n.output().setType(IR.ListType(et))
+            return n.output()
+        v = self.g.insertConstant(a)
+        if a is not None:
+            v.node().setSourceRange(src)
+        return v
+
+    def _node(self, kind, args, result, frame, names=None, payload=None, self_=None):
+        src = self._source(frame)
+        names = names or [None] * len(args)
+        ins = [self._arg(a, src, frame, nm) for a, nm in zip(args, names)]
+        n = self.g.insertNode(self.g.create(kind, ins, 0))
+        n.setSourceRange(src)
+        n.setScope(self.scopes[-1])
+        if payload is not None:
+            n._payload = payload
+        outs = [self_] if self_ is not None else (
+            list(result) if isinstance(result, (tuple, list)) else [result]
+        )  # fmt: skip
+        for r in outs:
+            if isinstance(r, Tensor):
+                v = n.addOutput(IR.TensorType.create_from_tensor(r))
+                self.bind(r, v)
+            else:
+                n.addOutput(IR.constant_type(r) if _plain(r) else IR.AnyType())
+        return n
+
+    # --- the op observer
+    def enter(self, op, inputs, params, self_):
+        if self.suppress:
+            return None
+        return (op, inputs, params, self_, _user_frame())
+
+    def exit(self, token, result):
+        if token is None or result is None:
+            return
+        op, inputs, params, self_, frame = token
+        rec = _aten.record_op(op, inputs, params, self_ is not None)
+        if rec is not None:
+            kind, args = rec
+            if self_ is not None and (not args or args[0] is not self_):
+                rec = None
+        if rec is None:
+            kind, args, payload = _fallback(op, inputs, params, self_)
+            self._node(kind, args, result, frame, payload=payload, self_=self_)
+        else:
+            self._node(kind, args, result, frame, self_=self_)
+
+    # --- composites
+    def enter_composite(self, kind, fn, args, kwargs):
+        if self.suppress:
+            return None
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        a = dict(bound.arguments)
+        node_args = _aten.record_composite(kind, a)
+        if node_args is None:
+            return None
+        # names for inputs: the function's parameter names, as torch's frame lookup finds them
+        names = []
+        for x in node_args:
+            key = next((k for k, o in a.items() if o is x and isinstance(x, Tensor)), None)
+            names.append(key)
+        self.suppress += 1
+        return (kind, node_args, names, _user_frame())
+
+    def exit_composite(self, token, result):
+        if token is None:
+            return
+        self.suppress -= 1
+        if result is None:
+            return
+        kind, args, names, frame = token
+        self._node(kind, args, result, frame, names=names)
+
+
+def _plain(x) -> bool:
+    return x is None or isinstance(x, (bool, int, float, str))
+
+
+def _fallback(op, inputs, params, self_):
+    """Record an op without a schema here: tensor and plain inputs become node inputs, the
+    op and its other parameters ride along for the executor."""
+    params = dict(params)
+    has_out = "out" in params
+    params.pop("out", None)
+    args = list(inputs)
+    lead = self_ is not None and not any(a is self_ for a in inputs)
+    if lead:
+        args = [self_, *args]
+    kind = f"aten::{op.name}" + ("_" if self_ is not None else "")
+    if self_ is None:
+
+        def payload(*a):
+            return registry.dispatch(op, tuple(a), params)
+
+    else:
+        pos = 0 if lead else next(i for i, x in enumerate(inputs) if x is self_)
+
+        def payload(*a):
+            target = a[pos]
+            ins = tuple(a[1:]) if lead else tuple(a)
+            p = dict(params, out=target._data) if has_out else params
+            return registry.dispatch_inplace(op, target, ins, p)
+
+    return kind, args, payload
+
+
+def _flatten(x) -> list:
+    if isinstance(x, (tuple, list)):
+        return [e for item in x for e in _flatten(item)]
+    return [x]
+
+
+def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
+    """Run ``fn`` on the example inputs recording an ``ir.Graph``; return ``(graph, result)``.
+
+    With ``module``, the graph's first input is ``%self.1`` (the module) and its parameters
+    and buffers are read from it."""
+    g = IR.Graph()
+    self_value = None
+    if module is not None:
+        self_value = g.addInput("self.1", module_type(module))
+    tracer = IRTracer(g, module, self_value)
+    target = fn.forward if module is not None and fn is module else fn
+    try:
+        params = list(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        params = []
+    kwargs = kwargs or {}
+    named = list(zip(params, args)) + list(kwargs.items())
+    for name, a in named:
+        if isinstance(a, Tensor):
+            v = g.addInput(name, IR.TensorType.create_from_tensor(a))
+            tracer.bind(a, v)
+        elif isinstance(a, (tuple, list)) and a and all(isinstance(e, Tensor) for e in a):
+            types = [IR.TensorType.create_from_tensor(e) for e in a]
+            tt = IR.TupleType(types) if isinstance(a, tuple) else IR.ListType(IR.TensorType())
+            v = g.addInput(name, tt)
+            kind = "prim::TupleUnpack" if isinstance(a, tuple) else "prim::ListUnpack"
+            n = g.insertNode(g.create(kind, [v], 0))
+            for e, t in zip(a, types):
+                tracer.bind(e, n.addOutput(t))
+        else:
+            raise RuntimeError(
+                f"Type '{type(a).__name__}' cannot be traced. Only Tensors and (possibly "
+                "nested) Lists, Dicts, and Tuples of Tensors can be traced"
+            )
+    from ember.nn.modules.module import (
+        register_module_forward_hook,
+        register_module_forward_pre_hook,
+    )
+
+    hooks = []
+    if module is not None:
+        hooks = [
+            register_module_forward_pre_hook(tracer.pre_hook),
+            register_module_forward_hook(tracer.post_hook, always_call=True),
+        ]
+    registry.add_observer(tracer)
+    registry.watch_composites(tracer)
+    _TRACING.append(tracer)
+    try:
+        with _leak_guards() if len(_TRACING) == 1 else _null():
+            result = fn(*args, **kwargs)
+    finally:
+        _TRACING.pop()
+        registry.remove_observer(tracer)
+        for h in hooks:
+            h.remove()
+    g.setInsertPoint(g.block())
+    g.registerOutput(_output(tracer, g, result))
+    from ember.jit.passes.dce import eliminate_dead_code
+
+    eliminate_dead_code(g)
+    return g, result
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _output(tracer, g, result) -> IR.Value:
+    if isinstance(result, Tensor):
+        return tracer.value_of(result)
+    if isinstance(result, (tuple, list)):
+        elems = [_output(tracer, g, r) for r in result]
+        kind = "prim::TupleConstruct" if isinstance(result, tuple) else "prim::ListConstruct"
+        n = g.insertNode(g.create(kind, elems))
+        if isinstance(result, tuple):
+            n.output().setType(IR.TupleType([e.type() for e in elems]))
+        else:
+            n.output().setType(IR.ListType(IR.TensorType()))
+        return n.output()
+    raise RuntimeError(
+        f"Only tensors, lists and tuples of tensors can be output from traced functions, "
+        f"not {type(result).__name__}"
+    )
