@@ -309,3 +309,36 @@ def test_module_compile_in_place_and_api_forms():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert ember.compile(m, disable=True) is m
+
+
+def test_custom_backend_receives_an_fx_graph_module():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((type(gm).__name__, len(example_inputs)))
+        return gm.forward
+
+    f = ember.compile(lambda x, y: (x * y).sin() + 1, backend=backend)
+    x, y = _x(3), _x(3, seed=1)
+    for _ in range(2):
+        _same(f(x, y), (x * y).sin() + 1)
+    assert seen == [("GraphModule", 2)]
+    assert isinstance(seen and f._ember_compiled.entries[0].source, str)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_eager_backends_run_the_ir(backend):
+    w = _x(3, 2, grad=True)
+    f = ember.compile(lambda x: (x @ w).relu().sum(), backend=backend)
+    x = _x(4, 3)
+    for _ in range(2):
+        w.grad = None
+        loss = f(x)
+        loss.backward()
+    w2 = w.detach().clone().requires_grad_()
+    want = (x @ w2).relu().sum()
+    want.backward()
+    _same(loss, want)
+    assert np.array_equal(w.grad.numpy(), w2.grad.numpy())
+    entry = f._ember_compiled.entries[0]
+    assert entry.failure is None and "aten::matmul" in entry.source or "aten::mm" in entry.source

@@ -276,6 +276,8 @@ def _compile_entry(cf, entry, rec, tensors, result):
         out_plan.append(("val", len(out_vals), t))
         out_vals.append(v)
     refs = [v for v in rec.values if v.kind == "ref"]
+    if cf.backend != "inductor":
+        return _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec)
     grad = STATE.grad_enabled and any(
         p[0] == "val" and t._grad_fn is not None for p, t in zip(out_plan, leaves)
     )
@@ -375,6 +377,47 @@ def _compile_entry(cf, entry, rec, tensors, result):
                     or not np.array_equal(a, t._data, equal_nan=True)
                 ):
                     raise C.Unsupported("generated code did not reproduce eager (a bug)")
+
+
+def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec):
+    """The ``"eager"``/``"aot_eager"`` backends (the IR run by the executor) and a user's
+    ``backend(gm, example_inputs)`` (a ``torch.fx.GraphModule`` of the forward)."""
+    from ember._inductor import to_ir
+
+    entry.ops = [c.label for c in calls if type(c) is C.Call]
+    entry.check = _make_check(cf, rec, tensors, [v for v in rec.values if v.kind == "ref"])
+    if any(type(c) is C.Read for c in calls):
+        raise C.Unsupported("a value read from a tensor (this backend has no data guards)")
+    first = {}
+    for i, t in enumerate(tensors):
+        first.setdefault(id(t), i)
+    picks = sorted(set(first.values()))
+    if callable(cf.backend):
+        gm = to_ir.to_fx(inputs, calls, out_vals)
+        compiled = cf.backend(gm, [tensors[i] for i in picks])
+        entry.source = gm.code if hasattr(gm, "code") else ""
+    elif cf.backend in ("eager", "aot_eager"):
+        from ember.jit import executor
+
+        graph = to_ir.to_graph(inputs, calls, out_vals)
+        if graph is None:
+            raise C.Unsupported("a helper kernel has no IR node")
+        entry.source = str(graph)
+
+        def compiled(*xs):
+            return executor.run(graph, list(xs))
+    else:
+        raise C.Unsupported(f"unknown backend {cf.backend!r}")
+    _log(entry.source, cf)
+
+    def run(ts):
+        outs = list(compiled(*[ts[i] for i in picks]))
+        it = []
+        for kind, k, _ in out_plan:
+            it.append(ts[k] if kind == "input" else k if kind == "ref" else outs[k])
+        return _unflatten(rspec, iter(it))
+
+    entry.run = run
 
 
 def reset_all() -> None:
