@@ -104,7 +104,9 @@ CORPUS = [
     ("print_break", lambda x: _prints(x), lambda: (_x(3),), False),
     ("global_side_effect", lambda x: _appends(x), lambda: (_x(3),), False),
     ("numpy_read", lambda x: ember.tensor(x.numpy() * 2), lambda: (_x(3),), False),
-    ("dropout_rng", lambda x: F.dropout(x, 0.5), lambda: (_x(8),), False),
+    ("dropout_rng", lambda x: F.dropout(x, 0.5), lambda: (_x(8),), True),
+    ("dropout_grad", lambda x: F.dropout(x * 2, 0.3).sum(), lambda: (_x(8, grad=True),), True),
+    ("alpha_dropout", lambda x: F.alpha_dropout(x, 0.2, True), lambda: (_x(8),), True),
     ("randn_inside", lambda x: x + ember.randn(3), lambda: (_x(3),), False),
 ]
 
@@ -154,9 +156,11 @@ def test_compiled_equals_eager(name, fn, make, compiles, capsys):
         a_in, b_in = _clone_inputs(xs), _clone_inputs(xs)
         ember.manual_seed(1)
         want = fn(*a_in)
+        state = ember.get_rng_state()
         ember.manual_seed(1)
         got = cf(*b_in)
         _same(got, want)
+        assert ember.equal(ember.get_rng_state(), state)  # the same numbers drawn
         for p, q in zip(a_in, b_in):  # in-place writes to inputs happen too
             if isinstance(p, ember.Tensor):
                 assert np.array_equal(p.detach().numpy(), q.detach().numpy())

@@ -99,6 +99,7 @@ class Recorder:
         self.mutated_roots: set = set()  # roots of input/ref storage written in place
         self.first_mutation: int | None = None  # call index of the first such write
         self.node_call: dict = {}  # id(autograd node) -> Call
+        self.rng_expected = None  # the generator's state after the last recorded draw
 
     # -- values ----------------------------------------------------------------------------
 
@@ -207,6 +208,45 @@ class Recorder:
             self.failure = "a value read from a tensor after an input was written in place"
             return
         self.calls.append(Read(self.value_of(t), kind, result, len(self.calls)))
+
+
+# ---------------------------------------------------------------------------------------------
+# random draws: a function that draws arrays from the default generator declares itself, so a
+# capture records the draw as one kernel (the generated code draws at the same point, from the
+# same stream: the numbers equal eager's for the same seed)
+
+
+def rng_kernel(fn):
+    """Decorate ``fn(input: Tensor, *consts) -> tuple of arrays`` drawing from the default
+    generator: a capture records the call as a kernel returning those arrays."""
+
+    def kernel(x_arr, *consts):
+        from ember._core.tensor import _wrap
+
+        return fn(_wrap(x_arr), *consts)
+
+    kernel.__name__ = fn.__name__
+    kernel.draws = True  # running it advances the generator (never run it to verify)
+
+    def wrapper(input, *consts):
+        rec = ACTIVE[-1] if ACTIVE else None
+        if rec is None or rec.depth or rec.failure is not None:
+            return fn(input, *consts)
+        before = _rng_state()
+        if before != rec.rng_expected:
+            rec.failure = "random numbers drawn outside the op table"
+        arrays = fn(input, *consts)
+        rec.rng_expected = _rng_state()
+        from ember._core.tensor import _wrap
+
+        outs = [rec.new_value("op", _wrap(a)) for a in arrays]
+        call = Call(None, kernel, [rec.value_of(input), *consts], {}, outs, multi=True)
+        call.label = fn.__name__
+        rec.calls.append(call)
+        return arrays
+
+    wrapper.__wrapped__ = fn
+    return wrapper
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,7 +416,7 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
             continue
         rec.new_value("input", t)
     grad_before = STATE.grad_enabled
-    rng_before = _rng_state()
+    rng_before = rec.rng_expected = _rng_state()
     w = _Watch(rec, _roots_of(fn, args)) if watch else None
     old_trace, old_profile = sys.gettrace(), sys.getprofile()
     ACTIVE.append(rec)
@@ -398,8 +438,9 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
         ACTIVE.pop()
         if not ACTIVE:
             _remove_reads()
-    if rec.failure is None and _rng_state() != rng_before:
-        rec.failure = "random numbers drawn (dropout, randn): ember keeps them eager"
+    if rec.failure is None and _rng_state() != rec.rng_expected:
+        rec.failure = "random numbers drawn outside the op table (randn...): kept eager"
+    del rng_before
     if rec.failure is None and STATE.grad_enabled != grad_before:
         rec.failure = "grad mode changed and not restored"
     return result, rec

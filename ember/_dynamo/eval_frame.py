@@ -365,7 +365,8 @@ def _compile_entry(cf, entry, rec, tensors, result):
     entry.run = guarded if any(type(c) is C.Read for c in calls) else run
     entry.check = _make_check(cf, rec, tensors, refs)
     # verify once: the generated code reproduces eager's result on the captured inputs
-    if not rec.mutated_roots:
+    draws = any(getattr(c.fn, "draws", False) for c in calls if type(c) is C.Call)
+    if not rec.mutated_roots and not draws:
         arrays = fwd(*[tensors[i]._data for i in first_of])
         for k, t in enumerate(leaves):
             kind, j, _ = out_plan[k]
