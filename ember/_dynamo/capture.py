@@ -85,6 +85,17 @@ class Read:
         self.pos = pos  # number of calls recorded before the read
 
 
+OUT_TARGET = type("OutTarget", (), {"__repr__": lambda self: "<the written tensor>"})()
+
+
+def _holds_array(x) -> bool:
+    if isinstance(x, (np.ndarray, Tensor)):
+        return True
+    if type(x) in (tuple, list):
+        return any(_holds_array(e) for e in x)
+    return False
+
+
 class Recorder:
     """The observer that records one run; ``values``/``calls``/``reads`` are the trace."""
 
@@ -140,6 +151,16 @@ class Recorder:
                 return None
             else:
                 args.append(x)
+        if self_t is not None and params.get("out") is self_t._data:
+            # an in-place op writing straight into its target: the generated code passes the
+            # target's buffer
+            params = {**params, "out": OUT_TARGET}
+        for k, x in params.items():
+            if x is not OUT_TARGET and _holds_array(x):
+                # an array computed outside the op table (batch_norm's statistics): data the
+                # trace would freeze as a constant
+                self.failure = f"op {op.name} got an array in its parameter {k!r}"
+                return None
         casts = None
         if op.promote is not None and any(isinstance(x, Tensor) for x in inputs):
             try:

@@ -59,24 +59,23 @@ def _flatten(obj, tensors, spec_out):
 
 
 def _unflatten(spec, it_vals):
-    # spec made by _flatten over the eager result; leaves come from it_vals in order
-    pos = [0]
+    """Rebuild the result ``spec`` describes; its tensors come from ``it_vals`` in order."""
+    return _build(spec, [0], it_vals)
 
-    def go():
-        kind, meta = spec[pos[0]]
-        pos[0] += 1
-        if kind == "T":
-            return next(it_vals)
-        if kind in (tuple, list):
-            items = [go() for _ in range(meta)]
-            return tuple(items) if kind is tuple else items
-        if kind is dict:
-            return {k: go() for k in meta}
-        if kind == "obj":
-            return meta
-        return meta
 
-    return go()
+def _build(spec, pos, it_vals):
+    # (a plain recursive function: a self-referencing closure would make a reference cycle
+    # holding the outputs, and their graph, until the garbage collector runs)
+    kind, meta = spec[pos[0]]
+    pos[0] += 1
+    if kind == "T":
+        return next(it_vals)
+    if kind in (tuple, list):
+        items = [_build(spec, pos, it_vals) for _ in range(meta)]
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        return {k: _build(spec, pos, it_vals) for k in meta}
+    return meta
 
 
 def _result_spec(obj, leaves, spec):
@@ -327,6 +326,8 @@ def _compile_entry(cf, entry, rec, tensors, result):
                 b = ("ref", base)
         meta.append((t._vc[0], b, t._view_fn))
     nout = len(out_vals)
+    # keep nothing of the capture alive (its arrays, its autograd graph)
+    out_plan = [(kind, k, None) for kind, k, _ in out_plan]
 
     def run(ts):
         arrays = fwd(*[ts[i]._data for i in first_of]) if n_in else fwd()
@@ -365,6 +366,8 @@ def _compile_entry(cf, entry, rec, tensors, result):
     entry.run = guarded if any(type(c) is C.Read for c in calls) else run
     entry.check = _make_check(cf, rec, tensors, refs)
     # verify once: the generated code reproduces eager's result on the captured inputs
+    if bw is not None:
+        bw.saved = bw.expected = None
     draws = any(getattr(c.fn, "draws", False) for c in calls if type(c) is C.Call)
     if not rec.mutated_roots and not draws:
         arrays = fwd(*[tensors[i]._data for i in first_of])
@@ -378,6 +381,8 @@ def _compile_entry(cf, entry, rec, tensors, result):
                     or not np.array_equal(a, t._data, equal_nan=True)
                 ):
                     raise C.Unsupported("generated code did not reproduce eager (a bug)")
+    for v in rec.values:
+        v.arr = None
 
 
 def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec):

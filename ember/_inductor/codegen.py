@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._dynamo.capture import Call, Read, Value, read_value
+from ember._dynamo.capture import OUT_TARGET, Call, Read, Value, read_value
 
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
 
@@ -120,6 +120,10 @@ def generate(name: str, params: list, calls: list, outputs: list, escapes: set, 
         if c.target is not None:
             dst = names[c.target.id]
             names[out.id] = dst
+            if c.params.get("out") is OUT_TARGET:
+                env[f"_p{pos}"] = {k: v for k, v in c.params.items() if k != "out"}
+                lines.append(f"    {fname}({', '.join(args)}, out={dst}{kw})  # {c.label}_")
+                continue
             if uf is not None and out.dtype == c.target.dtype and out.dtype in _UFUNC_DTYPES:
                 env[f"_u{pos}"] = uf
                 lines.append(f"    _u{pos}({', '.join(args)}, out={dst})  # {c.label}_")
