@@ -392,3 +392,14 @@ def test_steady_state_memory_does_not_grow():
     grown = tracemalloc.get_traced_memory()[0] - first
     tracemalloc.stop()
     assert grown < 40_000, grown
+
+
+def test_data_computed_outside_the_op_table_is_never_frozen():
+    def f(x):
+        return x + ember.from_numpy(x._data * 2)  # NumPy on the data: invisible to capture
+
+    g = ember.compile(f)
+    for seed in range(3):
+        x = _x(3, seed=seed)
+        _same(g(x), f(x))
+    assert "outside the op table" in g._ember_compiled.entries[0].failure

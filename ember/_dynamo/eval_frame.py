@@ -163,6 +163,8 @@ class CompiledFunction:
         try:
             if rec.failure is None:
                 _compile_entry(self, entry, rec, tensors, result)
+                if self.backend == "inductor" and not _draws(rec) and not rec.mutated_roots:
+                    _shadow_check(self, entry, args, kwargs, tensors)
         except C.Unsupported as e:
             rec.failure = str(e)
         except Exception as e:  # a compiler bug must never change what the program returns
@@ -424,6 +426,68 @@ def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, r
         return _unflatten(rspec, iter(it))
 
     entry.run = run
+
+
+def _draws(rec) -> bool:
+    return any(getattr(c.fn, "draws", False) for c in rec.calls if type(c) is C.Call)
+
+
+def _perturbed(t: Tensor) -> Tensor:
+    a = t._data
+    b = np.copy(a, order="K")
+    if a.dtype.kind in "fc":
+        b *= a.dtype.type(1.25)
+        b += a.dtype.type(0.5)
+    p = _wrap(b)
+    p.requires_grad_(t._requires_grad)
+    return p
+
+
+def _replace(obj, mapping):
+    if isinstance(obj, Tensor):
+        return mapping.get(id(obj), obj)
+    if type(obj) in (tuple, list):
+        return type(obj)(_replace(x, mapping) for x in obj)
+    if type(obj) is dict:
+        return {k: _replace(v, mapping) for k, v in obj.items()}
+    return obj
+
+
+def _shadow_check(cf, entry, args, kwargs, tensors) -> None:
+    """Run the program eagerly and compiled on perturbed inputs: a result that differs means
+    the capture froze data computed outside the op table (the entry then runs eagerly)."""
+    if any(t._base is not None for t in tensors) or entry.run is None:
+        return
+    mapping = {}
+    for t in tensors:
+        if id(t) not in mapping:
+            mapping[id(t)] = _perturbed(t)
+    pts = [mapping[id(t)] for t in tensors]
+    if not entry.check(pts):
+        return
+    pargs, pkw = _replace(args, mapping), _replace(kwargs, mapping)
+    COMPILING[0] += 1
+    try:
+        want = cf.fn(*pargs, **pkw)
+    except Exception:
+        return
+    finally:
+        COMPILING[0] -= 1
+    try:
+        got = entry.run(pts)
+    except GuardFailure:
+        return
+    lw, lg = [], []
+    _result_spec(want, lw, [])
+    _result_spec(got, lg, [])
+    same = len(lw) == len(lg) and all(
+        a._data.shape == b._data.shape
+        and a._data.dtype == b._data.dtype
+        and np.array_equal(a._data, b._data, equal_nan=True)
+        for a, b in zip(lw, lg)
+    )
+    if not same:
+        raise C.Unsupported("a result depends on data computed outside the op table")
 
 
 def reset_all() -> None:
