@@ -130,6 +130,9 @@ def parse_args(argv=None):
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the split and the model")
     parser.add_argument(
+        "--compile", action="store_true", help="train and evaluate the model torch.compile'd"
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path("runs/mnist"), help="directory for checkpoint and plots"
     )
     parser.add_argument(
@@ -173,6 +176,7 @@ def main(argv=None) -> dict:
 
     model = LeNet()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    run = torch.compile(model) if args.compile else model  # same parameters, same module
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
     history = []
@@ -185,7 +189,7 @@ def main(argv=None) -> dict:
         bar = tqdm(train_loader, desc=f"epoch {epoch}/{args.epochs}", unit="batch", leave=True)
         for x, y in bar:
             optimizer.zero_grad()
-            logits = model(x)
+            logits = run(x)
             loss = loss_fn(logits, y)
             loss.backward()
             optimizer.step()
@@ -197,7 +201,7 @@ def main(argv=None) -> dict:
         train_seconds += time.perf_counter() - epoch_start
         scheduler.step()
         train_samples += seen
-        test_loss, test_acc = evaluate(model, test_loader, loss_fn)
+        test_loss, test_acc = evaluate(run, test_loader, loss_fn)
         history.append(
             {
                 "epoch": epoch,

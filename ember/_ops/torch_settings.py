@@ -136,27 +136,43 @@ def set_num_interop_threads(num: int) -> None:
     _settings["interop_threads"] = num
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None, backend="inductor",
-            mode: str | None = None, options: dict | None = None, name: str | None = None,
-            disable: bool = False, **kwargs):  # fmt: skip
-    """Return ``model`` ready to run: ember runs eagerly, so nothing is compiled. A module comes
-    back wrapped as torch wraps it (``OptimizedModule``: the module is ``_orig_mod``), a function
-    unchanged.
-
-    Accepts torch's keyword arguments and works as ``compile(model)``, ``@compile`` and
+def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
+            backend="inductor", mode: str | None = None, options: dict | None = None,
+            disable: bool = False):  # fmt: skip
+    """Return ``model`` compiled: a module comes back as an ``OptimizedModule`` (the module is
+    ``_orig_mod``), a function as a function. The first call of each new input signature
+    captures the program (running it eagerly) and generates code for it; later calls whose
+    guards hold run the generated code. Works as ``compile(model)``, ``@compile`` and
     ``@compile(mode=...)``.
     """
     if model is None:
-        return lambda fn: fn
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                  mode=mode, options=options, disable=disable)  # fmt: skip
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if disable:
+        return model
+    import functools
+
+    from ember._dynamo.eval_frame import CompiledFunction, OptimizedModule
     from ember.nn.modules.module import Module
 
-    if isinstance(model, Module) and not disable:
-        from ember._dynamo.eval_frame import OptimizedModule
+    if isinstance(model, Module):
+        cf = CompiledFunction(model.__call__, model, fullgraph, backend, options)
+        return OptimizedModule(model, cf)
+    cf = CompiledFunction(model, None, fullgraph, backend, options)
 
-        return OptimizedModule(model)  # torch's wrapper (nothing is compiled)
-    return model
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        return cf(*args, **kwargs)
+
+    compiled._torchdynamo_orig_callable = model
+    compiled._ember_compiled = cf
+    return compiled
 
 
 for _fn in (

@@ -1,6 +1,5 @@
-"""``torch.compiler`` on an eager framework: nothing is ever being compiled, so the queries
-answer False, ``disable`` and friends return what they are given, ``compile`` is
-``ember.compile``."""
+"""``torch.compiler``: ``compile`` is ``ember.compile``; ``reset`` clears the compiled caches,
+``is_compiling`` answers True while a program is being captured."""
 
 from __future__ import annotations
 
@@ -25,13 +24,15 @@ __all__ = [
 
 
 def is_compiling() -> bool:
-    """Return whether a graph is being traced by the compiler: never, in ember."""
-    return False
+    """Return whether a program is being captured by the compiler right now."""
+    from ember._dynamo.eval_frame import COMPILING
+
+    return COMPILING[0] > 0
 
 
 def is_dynamo_compiling() -> bool:
-    """Return whether TorchDynamo is tracing: never, in ember."""
-    return False
+    """Return whether the compiler is capturing a program right now."""
+    return is_compiling()
 
 
 def is_exporting() -> bool:
@@ -40,7 +41,10 @@ def is_exporting() -> bool:
 
 
 def reset() -> None:
-    """Clear the compiler's caches (ember has none)."""
+    """Clear the compiler's caches: every compiled function captures again on its next call."""
+    from ember._dynamo.eval_frame import reset_all
+
+    reset_all()
 
 
 def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None):
@@ -71,5 +75,7 @@ def cudagraph_mark_step_begin() -> None:
 
 
 def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list:
-    """Return the available compiler backends: none, in ember."""
-    return []
+    """Return the names of the registered compiler backends."""
+    from ember._dynamo import list_backends as _list
+
+    return _list(exclude_tags)

@@ -413,8 +413,8 @@ def test_compile_wraps_modules_as_torch_and_returns_functions():
         return x * 2
 
     model = ember.nn.Linear(2, 3)
-    assert ember.compile(f) is f
-    assert ember.compile(backend="eager")(f) is f
+    assert ember.compile(f) is not f and ember.compile(f)._torchdynamo_orig_callable is f
+    assert torch.compile(f) is not f
     assert ember.compile(model, disable=True) is model
     # a module comes back as torch's OptimizedModule: _orig_mod, prefixed state dict, same repr
     shown = []
@@ -433,7 +433,10 @@ def test_compile_wraps_modules_as_torch_and_returns_functions():
     def g(x):
         return x + 1
 
-    @ember.compile(mode="reduce-overhead", options={"a": 1})
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        ember.compile(mode="reduce-overhead", options={"a": 1})(lambda x: x)
+
+    @ember.compile(mode="reduce-overhead")
     def h(x):
         return x + 2
 

@@ -15,6 +15,7 @@ import numpy as np
 import ember
 from ember import _torch_rng
 from ember._core.tensor import Tensor
+from ember._dynamo.capture import rng_kernel
 
 __all__ = [
     "alpha_dropout",
@@ -58,6 +59,18 @@ def _apply(input: Tensor, noise: np.ndarray, inplace: bool, add=None) -> Tensor:
     return out
 
 
+@rng_kernel
+def _masks(input, p, feature, alpha):
+    # the arrays a dropout multiplies (and, for alpha dropout, adds): one draw (a compiled
+    # program records this as one kernel)
+    noise = _noise(input, p, feature)
+    if not alpha:
+        return (noise / noise.dtype.type(1 - p),)
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = ((noise - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p).astype(noise.dtype)
+    return ((noise * a).astype(noise.dtype), b)
+
+
 def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
     _check_p(p)
     if not training or p == 0:
@@ -65,12 +78,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
     if p == 1:
         zeros = np.zeros((1,) * input.dim(), input._data.dtype)
         return _apply(input, zeros, inplace)
-    noise = _noise(input, p, feature)
-    if not alpha:
-        return _apply(input, noise / noise.dtype.type(1 - p), inplace)
-    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-    b = ((noise - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p).astype(noise.dtype)
-    return _apply(input, (noise * a).astype(noise.dtype), inplace, b)
+    masks = _masks(input, p, feature, alpha)
+    return _apply(input, masks[0], inplace, masks[1] if alpha else None)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

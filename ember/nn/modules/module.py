@@ -779,4 +779,13 @@ class Module(_ModuleHooks):
         return main_str
 
     def compile(self, *args, **kwargs) -> None:
-        """No-op (ember has no compiler); kept so torch code runs unchanged."""
+        """Compile this module's forward in place with ``ember.compile`` (same arguments)."""
+        from ember._dynamo.eval_frame import CompiledFunction
+
+        kwargs.pop("mode", None)
+        kwargs.pop("dynamic", None)
+        forward = self.forward
+        self.forward = CompiledFunction(
+            forward, self, kwargs.get("fullgraph", False), kwargs.get("backend", "inductor"),
+            kwargs.get("options"),
+        )  # fmt: skip

@@ -1,0 +1,471 @@
+"""Capture: run a program once, eagerly, and record every op call it makes.
+
+The recorder is an op-table observer (``ember._ops.registry.add_observer``): each top-level op
+call becomes a :class:`Call` on SSA :class:`Value` s (an in-place call defines a new value for
+the tensor it writes). Tensors the program did not receive and no recorded op made (parameters,
+globals, constants it built) are lifted as *references*, read afresh on every run.
+
+While a capture runs, every Python value read from a tensor (``bool(t)``, ``t.item()``,
+``int(t)``, ``float(t)``) is recorded as a data guard; reads that hand the data itself to
+Python (``t.tolist()``, ``t.numpy()``, printing) and Python side effects (``print``, stores
+into globals, closures and attributes) make the program uncapturable: a *graph break*, whose
+reason ``explain`` reports.
+"""
+
+from __future__ import annotations
+
+import dis
+import os
+import sys
+
+import numpy as np
+
+from ember._core import dtype as D
+from ember._core.grad_mode import STATE
+from ember._core.tensor import Tensor
+from ember._ops import registry as R
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Unsupported(RuntimeError):
+    """Raised inside a capture for what it cannot record (torch._dynamo.exc.Unsupported)."""
+
+
+class Value:
+    """One SSA value: an array of known shape and dtype; ``root`` is the value whose storage
+    it views (itself for a fresh array)."""
+
+    __slots__ = ("id", "kind", "shape", "dtype", "strides", "root", "tensor", "name", "arr")
+
+    def __init__(self, vid, kind, arr, root, tensor=None):
+        self.id = vid
+        self.kind = kind  # "input" | "ref" | "op" | "seed"
+        self.shape = arr.shape
+        self.dtype = arr.dtype
+        self.strides = arr.strides
+        self.root = vid if root is None else root
+        self.tensor = tensor  # for refs: the Tensor read on every run
+        self.name = f"v{vid}"
+        self.arr = arr  # the array at capture (dropped once compiled)
+
+
+class Call:
+    """One kernel call: ``outs = fn(*args, **params)``; ``args`` holds Values and constants.
+
+    ``op`` is the op-table entry (None for a helper kernel); ``target`` the Value an in-place
+    call writes into; ``casts`` the dtype each Value argument is promoted to (or None)."""
+
+    __slots__ = (
+        "op", "fn", "args", "params", "outs", "target", "casts", "multi", "node", "label", "slots",
+    )  # fmt: skip
+
+    def __init__(self, op, fn, args, params, outs, target=None, casts=None, multi=False):
+        self.op = op
+        self.fn = fn
+        self.args = args
+        self.params = params
+        self.outs = outs
+        self.target = target
+        self.casts = casts
+        self.multi = multi
+        self.node = None  # the autograd node the eager call made (for the backward)
+        self.label = op.name if op is not None else getattr(fn, "__name__", "kernel")
+
+
+class Read:
+    """A Python value read from a tensor: re-read and compared on every run."""
+
+    __slots__ = ("value", "kind", "result", "pos")
+
+    def __init__(self, value, kind, result, pos):
+        self.value = value
+        self.kind = kind
+        self.result = result
+        self.pos = pos  # number of calls recorded before the read
+
+
+OUT_TARGET = type("OutTarget", (), {"__repr__": lambda self: "<the written tensor>"})()
+
+
+def _holds_array(x) -> bool:
+    if isinstance(x, (np.ndarray, Tensor)):
+        return True
+    if type(x) in (tuple, list):
+        return any(_holds_array(e) for e in x)
+    return False
+
+
+class Recorder:
+    """The observer that records one run; ``values``/``calls``/``reads`` are the trace."""
+
+    def __init__(self):
+        self.values: list[Value] = []
+        self.calls: list = []  # Call or Read, in program order
+        self.by_tensor: dict = {}  # id(Tensor) -> Value
+        self.by_array: dict = {}  # id(ndarray) -> Value (tensors sharing an array alias it)
+        self.keep: list = []  # keeps recorded tensors alive so their ids stay theirs
+        self.depth = 0
+        self.failure: str | None = None
+        self.mutated_roots: set = set()  # roots of input/ref storage written in place
+        self.first_mutation: int | None = None  # call index of the first such write
+        self.node_call: dict = {}  # id(autograd node) -> Call
+        self.rng_expected = None  # the generator's state after the last recorded draw
+
+    # -- values ----------------------------------------------------------------------------
+
+    def new_value(self, kind, t: Tensor, root=None) -> Value:
+        v = Value(len(self.values), kind, t._data, root, t if kind == "ref" else None)
+        self.values.append(v)
+        self.bind(t, v)
+        return v
+
+    def bind(self, t: Tensor, v: Value) -> None:
+        self.by_tensor[id(t)] = v
+        self.by_array[id(t._data)] = v
+        self.keep.append(t)
+
+    def value_of(self, t: Tensor) -> Value:
+        v = self.by_tensor.get(id(t))
+        if v is not None:
+            return v
+        v = self.by_array.get(id(t._data))
+        if v is not None:  # another Tensor around a recorded array (detach, .data, alias)
+            self.by_tensor[id(t)] = v
+            self.keep.append(t)
+            return v
+        return self.new_value("ref", t)
+
+    # -- the observer protocol ---------------------------------------------------------------
+
+    def enter(self, op, inputs, params, self_t):
+        self.depth += 1
+        if self.depth > 1 or self.failure is not None:
+            return None
+        args = []
+        for x in inputs:
+            if isinstance(x, Tensor):
+                args.append(self.value_of(x))
+            elif isinstance(x, (list, tuple, dict, np.ndarray)):
+                self.failure = f"op {op.name} got a {type(x).__name__} argument"
+                return None
+            else:
+                args.append(x)
+        if self_t is not None and params.get("out") is self_t._data:
+            # an in-place op writing straight into its target: the generated code passes the
+            # target's buffer
+            params = {**params, "out": OUT_TARGET}
+        for k, x in params.items():
+            if x is not OUT_TARGET and _holds_array(x):
+                # an array computed outside the op table (batch_norm's statistics): data the
+                # trace would freeze as a constant
+                self.failure = f"op {op.name} got an array in its parameter {k!r}"
+                return None
+        casts = None
+        if op.promote is not None and any(isinstance(x, Tensor) for x in inputs):
+            try:
+                _, arrays = R._promoted_arrays(inputs, op.promote)
+            except Exception:  # the call itself will raise the same error
+                return None
+            casts = []
+            for i, x in enumerate(inputs):
+                if isinstance(x, Tensor):
+                    a = arrays[i]
+                    casts.append(a.dtype if a.dtype != x._data.dtype else None)
+                else:
+                    casts.append(None)
+                    args[i] = arrays[i]  # the scalar as the kernel sees it
+        target = self.value_of(self_t) if self_t is not None else None
+        return (op, args, params, target, casts, self_t)
+
+    def exit(self, token, result):
+        self.depth -= 1
+        if token is None:
+            return
+        op, args, params, target, casts, self_t = token
+        if result is None:
+            self.failure = f"op {op.name} raised"
+            return
+        if self_t is not None:
+            # an in-place write: a new value for the written tensor, on the same storage
+            root = self.values[target.root]
+            if root.kind in ("input", "ref"):
+                self.mutated_roots.add(root.id)
+                if self.first_mutation is None:
+                    self.first_mutation = len(self.calls)
+            out = Value(len(self.values), "op", self_t._data, target.root)
+            self.values.append(out)
+            self.by_tensor[id(self_t)] = out
+            self.by_array[id(self_t._data)] = out
+            call = Call(op, op.forward, args, params, [out], target, casts)
+            call.node = self_t._grad_fn
+        else:
+            multi = type(result) is tuple
+            outs = []
+            for r in result if multi else (result,):
+                root = None
+                if op.view and args and isinstance(args[0], Value):
+                    root = args[0].root
+                outs.append(self.new_value("op", r, root))
+            call = Call(op, op.forward, args, params, outs, None, casts, multi)
+            first = result[0] if multi else result
+            call.node = first._grad_fn if first._requires_grad else None
+        if call.node is not None:
+            self.node_call[id(call.node)] = call
+        self.calls.append(call)
+
+    def record_kernel(self, fn, args, params, result: Tensor, label: str) -> Value:
+        """Record a helper kernel (``fn`` on arrays) the caller has just run eagerly."""
+        out = self.new_value("op", result)
+        call = Call(None, fn, args, params, [out])
+        call.label = label
+        self.calls.append(call)
+        return out
+
+    def record_read(self, t: Tensor, kind: str, result) -> None:
+        if self.depth or self.failure is not None:
+            return
+        if self.first_mutation is not None:
+            self.failure = "a value read from a tensor after an input was written in place"
+            return
+        self.calls.append(Read(self.value_of(t), kind, result, len(self.calls)))
+
+
+# ---------------------------------------------------------------------------------------------
+# random draws: a function that draws arrays from the default generator declares itself, so a
+# capture records the draw as one kernel (the generated code draws at the same point, from the
+# same stream: the numbers equal eager's for the same seed)
+
+
+def rng_kernel(fn):
+    """Decorate ``fn(input: Tensor, *consts) -> tuple of arrays`` drawing from the default
+    generator: a capture records the call as a kernel returning those arrays."""
+
+    def kernel(x_arr, *consts):
+        from ember._core.tensor import _wrap
+
+        return fn(_wrap(x_arr), *consts)
+
+    kernel.__name__ = fn.__name__
+    kernel.draws = True  # running it advances the generator (never run it to verify)
+
+    def wrapper(input, *consts):
+        rec = ACTIVE[-1] if ACTIVE else None
+        if rec is None or rec.depth or rec.failure is not None:
+            return fn(input, *consts)
+        before = _rng_state()
+        if before != rec.rng_expected:
+            rec.failure = "random numbers drawn outside the op table"
+        arrays = fn(input, *consts)
+        rec.rng_expected = _rng_state()
+        from ember._core.tensor import _wrap
+
+        outs = [rec.new_value("op", _wrap(a)) for a in arrays]
+        call = Call(None, kernel, [rec.value_of(input), *consts], {}, outs, multi=True)
+        call.label = fn.__name__
+        rec.calls.append(call)
+        return arrays
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor reads during a capture
+
+ACTIVE: list = []  # the recorders capturing now (innermost last)
+
+_READS = ("__bool__", "item", "__int__", "__float__", "__index__")
+_UNSUPPORTED_READS = ("tolist", "numpy", "__array__", "__repr__", "__str__", "__format__")
+_ORIGINAL: dict = {}
+
+
+def _reading(name):
+    orig = _ORIGINAL[name]
+
+    def read(self, *args, **kwargs):
+        result = orig(self, *args, **kwargs)
+        if ACTIVE and not args and not kwargs:
+            ACTIVE[-1].record_read(self, name, result)
+        return result
+
+    read.__name__ = name
+    return read
+
+
+def _refusing(name):
+    orig = _ORIGINAL[name]
+
+    def read(self, *args, **kwargs):
+        rec = ACTIVE[-1] if ACTIVE else None
+        if rec is not None and not rec.depth and rec.failure is None and _caller_is_user():
+            rec.failure = f"Tensor.{name}() hands a tensor's data to Python"
+        return orig(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+def _caller_is_user() -> bool:
+    f = sys._getframe(2)
+    return not f.f_code.co_filename.startswith(_EMBER_DIR)
+
+
+def read_value(kind: str, arr: np.ndarray):
+    """Re-read a value as the capture did: ``kind`` is the Tensor method (``__bool__``...)."""
+    from ember._core.tensor import _wrap
+
+    return _ORIGINAL[kind](_wrap(arr))
+
+
+def _install_reads() -> None:
+    if not _ORIGINAL:
+        for name in _READS + _UNSUPPORTED_READS:
+            _ORIGINAL[name] = getattr(Tensor, name)
+    for name in _READS:
+        setattr(Tensor, name, _reading(name))
+    for name in _UNSUPPORTED_READS:
+        setattr(Tensor, name, _refusing(name))
+
+
+def _remove_reads() -> None:
+    for name, fn in _ORIGINAL.items():
+        setattr(Tensor, name, fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python side effects: seen by tracing the user's own frames (never ember's)
+
+_STORES = {
+    dis.opmap[n]
+    for n in ("STORE_ATTR", "STORE_GLOBAL", "STORE_DEREF", "DELETE_ATTR", "DELETE_GLOBAL")
+    if n in dis.opmap
+}
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault"}
+_IMPURE = {print, input, open}
+
+
+class _Watch:
+    """``sys.settrace``/``setprofile`` hooks that flag side effects in user frames."""
+
+    def __init__(self, rec: Recorder, roots: tuple):
+        self.rec = rec
+        self.roots = roots  # objects whose mutation is a side effect (self, globals...)
+        self.pending = None  # (frame, call count) after a STORE_SUBSCR
+
+    def _user(self, frame) -> bool:
+        fn = frame.f_code.co_filename
+        return not fn.startswith(_EMBER_DIR) and not fn.startswith(sys.prefix + "/lib/python")
+
+    def trace(self, frame, event, arg):
+        if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
+            frame.f_trace_opcodes = True
+            return self.local
+        return None
+
+    def local(self, frame, event, arg):
+        rec = self.rec
+        if event != "opcode" or rec.failure is not None:
+            return self.local
+        if self.pending is not None:
+            pf, n = self.pending
+            self.pending = None
+            if pf is frame and len(rec.calls) == n:
+                rec.failure = "a store into a Python container (a side effect)"
+        code = frame.f_code.co_code[frame.f_lasti]
+        if code in _STORES:
+            rec.failure = f"{dis.opname[code]} (a side effect on a Python object)"
+        elif code == _STORE_SUBSCR:
+            self.pending = (frame, len(self.rec.calls))
+        return self.local
+
+    def profile(self, frame, event, arg):
+        if event != "c_call" or self.rec.failure is not None or not self._user(frame):
+            return
+        if arg in _IMPURE:
+            self.rec.failure = f"call to builtin {arg.__name__}() (a side effect)"
+            return
+        owner = getattr(arg, "__self__", None)
+        mod = getattr(arg, "__module__", None) or type(owner).__module__
+        if mod in ("random", "_random") or (mod or "").startswith("numpy.random"):
+            self.rec.failure = f"call to {arg.__qualname__}() (Python's random state)"
+        elif arg.__name__ in _MUTATORS and isinstance(owner, (list, dict, set)):
+            if any(owner is r for r in self.roots) or _in_globals(owner, frame):
+                self.rec.failure = f"{type(owner).__name__}.{arg.__name__}() on a Python object"
+
+
+def _in_globals(obj, frame) -> bool:
+    return any(v is obj for v in frame.f_globals.values())
+
+
+def _roots_of(fn, args) -> tuple:
+    roots = []
+    for a in args:
+        d = getattr(a, "__dict__", None)
+        if d is not None:
+            roots.extend(v for v in d.values() if isinstance(v, (list, dict, set)))
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            c = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(c, (list, dict, set)):
+            roots.append(c)
+    return tuple(roots)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _rng_state():
+    import ember
+
+    g = ember.random.default_generator
+    s = g._bitgen.state["state"]
+    return (s["pos"], s["key"].tobytes(), g._normal_cache, g._float_normal_cache)
+
+
+def capture(fn, args, kwargs, input_tensors, watch: bool = True):
+    """Run ``fn(*args, **kwargs)`` eagerly, recording it; return ``(result, recorder)``.
+
+    ``input_tensors`` become the trace's inputs, in order. ``recorder.failure`` says why the
+    run cannot be compiled (None if it can)."""
+    rec = Recorder()
+    for t in input_tensors:
+        if id(t) in rec.by_tensor:  # one tensor passed twice: one value
+            continue
+        rec.new_value("input", t)
+    grad_before = STATE.grad_enabled
+    rng_before = rec.rng_expected = _rng_state()
+    w = _Watch(rec, _roots_of(fn, args)) if watch else None
+    old_trace, old_profile = sys.gettrace(), sys.getprofile()
+    ACTIVE.append(rec)
+    if len(ACTIVE) == 1:
+        _install_reads()
+    R.add_observer(rec)
+    try:
+        if w is not None:
+            sys.settrace(w.trace)
+            sys.setprofile(w.profile)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            if w is not None:
+                sys.settrace(old_trace)
+                sys.setprofile(old_profile)
+    finally:
+        R.remove_observer(rec)
+        ACTIVE.pop()
+        if not ACTIVE:
+            _remove_reads()
+    if rec.failure is None and _rng_state() != rec.rng_expected:
+        rec.failure = "random numbers drawn outside the op table (randn...): kept eager"
+    del rng_before
+    if rec.failure is None and STATE.grad_enabled != grad_before:
+        rec.failure = "grad mode changed and not restored"
+    return result, rec
+
+
+def dtype_of(v: Value) -> D.dtype:
+    return D.FROM_NP[v.dtype]
