@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ember._core.tensor import Tensor, _wrap
 from ember._core.grad_mode import enable_grad
+from ember._core.tensor import Tensor, _wrap
 from ember.optim import _quant8 as Q
 from ember.optim._flat import flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
