@@ -169,6 +169,8 @@ class Optimizer8bit(Optimizer):
         w2 = np.empty_like(w1) if self._two else None
         tmp = np.empty_like(w1)
         tmp2 = np.empty_like(w1)
+        gs = np.empty_like(w1) if scale != 1.0 else None
+        x2 = None
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
             m = hi - lo
@@ -188,7 +190,7 @@ class Optimizer8bit(Optimizer):
                 x2 = s2[lo:hi] if self._two else None
             g = gf[lo:hi]
             if scale != 1.0:
-                g = np.multiply(g, np.float32(scale), out=tmp2[:m])
+                g = np.multiply(g, np.float32(scale), out=gs[:m])
             self._kernel(group, pf[lo:hi], g, x1, x2, tmp[:m], tmp2[:m], step)
             if q:
                 Q.encode_into(x1, a1, s1[lo:hi], Q.coder(c1), BLOCKSIZE, tmp[:m])
