@@ -253,6 +253,12 @@ class Optimizer:
             result = pre_hook(self, state_dict)
             if result is not None:
                 state_dict = result
+        if not getattr(self, "_loads_8bit", False) and any(
+            isinstance(s, dict) and "absmax1" in s for s in state_dict["state"].values()
+        ):  # an 8-bit optimizer's quantized states (optim/optim8bit.py): dequantize them
+            from ember.optim.optim8bit import to_32bit
+
+            state_dict = to_32bit(state_dict, self)
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):

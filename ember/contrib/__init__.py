@@ -1,0 +1,1 @@
+"""ember.contrib: stand-ins for third-party PyTorch libraries, built on ember."""
