@@ -15,6 +15,7 @@ import uuid
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
+from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -59,7 +60,6 @@ def _app(routes, key: str | None, open_paths=()) -> Starlette:
     )
     if key is not None:
 
-        @app.middleware("http")
         async def token_auth(request: Request, call_next):
             if request.url.path not in open_paths:
                 given = request.headers.get("authorization", "")
@@ -68,6 +68,7 @@ def _app(routes, key: str | None, open_paths=()) -> Starlette:
                     return error_response(400, "InvalidKeyException", _AUTH_FAILED)
             return await call_next(request)
 
+        app.add_middleware(BaseHTTPMiddleware, dispatch=token_auth)
     return app
 
 
