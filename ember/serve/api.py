@@ -96,6 +96,8 @@ async def decode_inputs(request: Request, body: bytes) -> dict:
     fields by name; JSON parsed, text decoded, anything else as bytes."""
     ctype = request.headers.get("content-type", "").lower()
     data: dict = dict(request.query_params)
+    if ctype.startswith("application/x-www-form-urlencoded") and not body.isascii():
+        ctype = ""  # `curl --data-binary @digit.png` labels raw bytes as a form: keep the bytes
     if ctype.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
         request._body = body  # Starlette parses the form from the body already read
         try:
