@@ -1,0 +1,181 @@
+"""Serving throughput: LeNet MNIST behind ember-serve, 1/8/32 concurrent clients.
+
+Each case sends a fixed count of PNG digit requests through the real HTTP stack (httpx
+clients -> uvicorn/Starlette -> batching queue -> worker processes) and reports throughput,
+p50/p99 latency and the mean batch size (from the server's Prometheus metrics). Targets:
+dynamic batching (batch 16, 10 ms) >= 2x batch size 1 at 32 clients; 2 workers >= 1.5x
+1 worker. Every request must be answered (answered == sent).
+
+    python benchmarks/bench_serve.py [--quick] [--requests N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import numpy as np
+from _timing import bench_record, write_json
+
+from tests.serve.conftest import Server
+
+
+def _png(seed: int) -> bytes:
+    from PIL import Image
+
+    img = np.random.default_rng(seed).integers(0, 255, (28, 28), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _batch_stats(text: str, name: str) -> tuple[float, float]:
+    def val(metric):
+        m = re.search(rf'{metric}{{model_name="{name}",model_version="1.0"}} ([0-9.e+]+)', text)
+        return float(m.group(1)) if m else 0.0
+
+    return val("ember_serve_batch_size_sum"), val("ember_serve_batch_size_count")
+
+
+async def _drive(url: str, clients: int, total: int, bodies: list[bytes]):
+    import httpx
+
+    latencies: list[float] = []
+    codes: dict[int, int] = {}
+    counter = iter(range(total))
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+
+        async def one_client():
+            for i in counter:
+                t0 = time.perf_counter()
+                r = await client.post(
+                    url, content=bodies[i % len(bodies)], headers={"content-type": "image/png"}
+                )
+                latencies.append(time.perf_counter() - t0)
+                codes[r.status_code] = codes.get(r.status_code, 0) + 1
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one_client() for _ in range(clients)))
+        elapsed = time.perf_counter() - start
+    return elapsed, latencies, codes
+
+
+def run_case(server, name, batch, delay, workers, clients, total, bodies):
+    import httpx
+
+    m = server.url("management", "/models")
+    params = {
+        "url": "mnist.mar",
+        "model_name": name,
+        "batch_size": batch,
+        "max_batch_delay": delay,
+        "initial_workers": workers,
+    }
+    r = httpx.post(m, params=params, timeout=300)
+    r.raise_for_status()
+    url = server.url("inference", f"/predictions/{name}")
+    asyncio.run(_drive(url, clients, min(total, 4 * clients), bodies))  # warm-up
+    s0, c0 = _batch_stats(httpx.get(server.url("metrics", "/metrics")).text, name)
+    elapsed, lat, codes = asyncio.run(_drive(url, clients, total, bodies))
+    s1, c1 = _batch_stats(httpx.get(server.url("metrics", "/metrics")).text, name)
+    httpx.delete(f"{m}/{name}", timeout=120)
+    lat.sort()
+    return {
+        "throughput": total / elapsed,
+        "p50": statistics.median(lat) * 1e3,
+        "p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1e3,
+        "mean_batch": (s1 - s0) / max(c1 - c0, 1),
+        "answered": sum(codes.values()),
+        "ok": codes.get(200, 0),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer requests (CI smoke)")
+    p.add_argument("--requests", type=int, default=None, help="requests per case")
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    total = args.requests or (100 if args.quick else 600)
+    sys.path.insert(0, str(ROOT / "examples" / "serve_mnist"))
+    import prepare
+
+    records, ok = [], True
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        store = prepare.main(["--out", str(tmp / "mnist"), "--checkpoint", str(tmp / "none")])
+        server = Server(tmp, store, models=())
+        print(f"load average at start: {os.getloadavg()}; {total} requests per case")
+        cases = [
+            ("b1_w1", 1, 0, 1, 1),
+            ("b1_w1", 1, 0, 1, 8),
+            ("b1_w1", 1, 0, 1, 32),
+            ("b16_w1", 16, 10, 1, 1),
+            ("b16_w1", 16, 10, 1, 8),
+            ("b16_w1", 16, 10, 1, 32),
+            ("b1_w2", 1, 0, 2, 32),
+            ("b16_w2", 16, 10, 2, 32),
+        ]
+        bodies = [_png(i) for i in range(64)]
+        results = {}
+        try:
+            print(f"{'case':>14} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'batch':>6} answered")
+            for name, batch, delay, workers, clients in cases:
+                res = run_case(server, name, batch, delay, workers, clients, total, bodies)
+                results[(name, clients)] = res
+                ok &= res["answered"] == total and res["ok"] == total
+                print(
+                    f"{name + '_c' + str(clients):>14} {res['throughput']:8.1f} "
+                    f"{res['p50']:8.2f} {res['p99']:8.2f} {res['mean_batch']:6.2f} "
+                    f"{res['answered']}/{total}"
+                )
+                records.append(
+                    bench_record(
+                        "serve",
+                        f"{name}_c{clients} (p50 {res['p50']:.1f} ms, p99 {res['p99']:.1f} ms, "
+                        f"batch {res['mean_batch']:.1f})",
+                        1000.0 / res["throughput"],
+                        unit="ms/request",
+                    )
+                )
+        finally:
+            server.stop()
+    speed = results[("b16_w1", 32)]["throughput"] / results[("b1_w1", 32)]["throughput"]
+    scale = results[("b1_w2", 32)]["throughput"] / results[("b1_w1", 32)]["throughput"]
+    scale_b = results[("b16_w2", 32)]["throughput"] / results[("b16_w1", 32)]["throughput"]
+    print(f"dynamic batching at 32 clients: {speed:.2f}x batch 1 (target >= 2x)")
+    print(f"2 workers vs 1 at 32 clients: {scale:.2f}x at batch 1, {scale_b:.2f}x at batch 16")
+    print(f"load average at end: {os.getloadavg()}")
+    for case, value, goal in (("batching_32c", speed, 2.0), ("workers_2v1_32c", scale, 1.5)):
+        records.append(
+            bench_record(
+                "serve",
+                f"{case} = {value:.2f}x",
+                value,
+                target=f">= {goal}x",
+                status="PASS" if value >= goal else "MISS",
+                unit="x",
+            )
+        )
+    write_json(args.json, records)
+    if not ok:
+        print("FAILED: some requests were not answered with 200")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``ts.torch_handler``: TorchServe's handler classes, on ember."""
