@@ -50,6 +50,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ember.sparse", "ember"): "_coo/_grad call ember.<fn>",
     # ember.special re-exports softmax/log_softmax from nn.functional
     ("ember.special", "ember.nn"): "special.softmax / log_softmax",
+    # torch.compile's hooks inside nn: dropout declares its random draw to the capture
+    # (rng_kernel), Module.compile builds a CompiledFunction; both want a slot filled by _dynamo
+    ("ember.nn", "ember._dynamo"): "dropout's rng_kernel, Module.compile",
 }
 
 
