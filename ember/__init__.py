@@ -70,7 +70,7 @@ from ember import fft, linalg, return_types, serialization, special, utils
 from ember._core.threads import get_num_threads, set_num_threads
 from ember.serialization import load, save
 from ember.serialization._stream import PyTorchFileReader, PyTorchFileWriter
-from ember.utils.dlpack import from_dlpack
+from ember.utils.dlpack import from_dlpack, to_dlpack
 from ember import multiprocessing
 from ember import nn
 from ember import optim

@@ -92,3 +92,15 @@ def test_standin_imports_lazy_subpackages():
 @pytest.mark.parametrize("name", LAZY + ("profiler", "func", "signal", "testing"))
 def test_each_lazy_subpackage_imports_alone(name):
     assert _run(f"import ember.{name}; print('ok')") == "ok"
+
+
+def test_lazy_names_survive_their_submodule_being_imported():
+    out = _run(
+        "import ember.autograd.gradcheck, ember.autograd.forward_ad\n"
+        "import ember\n"
+        "print(callable(ember.autograd.gradcheck), callable(ember.autograd.gradgradcheck))\n"
+        "from ember.nn.parallel import DistributedDataParallel, distributed\n"
+        "print(DistributedDataParallel is distributed.DistributedDataParallel)\n"
+        "print(ember.nn.parallel.DistributedDataParallel.__name__)"
+    )
+    assert out.splitlines() == ["True True", "True", "DistributedDataParallel"]

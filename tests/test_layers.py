@@ -37,8 +37,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ember._ops", "ember.nn"): "torch_functions/spectral/torch_settings over nn",
     # torch.compile lives in _ops/torch_settings.py (issue 19: move it to compiler/_dynamo)
     ("ember._ops", "ember._dynamo"): "torch_settings.compile -> _dynamo.eval_frame",
-    # torch.frombuffer-style helpers reuse the DLPack module
-    ("ember._ops", "ember.utils"): "torch_utilities -> utils.dlpack",
     # autograd's helpers written with public functions (functional.jacobian..., forward_ad's
     # dual ops, gradcheck) and gradcheck's comparison with testing.assert_close
     ("ember.autograd", "ember"): "functional/forward_ad/gradcheck call ember.<fn>",

@@ -220,7 +220,9 @@ def test_distributed_run_ranks_inherit_the_stand_in(env, tmp_path):
         tmp_path,
         """
         import os, sys, torch
-        print("RANK", os.environ["RANK"], sys.modules["torch"] is sys.modules["ember"])
+        # (one write per line: the two ranks share the pipe and may print at the same time)
+        line = f"RANK {os.environ['RANK']} {sys.modules['torch'] is sys.modules['ember']}\\n"
+        os.write(1, line.encode())
         """,
     )
     args = ["-m", "ember", "run", "-m", "torch.distributed.run", "--nproc-per-node", "2", prog]

@@ -1,7 +1,7 @@
 """torch-level utilities: ``is_signed``, ``typename``, ``scalar_tensor``, ``empty_strided``,
 ``range``, ``isin``, ``unravel_index``, ``trapezoid``/``cumulative_trapezoid``, ``vander``,
 ``histogram``, ``frombuffer``, ``spmm``, ``frobenius_norm``/``nuclear_norm``, ``svd_lowrank``/
-``pca_lowrank``, ``to_dlpack``.
+``pca_lowrank`` (``to_dlpack`` is ``utils.dlpack``'s).
 """
 
 from __future__ import annotations
@@ -535,12 +535,5 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int
     return svd_lowrank(A, q, niter)
 
 
-def to_dlpack(tensor: Tensor):
-    """Return a DLPack capsule sharing ``tensor``'s memory."""
-    from ember.utils.dlpack import to_dlpack as _to_dlpack
-
-    return _to_dlpack(tensor)
-
-
-for _fn in (spmm, frobenius_norm, nuclear_norm, svd_lowrank, pca_lowrank, to_dlpack):
+for _fn in (spmm, frobenius_norm, nuclear_norm, svd_lowrank, pca_lowrank):
     expose(_fn, method=False)

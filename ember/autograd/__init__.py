@@ -1,5 +1,6 @@
-"""``ember.autograd``: the engine's public face. ``profiler``, ``gradcheck``, ``functional``
-and ``forward_ad`` are imported on first access."""
+"""``ember.autograd``: the engine's public face. ``profiler``, ``functional`` and
+``forward_ad`` are imported on first access (``gradcheck`` is not: the submodule, once
+imported by anyone, would take the function's place as the package attribute)."""
 
 import importlib as _importlib
 
@@ -15,6 +16,7 @@ from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import _is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function
+from ember.autograd.gradcheck import gradcheck, gradgradcheck
 from ember.autograd.node import Node
 from ember.autograd.variable import Variable
 
@@ -42,20 +44,14 @@ __all__ = [
     "is_grad_enabled",
 ]
 
-_LAZY_MODULES = frozenset({"forward_ad", "functional", "gradcheck", "profiler", "profiler_util"})
-_LAZY_NAMES = {"gradcheck": "gradcheck", "gradgradcheck": "gradcheck"}
+_LAZY_MODULES = frozenset({"forward_ad", "functional", "profiler", "profiler_util"})
 
 
 def __getattr__(name: str):
-    owner = _LAZY_NAMES.get(name)
-    if owner is not None:
-        value = getattr(_importlib.import_module(f"{__name__}.{owner}"), name)
-        globals()[name] = value  # (the function, not the submodule of the same name)
-        return value
     if name in _LAZY_MODULES:
         return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
+    return sorted(set(globals()) | _LAZY_MODULES)
