@@ -546,8 +546,8 @@ class _Compiler:
             return self.emit(f"prim::{obj.__name__}", args, args[0].type(), e, payload=obj).output()
         if isinstance(obj, type(print)) and getattr(obj, "__module__", None) == "builtins":
             raise self.error(f, f"Python builtin {obj!r} is currently not supported in Torchscript")
-        module = getattr(obj, "__module__", "") or ""
-        if module.startswith("ember") and callable(obj):
+        home = str(getattr(obj, "__module__", None))
+        if home.startswith("ember") and callable(obj):
             name = (
                 getattr(obj, "__composite__", None) or f"aten::{getattr(obj, '__name__', 'call')}"
             )

@@ -142,3 +142,26 @@ def test_script_errors_as_torch():
     assert type(e).__name__ == type(t).__name__ == "NotSupportedError"
     assert isinstance(e, frontend.NotSupportedError)
     assert str(e).splitlines()[0] == str(t).splitlines()[0]
+
+
+def test_inlined_graph_of_scripted_module():
+    class Outer(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, x):
+            return self.inner(x) * 2
+
+    s = ember.jit.script(Outer())
+    assert s.graph.findNode("prim::CallMethod") is not None
+    g = s.inlined_graph
+    assert g.findNode("prim::CallMethod") is None and g.findNode("aten::tanh") is not None
+    g.lint()
+    x = ember.randn(3)
+    assert ember.equal(s(x), ember.tanh(x) * 2)
+
+
+class Inner(ember.nn.Module):
+    def forward(self, x):
+        return ember.tanh(x)
