@@ -139,7 +139,7 @@ class _Compiler:
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
-        ret = self.block(body, env, top=True)
+        ret = self.block(_fold_returns(body), env, top=True)
         if ret is None:
             ret = self.const(None)
         self.g.registerOutput(ret)
@@ -149,11 +149,15 @@ class _Compiler:
     def block(self, stmts, env, top=False):
         for i, s in enumerate(stmts):
             if isinstance(s, ast.Return):
-                if not top or i != len(stmts) - 1:
-                    raise Unsupported("early return")
-                return self.expr(s.value, env) if s.value is not None else None
+                if i != len(stmts) - 1:
+                    raise Unsupported("code after return")
+                v = self.expr(s.value, env) if s.value is not None else self.const(None)
+                if top:
+                    return v
+                env[_RET] = v  # a branch's return: an output of its prim::If
+                return None
             self.stmt(s, env)
-        return None
+        return env.get(_RET) if top else None
 
     def stmt(self, s, env):
         if isinstance(s, ast.Assign):
@@ -238,6 +242,10 @@ class _Compiler:
         names = [
             k for k in self._assigned(s.body + s.orelse) if k in envs[0][1] and k in envs[1][1]
         ]
+        if _RET in envs[0][1] and _RET in envs[1][1]:
+            names.append(_RET)
+        elif _RET in envs[0][1] or _RET in envs[1][1]:
+            raise Unsupported("a return on some paths only")
         for k in names:
             (b0, e0), (b1, e1) = envs
             t0, t1 = e0[k].type(), e1[k].type()
@@ -256,7 +264,8 @@ class _Compiler:
             b0.registerOutput(e0[k])
             b1.registerOutput(e1[k])
             o = n.addOutput(t0)
-            o.setDebugName(k)
+            if k != _RET:
+                o.setDebugName(k)
             env[k] = o
 
     @staticmethod
@@ -277,6 +286,8 @@ class _Compiler:
             e[k] = b.addInput(None, env[k].type())
         with self.g.insert_point_guard(b):
             next_cond = body_fn(i, e)
+        if _RET in e and e.get(_RET) is not env.get(_RET):
+            raise Unsupported("return inside a loop")
         b.registerOutput(next_cond)
         for k in carried:
             b.registerOutput(e[k])
@@ -630,6 +641,35 @@ class _Compiler:
         n.s_("name", "forward")
         set_callee(n, callee)
         return n.output()
+
+
+_RET = "$return"
+
+
+def _always_returns(stmts) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+def _fold_returns(stmts: list) -> list:
+    """Rewrite early returns into if/else: ``if c: return a`` followed by more code becomes
+    ``if c: return a else: <the rest>``, so every return ends a branch."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.If) and (_always_returns(s.body) or _always_returns(s.orelse)):
+            rest = list(stmts[i + 1 :])
+            body = s.body if _always_returns(s.body) else list(s.body) + rest
+            orelse = s.orelse if _always_returns(s.orelse) else list(s.orelse) + rest
+            out.append(
+                ast.copy_location(ast.If(s.test, _fold_returns(body), _fold_returns(orelse)), s)
+            )
+            return out
+        out.append(s)
+    return out
 
 
 def compile_function(fn, module=None) -> IR.Graph:

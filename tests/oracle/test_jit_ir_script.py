@@ -165,3 +165,37 @@ def test_inlined_graph_of_scripted_module():
 class Inner(ember.nn.Module):
     def forward(self, x):
         return ember.tanh(x)
+
+
+def early_return(x, n: int):
+    if n > 2:
+        return x * 2
+    y = x + 1
+    if n == 0:
+        return y
+    else:
+        y = y * 3
+    return y - n
+
+
+def test_early_return_as_torch():
+    se, st = ember.jit.script(early_return), torch.jit.script(early_return)
+    assert se._graph is not None and se.graph.findNode("prim::If") is not None
+    se.graph.lint()
+    x = np.arange(3, dtype=np.float32)
+    for n in (0, 1, 5):
+        out = se(ember.tensor(x), n)
+        assert np.array_equal(out.numpy(), early_return(ember.tensor(x), n).numpy())
+        np.testing.assert_allclose(out.numpy(), st(torch.tensor(x), n).numpy())
+
+
+def test_return_inside_loop_keeps_eager_python():
+    def f(x, n: int):
+        for i in range(n):  # noqa: B007
+            if i == 1:
+                return x * i
+        return x
+
+    s = ember.jit.script(f)
+    assert s._graph is None  # beyond ember's compiler: runs the Python
+    assert s(ember.ones(2), 3).tolist() == [1.0, 1.0]
