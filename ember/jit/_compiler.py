@@ -3,8 +3,8 @@
 The subset: typed arguments (``Tensor`` by default, ``int``, ``float``, ``bool``, ``List``,
 ``Optional``, ``Tuple``), assignments (tuple unpacking too), augmented assignments,
 arithmetic and comparisons, ``if``/``else``, ``for`` over ``range`` and over a
-``ModuleList``/``Sequential``, ``while``, a final ``return``, calls to ember's functions and
-tensor methods, to submodules and to other compilable functions. A call node runs the
+``ModuleList``/``Sequential``, ``while``, ``return`` (early ones too), calls to ember's
+functions and tensor methods, to submodules and to other compilable functions. A call node runs the
 function it names (its ``_payload``), the same one eager code calls.
 
 What TorchScript rejects (``with``, ``lambda``, Python builtins it lacks, a variable typed
