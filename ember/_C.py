@@ -75,6 +75,12 @@ def _jit_pass_peephole(graph, disable_shape_peepholes: bool = False) -> None:
     peephole(graph)
 
 
+def _jit_pass_loop_unrolling(graph) -> None:
+    from ember.jit.passes import unroll_loops
+
+    unroll_loops(graph)
+
+
 def _jit_pass_lint(graph) -> None:
     graph.lint()
 

@@ -177,3 +177,33 @@ def test_freeze_preserved_attrs_and_training_error():
             ember.jit.freeze(
                 ember.jit.trace(_cnn().train(), x.repeat(2, 1, 1, 1), check_trace=False)
             )
+
+
+def test_unroll_constant_trip_loop():
+    def f(x):
+        y = x
+        for i in range(3):
+            y = y * 2 + i
+        return y
+
+    s = ember.jit.script(f)
+    g = s.graph.copy()
+    # the trip count becomes constant once the range is known
+    loop = g.findNode("prim::Loop")
+    assert loop is not None
+    assert passes.unroll(g) is True
+    assert g.findNode("prim::Loop") is None
+    g.lint()
+    assert len(g.findAllNodes("aten::mul")) == 3
+    x = ember.randn(4)
+    (y,) = run(g, [x])
+    assert ember.equal(y, f(x))
+
+    # a loop over a runtime count stays
+    def h(x, n: int):
+        for _ in range(n):
+            x = x + 1
+        return x
+
+    g2 = ember.jit.script(h).graph.copy()
+    assert passes.unroll(g2) is False and g2.findNode("prim::Loop") is not None

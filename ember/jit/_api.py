@@ -217,12 +217,22 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     deprecated("script", "both")
     if isinstance(obj, ScriptModule | ScriptFunction):
         return obj
+    from ember.jit._compiler import Unsupported, compile_function, compile_module
+
     if isinstance(obj, Module):
-        return RecursiveScriptModule(obj)
+        try:
+            graph = compile_module(obj)
+        except Unsupported:
+            graph = None  # beyond ember's compiler: the module runs its eager forward
+        return RecursiveScriptModule(obj, graph)
     if inspect.isclass(obj):
         return obj
     if callable(obj):
-        return ScriptFunction(obj)
+        try:
+            graph = compile_function(obj)
+        except Unsupported:
+            graph = None
+        return ScriptFunction(obj, graph)
     raise RuntimeError(
         f"Type '{type(obj).__name__}' cannot be compiled since it is not a "
         "function, class or module"

@@ -131,7 +131,14 @@ class ScriptModule(Module):
             )
         return self._graph
 
-    inlined_graph = graph
+    @property
+    def inlined_graph(self):
+        """The graph with its calls to compiled methods inlined."""
+        from ember.jit.passes import inline_calls
+
+        g = self.graph.copy()
+        inline_calls(g)
+        return g
 
     @property
     def code(self) -> str:

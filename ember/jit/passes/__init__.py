@@ -8,12 +8,14 @@ from ember.jit.passes.freeze import freeze_graph, optimize_frozen
 from ember.jit.passes.inline import inline_calls
 from ember.jit.passes.peephole import peephole
 from ember.jit.passes.remove_dropout import remove_dropout
+from ember.jit.passes.unroll import unroll_loops
 
 # the short names the IR contract uses
 dce = eliminate_dead_code
 cse = eliminate_common_subexpression
 constant_propagation = propagate_constants
 inline = inline_calls
+unroll = unroll_loops
 
 __all__ = [
     "constant_propagation",
@@ -29,4 +31,6 @@ __all__ = [
     "peephole",
     "propagate_constants",
     "remove_dropout",
+    "unroll",
+    "unroll_loops",
 ]
