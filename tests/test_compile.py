@@ -413,3 +413,22 @@ def test_data_computed_outside_the_op_table_is_never_frozen():
         x = _x(3, seed=seed)
         _same(g(x), f(x))
     assert "outside the op table" in g._ember_compiled.entries[0].failure
+
+
+def test_backward_only_dependence_on_outside_data_is_caught():
+    from ember.autograd import Function
+
+    class Sign(Function):  # a custom Function: its node is no op-table node
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    f = ember.compile(lambda x: Sign.apply(x).sum())
+    for seed in range(3):
+        x = _x(3, grad=True, seed=seed)
+        f(x).backward()
+    assert f._ember_compiled.entries[0].failure is not None

@@ -164,7 +164,7 @@ class CompiledFunction:
             if rec.failure is None:
                 _compile_entry(self, entry, rec, tensors, result)
                 if self.backend == "inductor" and not rec.mutated_roots:
-                    _shadow_check(self, entry, args, kwargs, tensors)
+                    _shadow_check(self, entry, args, kwargs, tensors, rec)
         except C.Unsupported as e:
             rec.failure = str(e)
         except Exception as e:  # a compiler bug must never change what the program returns
@@ -448,7 +448,7 @@ def _replace(obj, mapping):
     return obj
 
 
-def _shadow_check(cf, entry, args, kwargs, tensors) -> None:
+def _shadow_check(cf, entry, args, kwargs, tensors, rec) -> None:
     """Run the program eagerly and compiled on perturbed inputs: a result that differs means
     the capture froze data computed outside the op table (the entry then runs eagerly)."""
     if any(t._base is not None for t in tensors) or entry.run is None:
@@ -487,8 +487,34 @@ def _shadow_check(cf, entry, args, kwargs, tensors) -> None:
         and np.array_equal(a._data, b._data, equal_nan=True)
         for a, b in zip(lw, lg)
     )
+    if same and STATE.grad_enabled:
+        same = _same_grads(lw, lg, list({id(p): p for p in pts}.values()), rec)
     if not same:
         raise C.Unsupported("a result depends on data computed outside the op table")
+
+
+def _same_grads(lw, lg, pts, rec) -> bool:
+    """Compare the gradients both runs give the perturbed inputs and the parameters (through
+    ``autograd.grad``: nobody's ``.grad`` changes)."""
+    from ember.autograd import grad
+
+    ow = [t for t in lw if t._grad_fn is not None]
+    og = [t for t in lg if t._grad_fn is not None]
+    if not ow or len(ow) != len(og):
+        return len(ow) == len(og)
+    targets = [p for p in pts if p._requires_grad]
+    targets += [v.tensor for v in rec.values if v.kind == "ref" and v.tensor._requires_grad]
+    if not targets:
+        return True
+    seeds = [_wrap(np.ones(t._data.shape, t._data.dtype)) for t in ow]
+    gw = grad(ow, targets, grad_outputs=seeds, allow_unused=True)
+    gg = grad(og, targets, grad_outputs=seeds, allow_unused=True)
+    for a, b in zip(gw, gg):
+        if (a is None) != (b is None):
+            return False
+        if a is not None and not np.array_equal(a._data, b._data, equal_nan=True):
+            return False
+    return True
 
 
 def reset_all() -> None:
