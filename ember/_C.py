@@ -13,3 +13,60 @@ from ember.overrides import (
 )
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl"]
+
+
+# --- TorchScript passes under torch's ``torch._C._jit_pass_*`` names (ember.jit.passes)
+
+
+def _jit_pass_dce(graph) -> None:
+    from ember.jit.passes import eliminate_dead_code
+
+    eliminate_dead_code(graph)
+
+
+def _jit_pass_cse(graph) -> bool:
+    from ember.jit.passes import eliminate_common_subexpression
+
+    return eliminate_common_subexpression(graph)
+
+
+def _jit_pass_constant_propagation(graph) -> None:
+    from ember.jit.passes import propagate_constants
+
+    propagate_constants(graph)
+
+
+def _jit_pass_inline(graph) -> None:
+    from ember.jit.passes import inline_calls
+
+    inline_calls(graph)
+
+
+def _jit_pass_peephole(graph, disable_shape_peepholes: bool = False) -> None:
+    from ember.jit.passes import peephole
+
+    peephole(graph)
+
+
+def _jit_pass_lint(graph) -> None:
+    graph.lint()
+
+
+def _jit_pass_remove_dropout(module) -> None:
+    """Remove dropout from a scripted or traced module's graph (the module must be in eval)."""
+    from ember.jit.passes import remove_dropout
+
+    if module.training:
+        raise RuntimeError("Dropout removal module in training mode is not yet supported")
+    remove_dropout(module.graph, eval_mode=True)
+
+
+def _jit_pass_fold_convbn(module) -> None:
+    """Fold Conv-BN pairs of a frozen module's graph."""
+    from ember.jit.passes import fold_conv_bn
+
+    fold_conv_bn(module.graph)
+
+
+def _jit_pass_fuse_linear(graph) -> None:
+    """Nothing to fuse: ember's traces already hold ``aten::linear``."""

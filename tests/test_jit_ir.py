@@ -176,3 +176,11 @@ def test_types_print():
     assert ir.IntType().isSubtypeOf(ir.OptionalType(ir.IntType()))
     assert ir.NoneType().isSubtypeOf(ir.OptionalType(ir.IntType()))
     assert not ir.FloatType().isSubtypeOf(ir.IntType())
+
+
+def test_copy_keeps_what_frontends_attach():
+    g, x, *_ = _mul_graph()
+    n = g.findNode("aten::mul")
+    n._payload = print
+    h = g.copy()
+    assert h.findNode("aten::mul")._payload is print

@@ -1,16 +1,13 @@
-"""ember.jit: torch.jit's API on an eager framework.
+"""ember.jit: TorchScript on ember (see docs/guide/torchscript.md).
 
-- ``trace`` runs the function or module once on example inputs and records the ops it calls
-  (``_trace.py``, built on the op table's observers); the result runs the original code
-  eagerly (torch's replays the recorded graph, so Python control flow is frozen there and not
-  here) and shows the recorded ``graph`` and a Python-like listing of it as ``code``.
-- ``script`` cannot compile TorchScript: it returns an object with the script-module surface
-  (``forward``, ``state_dict``, ``save``...) running the eager code.
-- ``save``/``load`` round-trip within ember, in ember's own format (torch cannot read it, and
-  TorchScript archives from torch are refused with an explanation).
-- ``fork`` runs the call at once (the returned Future is already done); ``freeze`` and
-  ``optimize_for_inference`` return the module; ``ignore``/``unused``/``export`` mark and return
-  the function.
+- ``ir``: the graph IR (Graph, Block, Node, Value, types), printed in torch's text format.
+- ``trace`` records the IR through the op table's observers and the result runs the recorded
+  graph (control flow frozen, as torch's); ``script`` compiles Python source to the IR for a
+  useful subset and runs the graph (beyond the subset it keeps the eager Python).
+- ``passes`` (dce, cse, constant propagation, peephole, inline, remove dropout, Conv-BN
+  folding) and ``freeze``/``optimize_for_inference`` rewrite graphs.
+- ``fork``/``wait`` run tasks on the inter-op thread pool.
+- ``save``/``load`` round-trip within ember, in ember's own format.
 """
 
 from typing import Final  # noqa: F401  (torch.jit.Final is typing.Final)

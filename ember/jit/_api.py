@@ -6,6 +6,7 @@ import inspect
 import warnings
 from typing import Any
 
+from ember.jit._fork import Future, fork_call
 from ember.jit._script import (
     RecursiveScriptModule,
     ScriptFunction,
@@ -216,12 +217,22 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     deprecated("script", "both")
     if isinstance(obj, ScriptModule | ScriptFunction):
         return obj
+    from ember.jit._compiler import Unsupported, compile_function, compile_module
+
     if isinstance(obj, Module):
-        return RecursiveScriptModule(obj)
+        try:
+            graph = compile_module(obj)
+        except Unsupported:
+            graph = None  # beyond ember's compiler: the module runs its eager forward
+        return RecursiveScriptModule(obj, graph)
     if inspect.isclass(obj):
         return obj
     if callable(obj):
-        return ScriptFunction(obj)
+        try:
+            graph = compile_function(obj)
+        except Unsupported:
+            graph = None
+        return ScriptFunction(obj, graph)
     raise RuntimeError(
         f"Type '{type(obj).__name__}' cannot be compiled since it is not a "
         "function, class or module"
@@ -286,33 +297,12 @@ def annotate(the_type, the_value):
     return the_value
 
 
-class Future:
-    """The result of ``fork``: ember runs the call at once, so it is always done."""
-
-    def __init__(self, value=None, error: BaseException | None = None):
-        self._value, self._error = value, error
-
-    def done(self) -> bool:
-        return True
-
-    def wait(self) -> Any:
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    value = wait
-
-    def then(self, callback) -> Future:
-        try:
-            return Future(callback(self))
-        except Exception as e:
-            return Future(error=e)
-
-
 def fork(func, *args, **kwargs) -> Future:
-    """Run ``func(*args, **kwargs)`` now and return a ``Future`` holding the result."""
+    """Run ``func(*args, **kwargs)`` on ember's inter-op thread pool and return a ``Future``
+    at once (torch's eager mode runs it inline; its TorchScript runs it asynchronously, as
+    ember does); ``wait`` returns the result or raises the task's exception."""
     deprecated("fork", "compile")
-    return Future(func(*args, **kwargs))
+    return fork_call(func, *args, **kwargs)
 
 
 def wait(future: Future) -> Any:

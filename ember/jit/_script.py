@@ -131,7 +131,14 @@ class ScriptModule(Module):
             )
         return self._graph
 
-    inlined_graph = graph
+    @property
+    def inlined_graph(self):
+        """The graph with its calls to compiled methods inlined."""
+        from ember.jit.passes import inline_calls
+
+        g = self.graph.copy()
+        inline_calls(g)
+        return g
 
     @property
     def code(self) -> str:
@@ -346,11 +353,33 @@ def freeze(mod, preserved_attrs: list[str] | None = None, optimize_numerics: boo
             "Freezing is currently only implemented for modules in eval mode. Please call .eval() "
             "on your module before freezing."
         )
-    return mod
+    graph = mod.__dict__.get("_graph")
+    if graph is None or mod._original is None:
+        return mod  # a scripted module ember runs eagerly: nothing to inline or fold
+    from ember.jit.passes import freeze_graph, optimize_frozen
+
+    frozen = graph.copy()
+    freeze_graph(frozen, mod._original, preserved_attrs or ())
+    if optimize_numerics:
+        optimize_frozen(frozen)
+    else:
+        from ember.jit.passes import eliminate_dead_code, propagate_constants, remove_dropout
+
+        remove_dropout(frozen)
+        propagate_constants(frozen)
+        eliminate_dead_code(frozen)
+    out = type(mod)(mod._original, frozen)
+    out.__dict__["training"] = False
+    return out
 
 
 def optimize_for_inference(mod, other_methods: list[str] | None = None):
     """Return ``mod`` in eval mode: ember runs the same eager code either way."""
     deprecated("optimize_for_inference", "compile")
     _expect_script(mod, "optimize_for_inference")
-    return mod.eval()
+    mod = mod.eval()
+    if mod.__dict__.get("_graph") is None:
+        return mod
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return freeze(mod)

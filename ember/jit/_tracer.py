@@ -239,7 +239,8 @@ def _fallback(op, inputs, params, self_):
     lead = self_ is not None and not any(a is self_ for a in inputs)
     if lead:
         args = [self_, *args]
-    kind = f"aten::{op.name}" + ("_" if self_ is not None else "")
+    inplace = self_ is not None and not op.name.endswith("_")
+    kind = f"aten::{op.name}" + ("_" if inplace else "")
     if self_ is None:
 
         def payload(*a):

@@ -38,6 +38,9 @@ def _is_number(x) -> bool:
 
 
 def _constant(n):
+    obj = getattr(n, "_object", None)
+    if obj is not None:
+        return obj
     if "value" not in n._attrs:
         return None
     v = n._attrs["value"][1]
@@ -108,9 +111,14 @@ def _call(n, kind, args):
         import ember
 
         return ember.tensor(args[0])
+    callee = getattr(n, "_callee", None)
     if kind == "prim::CallMethod":
+        if callee is not None:
+            return run(callee, args)[0]
         return getattr(args[0], n._attrs["name"][1])(*args[1:])
     if kind == "prim::CallFunction":
+        if callee is not None:
+            return run(callee, args[1:])[0]
         return args[0](*args[1:])
     if kind == "prim::RaiseException":
         raise RuntimeError(args[0] if args else "Exception")

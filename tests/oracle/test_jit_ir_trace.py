@@ -158,3 +158,37 @@ def test_traced_module_graph_header_as_torch():
 def test_trace_rejects_non_tensor_inputs():
     with pytest.raises(RuntimeError, match="Type 'str' cannot be traced"):
         ember.jit.trace(lambda x: x, ("a",))
+
+
+def test_trace_records_in_place_writes_and_tuple_inputs():
+    def f(pair):
+        a, b = pair
+        y = a.clone()
+        y.add_(b)
+        y[0] = 1.0
+        return [y, a.exp()]
+
+    xs = (ember.randn(3), ember.randn(3))
+    te = ember.jit.trace(f, (xs,))
+    kinds = [n.kind() for n in te.graph.nodes()]
+    assert "prim::TupleUnpack" in kinds and "aten::add_" in kinds and "aten::copy_" in kinds
+    ys = (ember.randn(3), ember.randn(3))
+    assert all(ember.equal(a, b) for a, b in zip(te(ys), f(ys)))
+
+
+def test_traced_layers_with_composites_run_their_graph():
+    nn = ember.nn
+    m = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.MaxPool2d(2), nn.BatchNorm2d(2), nn.ReLU(inplace=True),
+        nn.Flatten(), nn.Linear(18, 4), nn.LayerNorm(4), nn.GELU(), nn.Dropout(0.1),
+    ).eval()  # fmt: skip
+    x = ember.randn(2, 1, 8, 8)
+    t = _trace(ember, m, x.numpy())
+    kinds = [n.kind() for n in t.graph.nodes() if n.kind().startswith("aten::")]
+    assert kinds == [
+        "aten::_convolution", "aten::max_pool2d", "aten::batch_norm", "aten::relu_",
+        "aten::flatten" if "aten::flatten" in kinds else "aten::view", "aten::linear",
+        "aten::layer_norm", "aten::gelu", "aten::dropout",
+    ]  # fmt: skip
+    y = ember.randn(2, 1, 8, 8)
+    assert ember.equal(t(y), m(y))

@@ -70,6 +70,9 @@ def constant_type(value) -> T.Type:
     raise RuntimeError(f"Unsupported value kind: {type(value).__name__}")
 
 
+_NODE_FIELDS = frozenset(vars(Node(None, "prim::Constant")))
+
+
 class Graph:
     """A TorchScript graph: the root ``block()``'s inputs, nodes and outputs."""
 
@@ -200,6 +203,11 @@ class Graph:
         c = Node(self, n.kind())
         c._attrs = dict(n._attrs)
         c._source, c._scope = n._source, n._scope
+        # what frontends attach to a node for its backend (a callee graph, the function a
+        # call runs) travels with the copy
+        for k, v in n.__dict__.items():
+            if k not in _NODE_FIELDS:
+                setattr(c, k, v)
         for v in n._inputs:
             c.addInput(value_map(v))
         local = {}

@@ -1,0 +1,651 @@
+"""``jit.script``'s compiler: Python source (a function, a module's ``forward``) to the IR.
+
+The subset: typed arguments (``Tensor`` by default, ``int``, ``float``, ``bool``, ``List``,
+``Optional``, ``Tuple``), assignments (tuple unpacking too), augmented assignments,
+arithmetic and comparisons, ``if``/``else``, ``for`` over ``range`` and over a
+``ModuleList``/``Sequential``, ``while``, a final ``return``, calls to ember's functions and
+tensor methods, to submodules and to other compilable functions. A call node runs the
+function it names (its ``_payload``), the same one eager code calls.
+
+What TorchScript rejects (``with``, ``lambda``, Python builtins it lacks, a variable typed
+differently on two branches) raises torch's error quoting the line. What ember's compiler
+does not cover yet raises ``Unsupported``; ``jit.script`` then keeps the eager module.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+import typing
+
+import ember
+from ember.jit import ir as IR
+from ember.jit.frontend import NotSupportedError, source_context
+from ember.jit.passes.inline import set_callee
+
+__all__ = ["compile_function", "compile_module", "Unsupported"]
+
+
+class Unsupported(Exception):
+    """A construct TorchScript has but this compiler does not compile yet."""
+
+
+_INT_MAX = 9223372036854775807
+_T, _I, _F, _B = IR.TensorType(), IR.IntType(), IR.FloatType(), IR.BoolType()
+
+
+def _ann_type(ann, glb) -> IR.Type:
+    if ann is None:
+        return _T
+    if isinstance(ann, str):
+        ann = eval(ann, dict(glb), {"List": typing.List, "Optional": typing.Optional})  # noqa: S307, UP006
+    if ann in (ember.Tensor,) or getattr(ann, "__name__", "") == "Tensor":
+        return _T
+    simple = {int: _I, float: _F, bool: _B, str: IR.StringType()}
+    if ann in simple:
+        return simple[ann]
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is list:
+        return IR.ListType(_ann_type(args[0], glb))
+    if origin is tuple:
+        return IR.TupleType([_ann_type(a, glb) for a in args])
+    if origin is typing.Union and type(None) in args and len(args) == 2:
+        other = args[0] if args[1] is type(None) else args[1]
+        return IR.OptionalType(_ann_type(other, glb))
+    raise Unsupported(f"annotation {ann!r}")
+
+
+def _py_type(x) -> IR.Type:
+    if hasattr(x, "_data"):
+        return _T
+    return IR.constant_type(x)
+
+
+class _Compiler:
+    def __init__(self, fn, graph: IR.Graph, glb: dict, module=None):
+        self.fn, self.g, self.glb, self.module = fn, graph, glb, module
+        src = inspect.getsource(fn)
+        self.lines = textwrap.dedent(src).splitlines()
+        self.file = inspect.getsourcefile(fn) or "<unknown>"
+        self.first = fn.__code__.co_firstlineno
+        self.tree = ast.parse(textwrap.dedent(src))
+        self.indent = len(src.splitlines()[0]) - len(src.splitlines()[0].lstrip())
+        self.inferred: set = set()  # inputs typed Tensor for want of an annotation
+
+    # --- errors
+    def _where(self, node) -> str:
+        lineno = getattr(node, "lineno", 1)
+        line = self.lines[lineno - 1] if lineno - 1 < len(self.lines) else ""
+        col = getattr(node, "col_offset", 0)
+        end = getattr(node, "end_col_offset", None)
+        width = (
+            (end - col) if end is not None and getattr(node, "end_lineno", lineno) == lineno else 1
+        )
+        return source_context(self.file, self.first + lineno - 1, line, col, width)
+
+    def error(self, node, msg: str, cls=RuntimeError):
+        if cls is RuntimeError:
+            return RuntimeError(f"\n{msg}:\n{self._where(node)}")
+        return cls(self._where(node), msg)
+
+    def _src(self, node) -> str:
+        return f"{self.file}:{self.first + node.lineno - 1}:{node.col_offset + self.indent}"
+
+    # --- emitting
+    def emit(self, kind, inputs, out_type=None, node=None, payload=None, n_out=1):
+        n = self.g.insertNode(self.g.create(kind, inputs, n_out))
+        if node is not None:
+            n.setSourceRange(self._src(node))
+        if payload is not None:
+            n._payload = payload
+        if n_out == 1 and out_type is not None:
+            n.output().setType(out_type)
+        return n
+
+    def const(self, value, node=None):
+        v = self.g.insertConstant(value)
+        if node is not None and value is not None:
+            v.node().setSourceRange(self._src(node))
+        return v
+
+    # --- functions
+    def compile(self, skip_self: bool):
+        fdef = self.tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise Unsupported("not a function definition")
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs:
+            bad = a.vararg or a.kwarg or a.kwonlyargs[0]
+            raise self.error(
+                bad,
+                "Compiled functions can't take variable number of arguments or use "
+                "keyword-only arguments with defaults",
+                NotSupportedError,
+            )
+        env = {}
+        hints = typing.get_type_hints(self.fn) if not isinstance(self.fn, type) else {}
+        for i, arg in enumerate(a.args):
+            if i == 0 and skip_self:
+                v = self.g.addInput("self", IR.ClassType("__torch__." + type(self.module).__name__))
+                env[arg.arg] = v
+                env["__modules__"] = {v: self.module}
+                continue
+            t = _ann_type(hints.get(arg.arg), self.glb)
+            env[arg.arg] = self.g.addInput(arg.arg, t)
+            if arg.arg not in hints:
+                self.inferred.add(env[arg.arg])
+        body = list(fdef.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        ret = self.block(body, env, top=True)
+        if ret is None:
+            ret = self.const(None)
+        self.g.registerOutput(ret)
+        return self.g
+
+    # --- statements
+    def block(self, stmts, env, top=False):
+        for i, s in enumerate(stmts):
+            if isinstance(s, ast.Return):
+                if not top or i != len(stmts) - 1:
+                    raise Unsupported("early return")
+                return self.expr(s.value, env) if s.value is not None else None
+            self.stmt(s, env)
+        return None
+
+    def stmt(self, s, env):
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise Unsupported("chained assignment")
+            self.assign(s.targets[0], self.expr(s.value, env), env, s)
+        elif isinstance(s, ast.AnnAssign) and s.value is not None:
+            self.assign(s.target, self.expr(s.value, env), env, s)
+        elif isinstance(s, ast.AugAssign):
+            if not isinstance(s.target, ast.Name):
+                raise Unsupported("augmented assignment to a non-name")
+            v = self.binop(s.op, self.expr(s.target, env), self.expr(s.value, env), s)
+            self.assign(s.target, v, env, s)
+        elif isinstance(s, ast.Expr):
+            self.expr(s.value, env)
+        elif isinstance(s, ast.Pass):
+            pass
+        elif isinstance(s, ast.If):
+            self.if_stmt(s, env)
+        elif isinstance(s, ast.For):
+            self.for_stmt(s, env)
+        elif isinstance(s, ast.While):
+            self.while_stmt(s, env)
+        elif isinstance(s, ast.With):
+            item = s.items[0].context_expr
+            target = item.func if isinstance(item, ast.Call) else item
+            obj = self._resolve(target, env)
+            if obj is open:
+                msg = "Python builtin <built-in function open> is currently not supported in "
+                raise self.error(target, msg + "Torchscript")
+            raise Unsupported("with")
+        elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.Delete, ast.ClassDef)):
+            kind = type(s).__name__.lower()
+            raise self.error(s, f"{kind} statements aren't supported", NotSupportedError)
+        else:
+            raise Unsupported(type(s).__name__)
+
+    def assign(self, target, v, env, s):
+        if isinstance(target, ast.Name):
+            if not v.hasDebugName() or v.node().kind() == "prim::Param":
+                v = v if not v.hasDebugName() else v
+            if not v.hasDebugName():
+                v.setDebugName(target.id)
+            env[target.id] = v
+        elif isinstance(target, ast.Tuple):
+            t = v.type()
+            n = len(target.elts)
+            kind = "prim::TupleUnpack" if isinstance(t, IR.TupleType) else "prim::ListUnpack"
+            node = self.emit(kind, [v], node=s, n_out=n)
+            elems = t.elements() if isinstance(t, IR.TupleType) else [_T] * n
+            for o, et, e in zip(node.outputs(), elems, target.elts):
+                o.setType(et)
+                self.assign(e, o, env, s)
+        else:
+            raise Unsupported("assignment target")
+
+    def _assigned(self, stmts) -> list:
+        names = []
+        for s in stmts:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in names:
+                    names.append(n.id)
+        return names
+
+    def _bool(self, v, node):
+        if isinstance(v.type(), IR.TensorType):
+            return self.emit("aten::Bool", [v], _B, node)
+        return v
+
+    def if_stmt(self, s, env):
+        cond = self._bool(self.expr(s.test, env), s.test)
+        if not isinstance(cond, IR.Value):
+            cond = cond.output()
+        n = self.emit("prim::If", [cond], node=s, n_out=0)
+        envs = []
+        for body in (s.body, s.orelse):
+            b = n.addBlock()
+            e = dict(env)
+            with self.g.insert_point_guard(b):
+                self.block(body, e)
+            envs.append((b, e))
+        names = [
+            k for k in self._assigned(s.body + s.orelse) if k in envs[0][1] and k in envs[1][1]
+        ]
+        for k in names:
+            (b0, e0), (b1, e1) = envs
+            t0, t1 = e0[k].type(), e1[k].type()
+            if t0 != t1:
+                if isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
+                    pass
+                else:
+                    bad = self._assignment_of(k, s.orelse) or s
+                    n0 = t0.annotation_str() + (" (inferred)" if e0[k] in self.inferred else "")
+                    n1 = t1.annotation_str() + (" (inferred)" if e1[k] in self.inferred else "")
+                    raise self.error(
+                        bad,
+                        f"Type mismatch: {k} is set to type {n0} in the true branch and type "
+                        f"{n1} in the false branch",
+                    )
+            b0.registerOutput(e0[k])
+            b1.registerOutput(e1[k])
+            o = n.addOutput(t0)
+            o.setDebugName(k)
+            env[k] = o
+
+    @staticmethod
+    def _assignment_of(name, stmts):
+        for x in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+            if isinstance(x, ast.Assign):
+                if any(isinstance(t, ast.Name) and t.id == name for t in x.targets):
+                    return x
+        return None
+
+    def _loop(self, s, env, trip, cond, body_fn):
+        carried = [k for k in self._assigned(s.body) if k in env]
+        n = self.emit("prim::Loop", [trip, cond] + [env[k] for k in carried], node=s, n_out=0)
+        b = n.addBlock()
+        i = b.addInput(None, _I)
+        e = dict(env)
+        for k in carried:
+            e[k] = b.addInput(None, env[k].type())
+        with self.g.insert_point_guard(b):
+            next_cond = body_fn(i, e)
+        b.registerOutput(next_cond)
+        for k in carried:
+            b.registerOutput(e[k])
+            o = n.addOutput(env[k].type())
+            o.setDebugName(k)
+            env[k] = o
+
+    def for_stmt(self, s, env):
+        if not isinstance(s.target, ast.Name):
+            raise Unsupported("for target")
+        it = s.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            args = [self.expr(a, env) for a in it.args]
+            start = args[0] if len(args) == 2 else None
+            trip = args[-1] if len(args) < 3 else None
+            if len(args) == 3 or not args:
+                raise Unsupported("range with a step")
+            if start is not None:
+                trip = self.emit("aten::sub", [args[1], args[0]], _I, it).output()
+            true = self.const(True, s)
+
+            def body(i, e):
+                if start is not None:
+                    i = self.emit("aten::add", [start, i], _I, it).output()
+                i.setDebugName(s.target.id)
+                e[s.target.id] = i
+                self.block(s.body, e)
+                return true
+
+            self._loop(s, env, trip, true, body)
+            return
+        obj = self._resolve(it, env)
+        if isinstance(obj, (ember.nn.ModuleList, ember.nn.Sequential)):
+            holder = self.expr(it, env)
+            for name, _ in obj.named_children():
+                sub = self.emit("prim::GetAttr", [holder], None, it)
+                sub.s_("name", name)
+                sub.output().setType(
+                    IR.ClassType(
+                        "__torch__."
+                        + type(obj[int(name)] if name.isdigit() else getattr(obj, name)).__name__
+                    )
+                )
+                env[s.target.id] = sub.output()
+                env.setdefault("__modules__", {})[sub.output()] = (
+                    getattr(obj, name) if not name.isdigit() else obj[int(name)]
+                )
+                self.block(s.body, env)
+            return
+        raise Unsupported("for over this iterable")
+
+    def while_stmt(self, s, env):
+        cond = self._bool(self.expr(s.test, env), s.test)
+        cond = cond if isinstance(cond, IR.Value) else cond.output()
+        trip = self.const(_INT_MAX, s)
+
+        def body(i, e):
+            self.block(s.body, e)
+            c = self._bool(self.expr(s.test, e), s.test)
+            return c if isinstance(c, IR.Value) else c.output()
+
+        self._loop(s, env, trip, cond, body)
+
+    # --- expressions
+    def _resolve(self, node, env):
+        """The Python object an expression names (globals, builtins, module attributes)."""
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                v = env[node.id]
+                return env.get("__modules__", {}).get(v)
+            if node.id in self.glb:
+                return self.glb[node.id]
+            return getattr(builtins, node.id, None)
+        if isinstance(node, ast.Attribute):
+            base = self._resolve(node.value, env)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+    def expr(self, e, env):
+        if isinstance(e, ast.Constant):
+            return self.const(e.value, e)
+        if isinstance(e, ast.Name):
+            if e.id in env:
+                return env[e.id]
+            obj = self._resolve(e, env)
+            if isinstance(obj, (int, float, bool)):
+                return self.const(obj, e)
+            raise self.error(e, f"undefined value {e.id}")
+        if isinstance(e, ast.BinOp):
+            return self.binop(e.op, self.expr(e.left, env), self.expr(e.right, env), e)
+        if isinstance(e, ast.UnaryOp):
+            v = self.expr(e.operand, env)
+            if isinstance(e.op, ast.USub):
+                return self.emit("aten::neg", [v], v.type(), e).output()
+            if isinstance(e.op, ast.Not):
+                return self.emit("aten::__not__", [self._val(self._bool(v, e))], _B, e).output()
+            raise Unsupported("unary op")
+        if isinstance(e, ast.Compare):
+            if len(e.ops) != 1:
+                raise Unsupported("chained comparison")
+            a, b = self.expr(e.left, env), self.expr(e.comparators[0], env)
+            op = e.ops[0]
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                kind = "aten::__is__" if isinstance(op, ast.Is) else "aten::__isnot__"
+                return self.emit(kind, [a, b], _B, e).output()
+            names = {
+                ast.Lt: "lt",
+                ast.Gt: "gt",
+                ast.LtE: "le",
+                ast.GtE: "ge",
+                ast.Eq: "eq",
+                ast.NotEq: "ne",
+            }
+            kind = "aten::" + names[type(op)]
+            tensor = any(isinstance(x.type(), IR.TensorType) for x in (a, b))
+            return self.emit(kind, [a, b], _T if tensor else _B, e).output()
+        if isinstance(e, ast.BoolOp):
+            vals = [self._val(self._bool(self.expr(x, env), x)) for x in e.values]
+            kind = "aten::__and__" if isinstance(e.op, ast.And) else "aten::__or__"
+            out = vals[0]
+            for v in vals[1:]:
+                out = self.emit(kind, [out, v], _B, e).output()
+            return out
+        if isinstance(e, (ast.List, ast.Tuple)):
+            vals = [self.expr(x, env) for x in e.elts]
+            if isinstance(e, ast.Tuple):
+                return self.emit(
+                    "prim::TupleConstruct", vals, IR.TupleType([v.type() for v in vals]), e
+                ).output()
+            et = vals[0].type() if vals else _T
+            return self.emit("prim::ListConstruct", vals, IR.ListType(et), e).output()
+        if isinstance(e, ast.Attribute):
+            return self.attribute(e, env)
+        if isinstance(e, ast.Subscript):
+            base = self.expr(e.value, env)
+            if isinstance(e.slice, ast.Slice):
+                raise Unsupported("slicing")
+            idx = self.expr(e.slice, env)
+            t = base.type()
+            if isinstance(t, IR.TensorType):
+                return self.emit("aten::select", [base, self.const(0), idx], _T, e).output()
+            et = t.getElementType() if isinstance(t, IR.ListType) else _T
+            if isinstance(t, IR.TupleType):
+                k = idx.toIValue()
+                et = t.elements()[k] if isinstance(k, int) else _T
+            return self.emit("aten::__getitem__", [base, idx], et, e).output()
+        if isinstance(e, ast.Call):
+            return self.call(e, env)
+        if isinstance(e, ast.Lambda):
+            raise self.error(e, "Lambda aren't supported", NotSupportedError)
+        if isinstance(e, (ast.ListComp, ast.DictComp, ast.Dict, ast.JoinedStr, ast.IfExp)):
+            raise Unsupported(type(e).__name__)
+        raise Unsupported(type(e).__name__)
+
+    @staticmethod
+    def _val(x):
+        return x if isinstance(x, IR.Value) else x.output()
+
+    def binop(self, op, a, b, e):
+        names = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+                 ast.FloorDiv: "floordiv", ast.Mod: "remainder", ast.Pow: "pow",
+                 ast.MatMult: "matmul"}  # fmt: skip
+        name = names.get(type(op))
+        if name is None:
+            raise Unsupported("operator")
+        tensor = any(isinstance(x.type(), IR.TensorType) for x in (a, b))
+        if tensor:
+            fn = {"add": ember.add, "sub": ember.sub, "mul": ember.mul, "div": ember.div,
+                  "floordiv": ember.floor_divide, "remainder": ember.remainder,
+                  "pow": ember.pow, "matmul": ember.matmul}[name]  # fmt: skip
+            pyop = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
+                    "floordiv": "__floordiv__", "remainder": "__mod__", "pow": "__pow__",
+                    "matmul": "__matmul__"}[name]  # fmt: skip
+
+            def payload(x, y, pyop=pyop, fn=fn):
+                if hasattr(x, "_data"):
+                    return getattr(x, pyop)(y)
+                return getattr(y, "__r" + pyop[2:])(x)
+
+            ins = [a, b]
+            if name in ("add", "sub"):
+                ins.append(self.const(1))
+                payload2 = payload
+
+                def payload(x, y, alpha, p=payload2):
+                    return p(x, y)
+
+            return self.emit(f"aten::{name}", ins, _T, e, payload=payload).output()
+        t = _F if name == "div" or _F in (a.type(), b.type()) else _I
+        if name == "floordiv":
+            name = "floordiv"
+        return self.emit(f"aten::{name}", [a, b], t, e).output()
+
+    def attribute(self, e, env):
+        if isinstance(e.value, ast.Name) and e.value.id in env:
+            base = env[e.value.id]
+            obj = self._resolve(e.value, env)
+            if obj is not None and isinstance(base.type(), IR.ClassType):
+                attr = getattr(obj, e.attr)
+                n = self.emit("prim::GetAttr", [base], None)
+                n.s_("name", e.attr)
+                if isinstance(attr, ember.nn.Module):
+                    n.output().setType(IR.ClassType("__torch__." + type(attr).__name__))
+                    env.setdefault("__modules__", {})[n.output()] = attr
+                else:
+                    n.output().setType(_py_type(attr) if attr is not None else IR.NoneType())
+                if not n.output().hasDebugName():
+                    n.output().setDebugName(e.attr)
+                return n.output()
+            if isinstance(base.type(), IR.TensorType):
+                if e.attr == "shape":
+                    return self.emit("aten::size", [base], IR.ListType(_I), e).output()
+                if e.attr in ("T", "mT"):
+                    return self.emit(
+                        "aten::numpy_T", [base], _T, e, payload=lambda x, a=e.attr: getattr(x, a)
+                    ).output()
+                if e.attr in ("dtype", "device", "requires_grad", "is_cuda", "ndim"):
+                    kind = "prim::" + e.attr
+                    return self.emit(
+                        kind, [base], IR.AnyType(), e, payload=lambda x, a=e.attr: getattr(x, a)
+                    ).output()
+        obj = self._resolve(e, env)
+        if isinstance(obj, (int, float, bool)) or obj is None:
+            return self.const(obj, e)
+        raise Unsupported("attribute")
+
+    def call(self, e, env):
+        f = e.func
+        kw = {k.arg: k.value for k in e.keywords}
+        if None in kw:
+            raise Unsupported("**kwargs call")
+        # method call on a value: x.relu(), self.layer(x), self.helper(x)
+        if isinstance(f, ast.Attribute) and isinstance(
+            f.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+        ):
+            target = self._resolve(f.value, env)
+            if not (isinstance(f.value, ast.Name) and f.value.id not in env and target is not None):
+                if isinstance(target, (ember.nn.Module,)) or (
+                    isinstance(f.value, ast.Name)
+                    and f.value.id in env
+                    and isinstance(env[f.value.id].type(), IR.ClassType)
+                ):
+                    return self.call_module_attr(e, f, env)
+                base = self.expr(f.value, env)
+                if isinstance(base.type(), IR.TensorType):
+                    return self.tensor_method(base, f.attr, e, kw, env)
+        obj = self._resolve(f, env)
+        if isinstance(f, ast.Name) and f.id in env and isinstance(env[f.id].type(), IR.ClassType):
+            obj = env.get("__modules__", {}).get(env[f.id])
+            if isinstance(obj, ember.nn.Module):
+                return self.call_submodule(env[f.id], obj, e, env)
+        if obj is None:
+            raise self.error(f, "undefined value " + ast.unparse(f))
+        args = [self.expr(a, env) for a in e.args]
+        kwvals = [self.expr(v, env) for v in kw.values()]
+        names = list(kw)
+        if obj in (len, int, float, bool):
+            kind = {len: "aten::len", int: "aten::Int", float: "aten::Float", bool: "aten::Bool"}[
+                obj
+            ]
+            t = {len: _I, int: _I, float: _F, bool: _B}[obj]
+            return self.emit(kind, args, t, e).output()
+        if obj is print:
+            n = self.emit("prim::Print", args, node=e, n_out=0, payload=lambda *a: print(*a))
+            return self.const(None)
+        if obj in (min, max) and all(not isinstance(a.type(), IR.TensorType) for a in args):
+            return self.emit(f"prim::{obj.__name__}", args, args[0].type(), e, payload=obj).output()
+        if isinstance(obj, type(print)) and getattr(obj, "__module__", None) == "builtins":
+            raise self.error(f, f"Python builtin {obj!r} is currently not supported in Torchscript")
+        home = str(getattr(obj, "__module__", None))
+        if home.startswith("ember") and callable(obj):
+            name = (
+                getattr(obj, "__composite__", None) or f"aten::{getattr(obj, '__name__', 'call')}"
+            )
+            npos = len(args)
+
+            def payload(*a, fn=obj, npos=npos, names=names):
+                return fn(*a[:npos], **dict(zip(names, a[npos:])))
+
+            return self.emit(name, args + kwvals, _T, e, payload=payload).output()
+        from ember.jit._script import ScriptFunction
+
+        if isinstance(obj, ScriptFunction) or inspect.isfunction(obj):
+            sf = obj if isinstance(obj, ScriptFunction) else None
+            callee = sf.graph if sf is not None and sf._graph is not None else None
+            if callee is None:
+                callee = compile_function(obj if sf is None else sf._fn)
+            fv = self.g.insertNode(self.g.create("prim::Constant", []))
+            fv.s_("name", obj.__name__ if sf is None else sf.name)
+            fv.output().setType(IR.ClassType("Function"))
+            fv._object = obj
+            n = self.emit("prim::CallFunction", [fv.output()] + args, callee.outputs()[0].type(), e)
+            set_callee(n, callee)
+            return n.output()
+        raise Unsupported(f"call to {obj!r}")
+
+    def tensor_method(self, base, name, e, kw, env):
+        args = [self.expr(a, env) for a in e.args]
+        kwvals = [self.expr(v, env) for v in kw.values()]
+        names = list(kw)
+        if name in ("view", "reshape", "permute", "repeat", "expand") and len(args) > 1:
+            args = [self.emit("prim::ListConstruct", args, IR.ListType(_I), e).output()]
+        npos = len(args)
+
+        def payload(x, *a, name=name, npos=npos, names=names):
+            return getattr(x, name)(*a[:npos], **dict(zip(names, a[npos:])))
+
+        t = _I if name in ("dim", "numel") else (_F if name == "item" else _T)
+        if name == "size":
+            t = _I if args else IR.ListType(_I)
+        return self.emit(f"aten::{name}", [base] + args + kwvals, t, e, payload=payload).output()
+
+    def call_module_attr(self, e, f, env):
+        holder = self.expr(f.value, env)
+        obj = self._resolve(f.value, env)
+        attr = getattr(obj, f.attr, None)
+        if isinstance(attr, ember.nn.Module):
+            sub = self.emit(
+                "prim::GetAttr", [holder], IR.ClassType("__torch__." + type(attr).__name__)
+            )
+            sub.s_("name", f.attr)
+            sub.output().setDebugName(f.attr)
+            return self.call_submodule(sub.output(), attr, e, env)
+        if inspect.ismethod(attr) and attr.__self__ is obj:
+            mod = getattr(attr.__func__, "_torchscript_modifier", None)
+            args = [self.expr(a, env) for a in e.args]
+            if mod in ("ignore", "unused"):
+                return self.emit("prim::PythonOp", args, _T, e, payload=attr).output()
+            callee = compile_function(attr.__func__, module=obj)
+            n = self.emit("prim::CallMethod", [holder] + args, callee.outputs()[0].type(), e)
+            n.s_("name", f.attr)
+            set_callee(n, callee)
+            return n.output()
+        raise Unsupported("module attribute call")
+
+    def call_submodule(self, holder, mod, e, env):
+        from ember.jit._script import ScriptModule
+
+        args = [self.expr(a, env) for a in e.args]
+        target = (
+            mod._original if isinstance(mod, ScriptModule) and mod._original is not None else mod
+        )
+        try:
+            callee = compile_function(type(target).forward, module=target)
+        except Unsupported:
+            # a layer whose forward ember's compiler does not cover runs it as a method call
+            n = self.emit("prim::CallMethod", [holder] + args, _T, e)
+            n.s_("name", "forward")
+            return n.output()
+        n = self.emit("prim::CallMethod", [holder] + args, callee.outputs()[0].type(), e)
+        n.s_("name", "forward")
+        set_callee(n, callee)
+        return n.output()
+
+
+def compile_function(fn, module=None) -> IR.Graph:
+    """Compile a Python function (or a module's method, with ``module``) to a graph."""
+    fn = inspect.unwrap(fn)
+    glb = dict(getattr(fn, "__globals__", {}))
+    if fn.__closure__:
+        glb.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+    try:
+        c = _Compiler(fn, IR.Graph(), glb, module)
+    except (OSError, TypeError) as err:
+        raise Unsupported(f"no source: {err}") from None
+    return c.compile(skip_self=module is not None)
+
+
+def compile_module(module) -> IR.Graph:
+    """Compile ``module``'s ``forward`` (and what it calls) to a graph; its first input is
+    the module."""
+    return compile_function(type(module).forward, module=module)
