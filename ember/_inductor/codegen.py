@@ -57,6 +57,7 @@ def generate(name: str, params: list, calls: list, outputs: list, escapes: set, 
     env.setdefault("_read", read_value)
     env.setdefault("_same", _same)
     ufuncs = _ufuncs()
+    calls = _live(calls, outputs)
     names: dict = {}  # value id -> variable name holding its array
     lines = [f"def {name}({', '.join(p.name for p in params)}):"]
     for p in params:
@@ -138,8 +139,10 @@ def generate(name: str, params: list, calls: list, outputs: list, escapes: set, 
             for o in c.outs:
                 names[o.id] = o.name
             lines.append(f"    {', '.join(outs)}, = {fname}({', '.join(args)}{kw})  # {c.label}")
-            for o in outs:
-                lines.append(f"    {o} = _aa({o})")
+            if c.op is not None:  # (helper kernels return arrays already)
+                for o in outs:
+                    if o != "_":
+                        lines.append(f"    {o} = _aa({o})")
             continue
         names[out.id] = out.name
         if (
@@ -170,6 +173,32 @@ def generate(name: str, params: list, calls: list, outputs: list, escapes: set, 
         rets.append("None" if v is None else arg(v, None))
     lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     return "\n".join(lines) + "\n"
+
+
+def _live(calls: list, outputs: list) -> list:
+    """Drop the calls whose results nothing reads (dead code: a formula's gradient for an
+    input that needs none); in-place writes, data guards and random draws always stay."""
+    used = {v.id for v in outputs if v is not None}
+    kept = []
+    for c in reversed(calls):
+        if type(c) is Read:
+            used.add(c.value.id)
+            kept.append(c)
+            continue
+        if (
+            c.target is None
+            and not getattr(c.fn, "draws", False)
+            and not any(o.id in used for o in c.outs)
+        ):
+            continue
+        kept.append(c)
+        for a in c.args:
+            if type(a) is Value:
+                used.add(a.id)
+        if c.target is not None:
+            used.add(c.target.id)
+    kept.reverse()
+    return kept
 
 
 def build(name: str, source: str, env: dict):
