@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import os
+import time
 import zipfile
 
 import pytest
@@ -81,6 +82,12 @@ def test_versions_register_scale_unregister(server):
         rs = list(pool.map(lambda _: predict(server, [0.0] * 4, sleep=0.2), range(4)))
     pids = {r.json()["pid"] for r in rs}
     assert len(pids) == 2  # both workers served
+    r = httpx.put(m("/models/tiny/2.0?min_worker=1"))
+    assert r.status_code == 202 and r.json() == {"status": "Processing worker updates..."}
+    deadline = time.monotonic() + 60
+    while len(httpx.get(m("/models/tiny/2.0")).json()[0]["workers"]) != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
     r = httpx.put(m("/models/tiny/2.0?min_worker=3&max_worker=1"))
     assert r.status_code == 400
     r = httpx.delete(m("/models/tiny/2.0"))
