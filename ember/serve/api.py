@@ -6,7 +6,6 @@ Paths, response shapes and status codes are TorchServe's. Errors are
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import time
@@ -20,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ember.serve.wlm import ModelManager, ServeError
+from ember.serve.wlm import ModelManager, ServeError, run_in_background
 
 __all__ = ["inference_app", "management_app", "metrics_app"]
 
@@ -241,7 +240,7 @@ def management_app(manager: ModelManager, key: str | None = None) -> Starlette:
             return JSONResponse(
                 {"status": f"Workers scaled to {lo} for model: {mv.name}, version: {mv.version}"}
             )
-        asyncio.get_running_loop().create_task(mv.scale(lo))
+        run_in_background(mv.scale(lo))
         return JSONResponse({"status": "Processing worker updates..."}, status_code=202)
 
     async def set_default(request: Request) -> JSONResponse:

@@ -24,6 +24,15 @@ from ember.serve.store import ArchiveError, ModelArchive, resolve_url
 __all__ = ["ModelManager", "ModelVersion", "ServeError", "Worker"]
 
 _worker_ids = itertools.count(9000)
+_background: set[asyncio.Task] = set()  # tasks nobody awaits, kept alive until they finish
+
+
+def run_in_background(coro) -> asyncio.Task:
+    """Start ``coro`` as a task that is not garbage-collected before it finishes."""
+    task = asyncio.get_running_loop().create_task(coro)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
 
 
 class ServeError(Exception):
@@ -415,7 +424,7 @@ class ModelManager:
                 await self.unregister(name, mv.version)
                 raise
         else:
-            asyncio.get_running_loop().create_task(scaling)
+            run_in_background(scaling)
         return mv
 
     async def unregister(self, name: str, version: str | None = None) -> None:

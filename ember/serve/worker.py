@@ -49,12 +49,12 @@ def load_entry_point(handler: str, context):
     """The callable ``(data, context) -> list`` for a manifest's ``handler``, initialised."""
     from ember.serve.ts.utils.util import list_classes_from_module
 
-    module_name, _, function = handler.partition(":")
-    if module_name in BUILTIN:
-        module_name = BUILTIN[module_name]
-    elif module_name.endswith(".py"):
-        module_name = module_name[:-3]
-    module = importlib.import_module(module_name)
+    target, _, function = handler.partition(":")
+    if target in BUILTIN:
+        target = BUILTIN[target]
+    elif target.endswith(".py"):
+        target = target[:-3]
+    module = importlib.import_module(target)
     if function or (hasattr(module, "handle") and not list_classes_from_module(module)):
         entry = getattr(module, function or "handle")
         entry(None, context)  # TorchServe's convention: a first call with no data initialises

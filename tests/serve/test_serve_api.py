@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import os
+import time
 import zipfile
 
 import pytest
@@ -81,6 +82,12 @@ def test_versions_register_scale_unregister(server):
         rs = list(pool.map(lambda _: predict(server, [0.0] * 4, sleep=0.2), range(4)))
     pids = {r.json()["pid"] for r in rs}
     assert len(pids) == 2  # both workers served
+    r = httpx.put(m("/models/tiny/2.0?min_worker=1"))
+    assert r.status_code == 202 and r.json() == {"status": "Processing worker updates..."}
+    deadline = time.monotonic() + 60
+    while len(httpx.get(m("/models/tiny/2.0")).json()[0]["workers"]) != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
     r = httpx.put(m("/models/tiny/2.0?min_worker=3&max_worker=1"))
     assert r.status_code == 400
     r = httpx.delete(m("/models/tiny/2.0"))
@@ -161,3 +168,29 @@ def test_metrics(server):
 
 def test_default_bind_and_no_key_file(server):
     assert not os.path.exists(server.folder / "key_file.json")  # loopback: no token needed
+
+
+@pytest.mark.parametrize("fmt", ["default", "tgz"])
+def test_serves_archive_made_by_torchserve_archiver(server, store, fmt):
+    import shutil
+    import subprocess
+
+    exe = shutil.which("torch-model-archiver")
+    if exe is None:
+        pytest.skip("torch-model-archiver is not installed")
+    src = store.parent / "src"
+    name = f"tsmade_{fmt}"
+    subprocess.run(
+        [exe, "--model-name", name, "--version", "3.0", "--model-file", str(src / "model.py")]
+        + ["--serialized-file", str(src / "tiny.pt"), "--handler", str(src / "handler.py")]
+        + ["--export-path", str(store), "--archive-format", fmt, "-f"],
+        check=True,
+    )
+    url = name + (".mar" if fmt == "default" else ".tar.gz")
+    m = server.url("management", "/models")
+    r = httpx.post(m, params={"url": url, "initial_workers": 1}, timeout=120)
+    assert r.status_code == 200, r.text
+    assert "Version: 3.0" in r.json()["status"]
+    r = predict(server, [1.0, 2.0, 3.0, 4.0], f"/predictions/{name}")
+    assert r.status_code == 200 and len(r.json()["y"]) == 2
+    httpx.delete(f"{m}/{name}", timeout=60)

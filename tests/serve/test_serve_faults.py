@@ -8,11 +8,13 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 
 import pytest
 
-from tests.serve.conftest import Server
+from tests.serve.conftest import ROOT, Server
 
 pytestmark = pytest.mark.slow
 httpx = pytest.importorskip("httpx")
@@ -110,10 +112,18 @@ def test_graceful_stop_drains(store, tmp_path):
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         futures = [pool.submit(post, s, sleep=0.3) for _ in range(4)]
         time.sleep(0.3)
-        s.proc.send_signal(signal.SIGTERM)
+        stop = subprocess.run(
+            [sys.executable, "-m", "ember.serve.server", "--stop", "--pid-file", str(s.pid_file)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
         codes = [f.result().status_code for f in futures]
     assert codes == [200] * 4
-    assert s.stop() == 0
+    assert "ember-serve has stopped." in stop.stdout
+    assert s.proc.wait(10) == 0 and not s.pid_file.exists()
+    s.stop()
 
 
 def test_token_auth(store, tmp_path):
