@@ -11,7 +11,11 @@ gradient copy: that would cost the 4 bytes per parameter the 8-bit states save).
 
 The update rules are bitsandbytes': Adam's weight decay is decoupled (``p *= 1 - lr * wd``) in
 ``Adam8bit`` as in ``AdamW8bit``; SGD and RMSprop add ``wd * p`` to the gradient; Lion decays
-the parameter. ``is_paged`` is accepted and does nothing (there is no GPU memory to page on CPU);
+the parameter. One addition to the published algorithm, for Adam: where the second moment
+dequantizes to exactly 0 (below ``3e-7 * absmax`` of its block) the first moment is read as 0 too,
+since ``m / (0 + eps)`` would turn a decayed momentum into steps of ``lr * m / eps`` (seen on
+the dead units of a ReLU network: weights running off to 3.0 within 40 MNIST steps).
+``is_paged`` is accepted and does nothing (there is no GPU memory to page on CPU);
 ``PagedAdamW8bit`` and friends are aliases of the unpaged classes.
 """
 
@@ -176,6 +180,9 @@ class Optimizer8bit(Optimizer):
                     c2 = st["qmap2"]._data
                     x2 = w2[:m]
                     Q.decode_into(s2[lo:hi], a2, c2, x2, BLOCKSIZE)
+                    # a second moment below the map's resolution (code 0) with a first moment
+                    # above it would make the next update m / eps: such pairs restart at zero
+                    np.copyto(x1, 0, where=s2[lo:hi] == 0)
             else:
                 x1 = s1[lo:hi]
                 x2 = s2[lo:hi] if self._two else None
