@@ -181,6 +181,49 @@ def _reduce_at(pg: ProcessGroup, key, root: int, a: np.ndarray, op) -> np.ndarra
     return _reduce_arrays(arrays, op, pg.size())
 
 
+_RING_BYTES = 256 * 1024  # all-reduce at least this large goes round the ring
+
+
+def _ring_all_reduce(pg: ProcessGroup, key, flat: np.ndarray, op) -> None:
+    """All-reduce the contiguous 1-d ``flat`` in place round the ring of the group's ranks:
+    ``n - 1`` steps of reduce-scatter (each rank ends with one reduced chunk), then ``n - 1``
+    of all-gather, every rank sending to its right neighbour and receiving (straight into a
+    preallocated buffer) from its left. Each link carries ``2 (n - 1) / n`` of the array."""
+    n, me = pg.size(), pg.rank()
+    mesh, right, left = pg._mesh, (me + 1) % n, pg._ranks[(me - 1) % n]
+    cuts = [flat.size * i // n for i in range(n + 1)]
+    chunks = [flat[cuts[i] : cuts[i + 1]] for i in range(n)]
+    scratch = np.empty(max(c.size for c in chunks), flat.dtype)
+    f = _UFUNC[op]
+    for step in range(n - 1):
+        _send(pg, right, key, chunks[(me - step) % n])
+        into = chunks[(me - step - 1) % n]
+        got = scratch[: into.size]
+        mesh.recv_into(left, key, got.view(np.uint8), pg._timeout)
+        f(into, got, out=into)
+    for step in range(n - 1):
+        _send(pg, right, key, chunks[(me + 1 - step) % n])
+        mesh.recv_into(left, key, chunks[(me - step) % n].view(np.uint8), pg._timeout)
+
+
+def _all_reduce_array(pg: ProcessGroup, key, t: Tensor, op) -> None:
+    """All-reduce ``t``'s array in place: round the ring when large, else through rank 0."""
+    a = t._data
+    if a.nbytes >= _RING_BYTES and a.size >= pg.size() and a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        _ring_all_reduce(pg, key, flat, op)
+        if op is ReduceOp.AVG:
+            np.divide(flat, pg.size(), out=flat, casting="unsafe")
+        return
+    out = _reduce_at(pg, key, 0, a, op)
+    if out is None:
+        _write(t, _recv(pg, 0, key, a))
+    else:
+        for r in range(1, pg.size()):
+            _send(pg, r, key, out)
+        _write(t, out)
+
+
 def _run(pg: ProcessGroup, fn, async_op: bool, result: list | None = None):
     return pg._run(lambda key: (fn(key), result)[1], async_op)
 
@@ -197,15 +240,8 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     def run(key):
         if op is ReduceOp.AVG:
             tensor._vc[0] += 1  # torch divides in place after the sum
-        if pg.size() == 1:
-            return
-        out = _reduce_at(pg, key, 0, tensor._data, op)
-        if out is None:
-            _write(tensor, _recv(pg, 0, key, tensor._data))
-        else:
-            for r in range(1, pg.size()):
-                _send(pg, r, key, out)
-            _write(tensor, out)
+        if pg.size() > 1:
+            _all_reduce_array(pg, key, tensor, op)
 
     return _run(pg, run, async_op, [tensor])
 
@@ -231,14 +267,7 @@ def all_reduce_coalesced(tensors: list, op=ReduceOp.SUM, group=None, async_op: b
                 t._vc[0] += 1
             if pg.size() == 1:
                 continue
-            sub = key + (i,)
-            out = _reduce_at(pg, sub, 0, t._data, op)
-            if out is None:
-                _write(t, _recv(pg, 0, sub, t._data))
-            else:
-                for r in range(1, pg.size()):
-                    _send(pg, r, sub, out)
-                _write(t, out)
+            _all_reduce_array(pg, key[:3] + (i,), t, op)
 
     return _run(pg, run, async_op, list(tensors))
 
@@ -583,7 +612,7 @@ def _peer(pg: ProcessGroup, rank, group_rank, any_source: bool) -> int | None:
 
 
 def _p2p_key(pg: ProcessGroup, tag: int) -> tuple:
-    return ("p", pg._gid, int(tag))
+    return (2, pg._gid, int(tag), 0)
 
 
 def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, group_dst=None):
@@ -754,7 +783,7 @@ def send_object_list(
             "Invalid destination rank: destination rank should not be the same as the rank of "
             "the current process."
         )
-    pg._mesh.send(peer, ("o", pg._gid), _object_array(list(object_list)))
+    pg._mesh.send(peer, (3, pg._gid, 0, 0), _object_array(list(object_list)))
 
 
 def recv_object_list(
@@ -772,7 +801,7 @@ def recv_object_list(
         return -1
     peer = _peer(pg, src, group_src, any_source=True)
     peers = tuple(r for r in pg._ranks if r != pg._mesh.rank) if peer is None else (peer,)
-    sender, payload = pg._mesh.recv(peers, ("o", pg._gid), pg._timeout)
+    sender, payload = pg._mesh.recv(peers, (3, pg._gid, 0, 0), pg._timeout)
     received = pickle.loads(payload)
     object_list[: len(received)] = received
     return sender

@@ -217,7 +217,7 @@ class ProcessGroup:
 
     def _next_key(self) -> tuple:
         self._seq += 1
-        return ("c", self._gid, self._seq)
+        return (1, self._gid, self._seq, 0)
 
     def _run(self, fn, async_op: bool):
         """Run ``fn(key)`` now, or on the background thread returning a :class:`Work`."""
