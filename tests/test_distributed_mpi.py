@@ -148,7 +148,7 @@ def mpirun(tmp_path, *args, n: int = 2, timeout: float = 60):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("backend", ["mpi", "gloo"])
+@pytest.mark.parametrize("backend", ["mpi", pytest.param("gloo", marks=pytest.mark.slow)])
 def test_every_operation_on_mpi(tmp_path, backend):
     done = mpirun(tmp_path, backend)
     assert done.returncode == 0, done.stdout + done.stderr
