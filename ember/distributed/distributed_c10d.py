@@ -265,7 +265,7 @@ class ProcessGroup:
         if not async_op:
             fn(key)
             return None
-        return Work(_executor().submit(fn, key))
+        return Work(_executor(self).submit(fn, key))
 
 
 class _WorldMeta(type):
@@ -291,18 +291,22 @@ class _World:
         self.next_gid = 1
         self.pg_count = 0  # over the process's life, as torch's
         self.generation = 0
-        self.executor: ThreadPoolExecutor | None = None
+        self.executors: list[ThreadPoolExecutor] = []  # one per group that ran async work
         self.lock = threading.Lock()
 
 
 _world = _World()
 
 
-def _executor() -> ThreadPoolExecutor:
+def _executor(pg: ProcessGroup) -> ThreadPoolExecutor:
+    """The group's worker thread: its asynchronous operations run there one by one, in the
+    order they were called (every group has its own, as torch's work queues)."""
     with _world.lock:
-        if _world.executor is None:
-            _world.executor = ThreadPoolExecutor(1, thread_name_prefix="ember-dist")
-        return _world.executor
+        pool = pg.__dict__.get("_pool")
+        if pool is None:
+            pool = pg._pool = ThreadPoolExecutor(1, thread_name_prefix="ember-dist")
+            _world.executors.append(pool)
+        return pool
 
 
 # ----------------------------------------------------------------------------- queries
@@ -652,9 +656,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     if group is not None and group is not _world.default_pg:
         return  # subgroups share the world's connections: nothing of their own to close
     pg = _world.default_pg
-    if _world.executor is not None:
-        _world.executor.shutdown(wait=True)
-        _world.executor = None
+    for pool in _world.executors:
+        pool.shutdown(wait=True)
+    _world.executors = []
     if pg._mesh is not None:
         pg._mesh.close()
     if pg._comm is not None:
