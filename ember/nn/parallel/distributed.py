@@ -171,7 +171,7 @@ def _make_buckets(params: list, cap: int) -> list[_Bucket]:
         idx, nbytes = open_.setdefault(key, ([], 0))
         idx.append(i)
         nbytes += p._data.nbytes
-        limit = _FIRST_BUCKET_BYTES if not buckets else cap
+        limit = min(_FIRST_BUCKET_BYTES, cap) if not buckets else cap
         if nbytes >= limit:
             buckets.append(_Bucket([params[j] for j in idx], idx))
             del open_[key]
@@ -197,12 +197,13 @@ def _verify_shapes(params: list, group) -> None:
                 f"DDP expects same model across all ranks, but Rank {me} has {len(mine)} "
                 f"params, while rank {r} has inconsistent {len(theirs)} params."
             )
-    for i, (a, b) in enumerate(zip(mine, everyone[0], strict=True)):
-        if a != b:
-            raise RuntimeError(
-                f"[{me}]: params[{i}] in this process with sizes {list(a)} appears not to match "
-                "sizes of the same param in process 0."
-            )
+    for r, theirs in enumerate(everyone):  # (torch compares with process 0)
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                raise RuntimeError(
+                    f"[{me}]: params[{i}] in this process with sizes {list(a)} appears not to "
+                    f"match sizes of the same param in process {r}."
+                )
 
 
 class DistributedDataParallel(Module):
