@@ -152,4 +152,4 @@ def mpirun(tmp_path, *args, n: int = 2, timeout: float = 60):
 def test_every_operation_on_mpi(tmp_path, backend):
     done = mpirun(tmp_path, backend)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(done.stdout.split("\n")[:-1]) == ["ok 0", "ok 1"]
+    assert "ok 0" in done.stdout and "ok 1" in done.stdout  # (the ranks' lines may interleave)
