@@ -49,6 +49,12 @@ WORKER = textwrap.dedent(
         x = t([r + 0.5, 1.0], dt)
         dist.all_reduce(x)
         assert x.dtype == dt and x.tolist() == [2.0, 2.0]
+        x = t([r + 1.0, 3.0], dt)
+        dist.all_reduce(x, op=dist.ReduceOp.AVG)
+        assert x.tolist() == [1.5, 3.0]
+        x = t([r + 1.0], dt)
+        dist.reduce(x, dst=0, op=dist.ReduceOp.MAX)
+        assert r == 1 or x.item() == 2.0
     x = ember.arange(12.0).reshape(3, 4).t()  # not contiguous
     dist.all_reduce(x)
     assert (x.numpy() == 2 * np.arange(12.0).reshape(3, 4).T).all()
