@@ -24,8 +24,16 @@ from ember.distributed.store import *  # noqa: F403
 from ember.distributed.store import __all__ as _store_all
 
 
+def __getattr__(name: str):
+    if name == "optim":  # ``ember.distributed.optim`` imports ember.optim: loaded on use
+        import importlib
+
+        return importlib.import_module("ember.distributed.optim")
+    raise AttributeError(f"module 'ember.distributed' has no attribute {name!r}")
+
+
 def is_available() -> bool:
-    """Return True: ember's distributed package works (CPU processes over TCP)."""
+    """Return True: ember's distributed package works (CPU processes over TCP or MPI)."""
     return True
 
 

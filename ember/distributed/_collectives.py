@@ -18,6 +18,7 @@ import numpy as np
 
 from ember._core.dtype import scalar_type_name
 from ember._core.tensor import Tensor
+from ember.distributed import _mpi
 from ember.distributed.distributed_c10d import (
     GroupMember,
     ProcessGroup,
@@ -181,6 +182,49 @@ def _reduce_at(pg: ProcessGroup, key, root: int, a: np.ndarray, op) -> np.ndarra
     return _reduce_arrays(arrays, op, pg.size())
 
 
+_RING_BYTES = 256 * 1024  # all-reduce at least this large goes round the ring
+
+
+def _ring_all_reduce(pg: ProcessGroup, key, flat: np.ndarray, op) -> None:
+    """All-reduce the contiguous 1-d ``flat`` in place round the ring of the group's ranks:
+    ``n - 1`` steps of reduce-scatter (each rank ends with one reduced chunk), then ``n - 1``
+    of all-gather, every rank sending to its right neighbour and receiving (straight into a
+    preallocated buffer) from its left. Each link carries ``2 (n - 1) / n`` of the array."""
+    n, me = pg.size(), pg.rank()
+    mesh, right, left = pg._mesh, (me + 1) % n, pg._ranks[(me - 1) % n]
+    cuts = [flat.size * i // n for i in range(n + 1)]
+    chunks = [flat[cuts[i] : cuts[i + 1]] for i in range(n)]
+    scratch = np.empty(max(c.size for c in chunks), flat.dtype)
+    f = _UFUNC[op]
+    for step in range(n - 1):
+        _send(pg, right, key, chunks[(me - step) % n])
+        into = chunks[(me - step - 1) % n]
+        got = scratch[: into.size]
+        mesh.recv_into(left, key, got.view(np.uint8), pg._timeout)
+        f(into, got, out=into)
+    for step in range(n - 1):
+        _send(pg, right, key, chunks[(me + 1 - step) % n])
+        mesh.recv_into(left, key, chunks[(me - step) % n].view(np.uint8), pg._timeout)
+
+
+def _all_reduce_array(pg: ProcessGroup, key, t: Tensor, op) -> None:
+    """All-reduce ``t``'s array in place: round the ring when large, else through rank 0."""
+    a = t._data
+    if a.nbytes >= _RING_BYTES and a.size >= pg.size() and a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        _ring_all_reduce(pg, key, flat, op)
+        if op is ReduceOp.AVG:
+            np.divide(flat, pg.size(), out=flat, casting="unsafe")
+        return
+    out = _reduce_at(pg, key, 0, a, op)
+    if out is None:
+        _write(t, _recv(pg, 0, key, a))
+    else:
+        for r in range(1, pg.size()):
+            _send(pg, r, key, out)
+        _write(t, out)
+
+
 def _run(pg: ProcessGroup, fn, async_op: bool, result: list | None = None):
     return pg._run(lambda key: (fn(key), result)[1], async_op)
 
@@ -193,19 +237,14 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     if pg is None:
         return None
     _check_op(op, tensor.dtype)
+    if pg._comm is not None:
+        return _mpi.all_reduce(pg, tensor, op, async_op)
 
     def run(key):
         if op is ReduceOp.AVG:
             tensor._vc[0] += 1  # torch divides in place after the sum
-        if pg.size() == 1:
-            return
-        out = _reduce_at(pg, key, 0, tensor._data, op)
-        if out is None:
-            _write(tensor, _recv(pg, 0, key, tensor._data))
-        else:
-            for r in range(1, pg.size()):
-                _send(pg, r, key, out)
-            _write(tensor, out)
+        if pg.size() > 1:
+            _all_reduce_array(pg, key, tensor, op)
 
     return _run(pg, run, async_op, [tensor])
 
@@ -224,6 +263,18 @@ def all_reduce_coalesced(tensors: list, op=ReduceOp.SUM, group=None, async_op: b
         return None
     for t in tensors:
         _check_op(op, t.dtype)
+    if pg._comm is not None:
+        works = [_mpi.all_reduce(pg, t, op, async_op) for t in tensors]
+        return (
+            None
+            if not async_op
+            else Work(
+                _done(list(tensors)),
+                lambda: [w.wait() for w in works] and 0,
+                lambda: all(w.is_completed() for w in works),
+                list(tensors),
+            )
+        )
 
     def run(key):
         for i, t in enumerate(tensors):
@@ -231,14 +282,7 @@ def all_reduce_coalesced(tensors: list, op=ReduceOp.SUM, group=None, async_op: b
                 t._vc[0] += 1
             if pg.size() == 1:
                 continue
-            sub = key + (i,)
-            out = _reduce_at(pg, sub, 0, t._data, op)
-            if out is None:
-                _write(t, _recv(pg, 0, sub, t._data))
-            else:
-                for r in range(1, pg.size()):
-                    _send(pg, r, sub, out)
-                _write(t, out)
+            _all_reduce_array(pg, key[:3] + (i,), t, op)
 
     return _run(pg, run, async_op, list(tensors))
 
@@ -254,6 +298,8 @@ def broadcast(
     if src is not None and group_src is None and src not in pg._ranks:
         raise RuntimeError(f"ProcessGroupGloo::broadcast: invalid root rank: {src}")
     root = _group_rank(pg, src, group_src, "src", required=True)
+    if pg._comm is not None:
+        return _mpi.broadcast(pg, tensor, root, async_op)
 
     def run(key):
         if pg.rank() == root:
@@ -281,6 +327,8 @@ def reduce(
         return None
     _check_op(op, tensor.dtype)
     root = _group_rank(pg, dst, group_dst, "dst", required=True)
+    if pg._comm is not None:
+        return _mpi.reduce(pg, tensor, root, op, async_op)
 
     def run(key):
         out = _reduce_at(pg, key, root, tensor._data, op)
@@ -326,6 +374,14 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     if pg is None:
         return None
     _check_gathered("allgather", tensor_list, tensor, pg.size())
+    if pg._comm is not None:
+        recv, _ = _mpi.gathered(None, pg.size(), tensor._data)
+
+        def finish():
+            for out, part in zip(tensor_list, recv, strict=True):
+                _mpi._put(out, part)
+
+        return _mpi.all_gather_into(pg, recv, tensor._data, finish, async_op, tensor_list)
 
     def run(key):
         for out, a in zip(tensor_list, _exchange(pg, key, tensor._data), strict=True):
@@ -349,6 +405,14 @@ def all_gather_into_tensor(
         raise ValueError("Output tensor size must be equal to world_size times input tensor size")
     if output_tensor.dtype != input_tensor.dtype:
         raise ValueError("output tensor must have the same type as input tensor")
+    if pg._comm is not None:
+        recv, copy = _mpi.gathered(output_tensor, n, input_tensor._data)
+
+        def finish():
+            if copy:
+                _mpi._put(output_tensor, recv.reshape(output_tensor.shape))
+
+        return _mpi.all_gather_into(pg, recv, input_tensor._data, finish, async_op, [output_tensor])
 
     def run(key):
         parts = _exchange(pg, key, input_tensor._data)
@@ -382,6 +446,8 @@ def gather(
         _check_gathered("gather", gather_list, tensor, pg.size())
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    if pg._comm is not None:
+        return _mpi.gather(pg, tensor, gather_list, root, async_op)
 
     def run(key):
         if pg.rank() != root:
@@ -415,6 +481,8 @@ def scatter(
         _check_gathered("scatter", scatter_list, tensor, pg.size())
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    if pg._comm is not None:
+        return _mpi.scatter(pg, tensor, scatter_list, root, async_op)
 
     def run(key):
         if pg.rank() == root:
@@ -448,6 +516,9 @@ def reduce_scatter(
         return None
     _check_op(op, output.dtype)
     _check_gathered("reduce_scatter", input_list, output, pg.size())
+    if pg._comm is not None:
+        stacked = np.stack([t._data for t in input_list])
+        return _mpi.reduce_scatter(pg, output, stacked, op, async_op)
 
     def run(key):
         parts = [t._data for t in input_list]
@@ -470,6 +541,8 @@ def reduce_scatter_tensor(
     n = pg.size()
     if input.numel() != n * output.numel():
         raise ValueError("Input tensor size must be equal to world_size times output tensor size")
+    if pg._comm is not None:
+        return _mpi.reduce_scatter(pg, output, input._data, op, async_op)
 
     def run(key):
         parts = list(np.ascontiguousarray(input._data).reshape((n,) + tuple(output.shape)))
@@ -491,6 +564,21 @@ def all_to_all(
     pg = _group(group)
     if pg is None:
         return None
+    if pg._comm is not None:
+        send = np.concatenate([_mpi._raw(t._data).reshape(-1) for t in input_tensor_list])
+        rcounts = [t.numel() for t in output_tensor_list]
+        recv = np.empty(sum(rcounts), send.dtype)
+
+        def finish():
+            cut = np.cumsum([0] + rcounts)
+            for i, out in enumerate(output_tensor_list):
+                _mpi._put(out, recv[cut[i] : cut[i + 1]].reshape(out.shape))
+
+        scounts = [t.numel() for t in input_tensor_list]
+        work = _mpi.all_to_all_v(pg, send, scounts, recv, rcounts, finish, async_op)
+        if work is not None:
+            work._result = output_tensor_list
+        return work
 
     def run(key):
         me = pg.rank()
@@ -525,6 +613,30 @@ def all_to_all_single(
         sizes = [t.shape[0] // n] * n if not sizes else list(sizes)
         return np.cumsum([0] + sizes)
 
+    if pg._comm is not None:
+        ic, oc = cuts(input, input_split_sizes), cuts(output, output_split_sizes)
+        irow = int(np.prod(input.shape[1:], dtype=np.int64))
+        orow = int(np.prod(output.shape[1:], dtype=np.int64))
+        recv, copy = _mpi.gathered(output, 1, output._data)
+        recv = recv.reshape(-1)
+
+        def finish():
+            if copy:
+                _mpi._put(output, recv.reshape(output.shape))
+
+        work = _mpi.all_to_all_v(
+            pg,
+            input._data.reshape(-1) if input._data.flags.c_contiguous else input._data.ravel(),
+            (np.diff(ic) * irow).tolist(),
+            recv,
+            (np.diff(oc) * orow).tolist(),
+            finish,
+            async_op,
+        )
+        if work is not None:
+            work._result = [output]
+        return work
+
     def run(key):
         me = pg.rank()
         ic, oc = cuts(input, input_split_sizes), cuts(output, output_split_sizes)
@@ -544,6 +656,8 @@ def barrier(group=None, async_op: bool = False, device_ids=None, timeout: timede
     if pg is None:
         return None
     seconds = None if timeout is None else timeout.total_seconds()
+    if pg._comm is not None:
+        return _mpi.barrier(pg, async_op)
 
     def run(key):
         token = np.zeros(1, np.uint8)
@@ -583,7 +697,7 @@ def _peer(pg: ProcessGroup, rank, group_rank, any_source: bool) -> int | None:
 
 
 def _p2p_key(pg: ProcessGroup, tag: int) -> tuple:
-    return ("p", pg._gid, int(tag))
+    return (2, pg._gid, int(tag), 0)
 
 
 def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, group_dst=None):
@@ -593,11 +707,13 @@ def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, grou
     if pg is None:
         return None
     peer = _peer(pg, dst, group_dst, any_source=False)
-    if peer == pg._mesh.rank:
+    if peer == pg._global_rank:
         raise ValueError(
             "Invalid destination rank: destination rank should not be the same as the rank of "
             "the current process."
         )
+    if pg._comm is not None:
+        return _mpi.isend(pg, tensor, peer, int(tag))
     # sends never wait for the receiver (its receiving thread buffers the message)
     pg._mesh.send(peer, _p2p_key(pg, tag), _bytes(tensor._data))
     return Work(_done([tensor]))
@@ -616,12 +732,14 @@ def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0, grou
     if pg is None:
         return None
     peer = _peer(pg, src, group_src, any_source=True)
-    if peer == pg._mesh.rank:
+    if peer == pg._global_rank:
         raise ValueError(
             "Invalid source rank: source rank should not be the same as the rank of the current "
             "process."
         )
-    peers = tuple(r for r in pg._ranks if r != pg._mesh.rank) if peer is None else (peer,)
+    if pg._comm is not None:
+        return _mpi.irecv(pg, tensor, peer, int(tag))
+    peers = tuple(r for r in pg._ranks if r != pg._global_rank) if peer is None else (peer,)
     key = _p2p_key(pg, tag)
     mesh = pg._mesh
 
@@ -692,6 +810,9 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     me, others = pg.rank(), [r for r in range(pg.size()) if r != pg.rank()]
     if len(object_list) < pg.size():
         raise IndexError("list assignment index out of range")
+    if pg._comm is not None:
+        object_list[: pg.size()] = _mpi.all_gather_object(pg, obj)
+        return None
     got = _exchange_bytes(pg, pg._next_key(), _object_array(obj), others, others)
     for r in range(pg.size()):
         object_list[r] = obj if r == me else pickle.loads(got[r])
@@ -705,6 +826,10 @@ def broadcast_object_list(
     if pg is None:
         return None
     root = _group_rank(pg, src, group_src, "src")
+    if pg._comm is not None:
+        received = _mpi.broadcast_object(pg, list(object_list), root)
+        object_list[: len(received)] = received
+        return None
     key = pg._next_key()
     if pg.rank() == root:
         others = [r for r in range(pg.size()) if r != root]
@@ -725,6 +850,11 @@ def gather_object(obj, object_gather_list=None, dst: int | None = None, group=No
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
     elif object_gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    if pg._comm is not None:
+        got = _mpi.gather_object(pg, obj, root)
+        if pg.rank() == root:
+            object_gather_list[: len(got)] = got
+        return None
     key = pg._next_key()
     if pg.rank() != root:
         _exchange_bytes(pg, key, _object_array(obj), [root], [])
@@ -749,12 +879,15 @@ def send_object_list(
     if pg is None:
         return
     peer = _peer(pg, dst, group_dst, any_source=False)
-    if peer == pg._mesh.rank:
+    if peer == pg._global_rank:
         raise ValueError(
             "Invalid destination rank: destination rank should not be the same as the rank of "
             "the current process."
         )
-    pg._mesh.send(peer, ("o", pg._gid), _object_array(list(object_list)))
+    if pg._comm is not None:
+        _mpi.send_object(pg, list(object_list), peer)
+        return
+    pg._mesh.send(peer, (3, pg._gid, 0, 0), _object_array(list(object_list)))
 
 
 def recv_object_list(
@@ -771,8 +904,12 @@ def recv_object_list(
     if pg is None:
         return -1
     peer = _peer(pg, src, group_src, any_source=True)
-    peers = tuple(r for r in pg._ranks if r != pg._mesh.rank) if peer is None else (peer,)
-    sender, payload = pg._mesh.recv(peers, ("o", pg._gid), pg._timeout)
+    if pg._comm is not None:
+        received, sender = _mpi.recv_object(pg, peer)
+        object_list[: len(received)] = received
+        return sender
+    peers = tuple(r for r in pg._ranks if r != pg._global_rank) if peer is None else (peer,)
+    sender, payload = pg._mesh.recv(peers, (3, pg._gid, 0, 0), pg._timeout)
     received = pickle.loads(payload)
     object_list[: len(received)] = received
     return sender
@@ -795,6 +932,10 @@ def scatter_object_list(
     if pg is None:
         return None
     root = _group_rank(pg, src, group_src, "src")
+    if pg._comm is not None:
+        objs = list(scatter_object_input_list) if pg.rank() == root else None
+        scatter_object_output_list[0] = _mpi.scatter_object(pg, objs, root)
+        return None
     key = pg._next_key()
     if pg.rank() == root:
         for r in range(pg.size()):

@@ -175,11 +175,40 @@ class Work:
             raise RuntimeError("source_rank() may only be called on a recv operation's work")
         return self._source_rank
 
+    def get_future(self) -> _WorkFuture:
+        """Return a future completed with the operation's tensors when it finishes."""
+        return _WorkFuture(self)
+
     def result(self) -> list:
         """Return the tensors the operation wrote (after waiting for it)."""
         self.wait()
         r = self._future.result()
         return list(r) if isinstance(r, list) else []
+
+
+class _WorkFuture:
+    """The future of a :class:`Work` (``wait``, ``value``, ``done``, ``then``), as torch's."""
+
+    def __init__(self, work: Work) -> None:
+        self._work = work
+
+    def done(self) -> bool:
+        """Return whether the operation finished."""
+        return self._work.is_completed()
+
+    def wait(self) -> list:
+        """Block until the operation finished; return its tensors."""
+        return self._work.result()
+
+    def value(self) -> list:
+        """Return the tensors of the finished operation."""
+        return self._work.result()
+
+    def then(self, callback):
+        """Return a future of ``callback(self)``, run when this one finished."""
+        done: Future = Future()
+        done.set_result(callback(self) if self.wait() is not None else None)
+        return done
 
 
 def _done(value=None) -> Future:
@@ -191,14 +220,25 @@ def _done(value=None) -> Future:
 class ProcessGroup:
     """A set of ranks running collectives together (the default group spans the world)."""
 
-    def __init__(self, mesh: Mesh, ranks: list[int], gid: int, backend: str, timeout: float):
+    def __init__(
+        self,
+        mesh: Mesh | None,
+        ranks: list[int],
+        gid: int,
+        backend: str,
+        timeout: float,
+        comm=None,
+        global_rank: int | None = None,
+    ):
         self._mesh = mesh
+        self._comm = comm  # an MPI communicator (the MPI backend), else None
+        self._global_rank = mesh.rank if global_rank is None else global_rank
         self._ranks = ranks
         self._gid = gid
         self._seq = 0
         self._backend = backend
         self._timeout = timeout
-        self._rank = ranks.index(mesh.rank)
+        self._rank = ranks.index(self._global_rank)
 
     def rank(self) -> int:
         """Return this process's rank in the group."""
@@ -217,7 +257,7 @@ class ProcessGroup:
 
     def _next_key(self) -> tuple:
         self._seq += 1
-        return ("c", self._gid, self._seq)
+        return (1, self._gid, self._seq, 0)
 
     def _run(self, fn, async_op: bool):
         """Run ``fn(key)`` now, or on the background thread returning a :class:`Work`."""
@@ -225,7 +265,7 @@ class ProcessGroup:
         if not async_op:
             fn(key)
             return None
-        return Work(_executor().submit(fn, key))
+        return Work(_executor(self).submit(fn, key))
 
 
 class _WorldMeta(type):
@@ -251,18 +291,22 @@ class _World:
         self.next_gid = 1
         self.pg_count = 0  # over the process's life, as torch's
         self.generation = 0
-        self.executor: ThreadPoolExecutor | None = None
+        self.executors: list[ThreadPoolExecutor] = []  # one per group that ran async work
         self.lock = threading.Lock()
 
 
 _world = _World()
 
 
-def _executor() -> ThreadPoolExecutor:
+def _executor(pg: ProcessGroup) -> ThreadPoolExecutor:
+    """The group's worker thread: its asynchronous operations run there one by one, in the
+    order they were called (every group has its own, as torch's work queues)."""
     with _world.lock:
-        if _world.executor is None:
-            _world.executor = ThreadPoolExecutor(1, thread_name_prefix="ember-dist")
-        return _world.executor
+        pool = pg.__dict__.get("_pool")
+        if pool is None:
+            pool = pg._pool = ThreadPoolExecutor(1, thread_name_prefix="ember-dist")
+            _world.executors.append(pool)
+        return pool
 
 
 # ----------------------------------------------------------------------------- queries
@@ -277,8 +321,10 @@ def is_nccl_available() -> bool:
 
 
 def is_mpi_available() -> bool:
-    """Return False: no MPI backend."""
-    return False
+    """Return whether the MPI backend can be used (mpi4py imports)."""
+    from ember.distributed import _mpi
+
+    return _mpi.is_available()
 
 
 def is_ucc_available() -> bool:
@@ -292,8 +338,9 @@ def is_xccl_available() -> bool:
 
 
 def is_backend_available(backend: str) -> bool:
-    """Return whether ``backend`` can be used here (only "gloo")."""
-    return str(backend).lower() == Backend.GLOO
+    """Return whether ``backend`` can be used here ("gloo", and "mpi" with mpi4py)."""
+    name = str(backend).lower()
+    return name == Backend.GLOO or (name == Backend.MPI and is_mpi_available())
 
 
 _DEVICE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo", "meta": "fake"}
@@ -406,7 +453,7 @@ def _check_backend(backend) -> str:
         raise AssertionError(f"Unknown backend type {backend}")
     if name == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
-    if name == Backend.MPI:
+    if name == Backend.MPI and not is_mpi_available():
         raise RuntimeError(
             "Distributed package doesn't have MPI built in. MPI is only included if you build "
             "PyTorch from source on a host that has MPI installed."
@@ -500,6 +547,9 @@ def init_process_group(
     if str(backend).lower() == Backend.MPI:
         _check_backend(backend)  # MPI needs no rendezvous: torch fails before it
     timeout = default_pg_timeout if timeout is None else timeout
+    if _use_mpi(backend, store, init_method):
+        _init_mpi(_check_backend(backend), world_size, rank, timeout)
+        return
     own_store = store is None
     if store is not None:
         if not world_size > 0:
@@ -531,6 +581,42 @@ def init_process_group(
     )
 
 
+def _use_mpi(backend, store, init_method) -> bool:
+    """Whether to run on MPI: ``backend="mpi"``, or "gloo"/default under an MPI launch
+    (unless a store or a non-``env://`` init method asks for the local transport)."""
+    from ember.distributed import _mpi
+
+    name = Backend.UNDEFINED if backend is None else str(backend).lower()
+    if name == Backend.MPI:
+        return True
+    return (
+        name in (Backend.GLOO, Backend.UNDEFINED, "cpu:gloo")
+        and store is None
+        and init_method in (None, "env://")
+        and _mpi.launched()
+    )
+
+
+def _init_mpi(name: str, world_size: int, rank: int, timeout: timedelta) -> None:
+    import warnings
+
+    from ember.distributed import _mpi
+
+    comm = _mpi.world_comm()
+    if name == Backend.MPI and (world_size != -1 or rank != -1):
+        warnings.warn(
+            f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored since "
+            "they are assigned by the MPI runtime.",
+            stacklevel=3,
+        )
+    _world.generation += 1
+    _world.next_gid = 1
+    _world.pg_count += 1
+    _world.default_pg = ProcessGroup(
+        None, list(range(comm.size)), 0, name, timeout.total_seconds(), comm, comm.rank
+    )
+
+
 def new_group(
     ranks=None,
     timeout: timedelta | None = None,
@@ -553,11 +639,14 @@ def new_group(
             raise ValueError(
                 "The new group's rank should be within the world_size set by init_process_group"
             )
-    if world._mesh.rank not in ranks:
+    comm = None
+    if world._comm is not None:  # collective over the world: MPI_COMM_NULL outside ``ranks``
+        comm = world._comm.Create(world._comm.group.Incl(ranks))
+    if world._global_rank not in ranks:
         return GroupMember.NON_GROUP_MEMBER
     seconds = world._timeout if timeout is None else timeout.total_seconds()
     backend_name = world._backend if backend is None else _check_backend(backend)
-    return ProcessGroup(world._mesh, ranks, gid, backend_name, seconds)
+    return ProcessGroup(world._mesh, ranks, gid, backend_name, seconds, comm, world._global_rank)
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -567,10 +656,13 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     if group is not None and group is not _world.default_pg:
         return  # subgroups share the world's connections: nothing of their own to close
     pg = _world.default_pg
-    if _world.executor is not None:
-        _world.executor.shutdown(wait=True)
-        _world.executor = None
-    pg._mesh.close()
+    for pool in _world.executors:
+        pool.shutdown(wait=True)
+    _world.executors = []
+    if pg._mesh is not None:
+        pg._mesh.close()
+    if pg._comm is not None:
+        pg._comm.Free()
     _world.default_pg = None
     store, _world.store = _world.store, None
     if isinstance(store, (TCPStore, FileStore)):

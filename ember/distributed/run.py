@@ -14,6 +14,12 @@ when that rank fails). Several nodes work with a static rendezvous: run the laun
 node with the same ``--nnodes``, ``--master-addr`` and ``--master-port`` and each its own
 ``--node-rank``. When a process fails, the others are terminated and the launcher exits with
 that process's exit code, after printing which rank failed. Elastic restarts are not supported.
+
+With MPI installed (``pip install mpi4py mpich``) one node's ranks start under the wheel's
+``mpiexec`` (each through :mod:`._entry`, which reports its exit code) and
+``init_process_group("gloo")`` runs on MPI; ``EMBER_LAUNCH=local`` (or no MPI) starts plain
+processes on ember's local transport instead, with a fresh per-job secret in
+``EMBER_DIST_SECRET``. Across hosts, start the job with ``mpiexec -hosts a,b -n N``.
 """
 
 from __future__ import annotations
@@ -89,28 +95,86 @@ def run(args: argparse.Namespace) -> int:
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex
     error_dir = tempfile.mkdtemp(prefix="ember-run-")
     error_files = [os.path.join(error_dir, f"error_{i}.json") for i in range(nproc)]
-    procs = []
+    envs = []
     for local_rank in range(nproc):
         rank = args.node_rank * nproc + local_rank
-        env = dict(
-            os.environ,
-            RANK=str(rank),
-            LOCAL_RANK=str(local_rank),
-            WORLD_SIZE=str(world),
-            LOCAL_WORLD_SIZE=str(nproc),
-            GROUP_RANK=str(args.node_rank),
-            GROUP_WORLD_SIZE=str(nnodes),
-            ROLE_RANK=str(rank),
-            ROLE_WORLD_SIZE=str(world),
-            ROLE_NAME="default",
-            MASTER_ADDR=addr,
-            MASTER_PORT=str(port),
-            TORCHELASTIC_RUN_ID=run_id,
-            TORCHELASTIC_RESTART_COUNT="0",
-            TORCHELASTIC_MAX_RESTARTS="0",
-            TORCHELASTIC_ERROR_FILE=error_files[local_rank],
+        envs.append(
+            dict(
+                RANK=str(rank),
+                LOCAL_RANK=str(local_rank),
+                WORLD_SIZE=str(world),
+                LOCAL_WORLD_SIZE=str(nproc),
+                GROUP_RANK=str(args.node_rank),
+                GROUP_WORLD_SIZE=str(nnodes),
+                ROLE_RANK=str(rank),
+                ROLE_WORLD_SIZE=str(world),
+                ROLE_NAME="default",
+                MASTER_ADDR=addr,
+                MASTER_PORT=str(port),
+                TORCHELASTIC_RUN_ID=run_id,
+                TORCHELASTIC_RESTART_COUNT="0",
+                TORCHELASTIC_MAX_RESTARTS="0",
+                TORCHELASTIC_ERROR_FILE=error_files[local_rank],
+            )
         )
-        procs.append(subprocess.Popen(cmd, env=env))
+    mpiexec = _mpiexec() if nnodes == 1 and not args.no_python else None
+    try:
+        if mpiexec is not None:
+            failed, code, pid = _run_mpi(mpiexec, cmd, envs, error_dir)
+        else:
+            failed, code, pid = _run_local(cmd, envs)
+        if failed is None:
+            return 0
+        rank = args.node_rank * nproc + failed
+        print(
+            f"ember.distributed.run: process of rank {rank} (local_rank {failed}, pid "
+            f"{pid}) failed with exit code {code}",
+            file=sys.stderr,
+        )
+        if os.path.exists(error_files[failed]):  # written by @record
+            with open(error_files[failed]) as fh:
+                info = json.load(fh)["message"]
+            print(info["extraInfo"]["py_callstack"], file=sys.stderr)
+        return code if code > 0 else 1
+    finally:
+        shutil.rmtree(error_dir, ignore_errors=True)
+
+
+def _mpiexec() -> str | None:
+    """Return the ``mpiexec`` to launch with (the mpich wheel's, beside this Python), or None
+    when MPI is not installed or ``EMBER_LAUNCH=local`` asks for ember's own transport."""
+    if os.environ.get("EMBER_LAUNCH", "").lower() == "local":
+        return None
+    from ember.distributed import _mpi
+
+    if not _mpi.is_available():
+        return None
+    here = os.path.dirname(sys.executable)
+    return shutil.which("mpiexec", path=here + os.pathsep + os.environ.get("PATH", ""))
+
+
+def _stop(procs) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _run_local(cmd, envs):
+    """Start one process per rank (ember's local transport, with a fresh job secret); return
+    ``(failed local rank or None, exit code, pid)`` once all ended or one failed."""
+    from ember.distributed import _wire
+
+    secret = _wire.new_secret().hex()
+    procs = [
+        subprocess.Popen(cmd, env=dict(os.environ, **env, **{_wire.SECRET_ENV: secret}))
+        for env in envs
+    ]
     try:
         failed = None
         while failed is None and any(p.poll() is None for p in procs):
@@ -123,31 +187,64 @@ def run(args: argparse.Namespace) -> int:
             p.send_signal(signal.SIGINT)
         raise
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
+        _stop(procs)
+    if failed is None:
+        return None, 0, None
+    return failed, procs[failed].returncode, procs[failed].pid
+
+
+def _run_mpi(mpiexec, cmd, envs, status_dir):
+    """Start every rank under one ``mpiexec`` (each with its own torchrun variables); stop the
+    job as soon as a rank fails and return ``(failed local rank or None, exit code, pid)``."""
+    status = [os.path.join(status_dir, f"status_{i}") for i in range(len(envs))]
+    argv = [mpiexec]
+    for i, env in enumerate(envs):
+        if i:
+            argv.append(":")
+        argv += ["-n", "1", "-env", "EMBER_MPI_LAUNCH", "1"]
+        for k, v in env.items():
+            argv += ["-env", k, v]
+        argv += [cmd[0], "-u", "-m", "ember.distributed._entry", status[i], *cmd[2:]]
+    job = subprocess.Popen(argv, start_new_session=True)
+
+    def codes():
+        out = {}
+        for i, path in enumerate(status):
             try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+                with open(path) as fh:
+                    out[i] = int(fh.read() or 1)
+            except (OSError, ValueError):
+                pass
+        return out
+
     try:
-        if failed is None:
-            return 0
-        code = procs[failed].returncode
-        rank = args.node_rank * nproc + failed
-        print(
-            f"ember.distributed.run: process of rank {rank} (local_rank {failed}, pid "
-            f"{procs[failed].pid}) failed with exit code {code}",
-            file=sys.stderr,
-        )
-        if os.path.exists(error_files[failed]):  # written by @record
-            with open(error_files[failed]) as fh:
-                info = json.load(fh)["message"]
-            print(info["extraInfo"]["py_callstack"], file=sys.stderr)
-        return code if code > 0 else 1
+        while job.poll() is None:
+            bad = {i: c for i, c in codes().items() if c != 0}
+            if bad:
+                break
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        os.killpg(job.pid, signal.SIGINT)
+        raise
     finally:
-        shutil.rmtree(error_dir, ignore_errors=True)
+        if job.poll() is None:
+            try:
+                job.wait(0.5)  # the failed rank's exit lets mpiexec end the job itself
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGTERM)
+                try:
+                    job.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(job.pid, signal.SIGKILL)
+                    job.wait()
+    bad = {i: c for i, c in codes().items() if c != 0}
+    if bad:
+        i = min(bad)
+        return i, bad[i], job.pid
+    if job.returncode != 0:  # a rank died without a status (a signal): mpiexec's code
+        missing = [i for i in range(len(envs)) if i not in codes()]
+        return (missing[0] if missing else 0), job.returncode, job.pid
+    return None, 0, None
 
 
 def main(argv: list[str] | None = None) -> None:

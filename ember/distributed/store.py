@@ -6,18 +6,23 @@ dict of byte strings, and clients that talk to it over one TCP connection each. 
 "wait timeout after ...ms, keys: ..."); ``add`` is an atomic counter. :class:`HashStore` is the
 same dict in-process; :class:`PrefixStore` puts every key under ``prefix/``.
 
-Wire format (client -> server and back): a 4-byte big-endian length, then a pickled tuple.
+Wire format (client -> server and back): a 4-byte big-endian length, then the operation's name
+and arguments as :func:`._wire.pack_values` frames -- never pickles. The TCP store listens on
+127.0.0.1 only and serves a client only after the job-secret handshake of :mod:`._wire`.
+:class:`FileStore` keeps the same encoding in a file created with mode 0600.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
+import os
 import socket
 import struct
 import threading
 import time
 from datetime import timedelta
+
+from ember.distributed import _wire
 
 __all__ = [
     "DistError",
@@ -236,7 +241,8 @@ class FileStore(Store):
         super().__init__()
         self.path = file_name
         self._closed = False
-        open(file_name, "ab").close()
+        # only this user may read the file: it holds the job's secret
+        os.close(os.open(file_name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         self.add("__ember_filestore_refs__", 1)
 
     def _locked(self, name, args):
@@ -247,13 +253,14 @@ class FileStore(Store):
             raw = fh.read()
             table = _Table()
             if raw:
-                table.data = pickle.loads(raw)
+                items = _wire.unpack_values(raw)
+                table.data = dict(zip(items[::2], items[1::2], strict=True))
             before = dict(table.data)
             value = table.call(name, args)
             if table.data != before:
                 fh.seek(0)
                 fh.truncate()
-                fh.write(pickle.dumps(table.data))
+                fh.write(_wire.pack_values([x for kv in table.data.items() for x in kv]))
             return value
 
     def _call(self, name, *args):
@@ -275,8 +282,6 @@ class FileStore(Store):
         if self._closed:
             return
         self._closed = True
-        import os
-
         if self.add("__ember_filestore_refs__", -1) <= 0:
             try:
                 os.remove(self.path)
@@ -285,45 +290,28 @@ class FileStore(Store):
 
 
 # ------------------------------------------------------------------------------------ TCP
-def send_msg(sock: socket.socket, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(struct.pack("!I", len(data)) + data)
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise ConnectionError("connection closed")
-        got += k
-    return buf
-
-
-def recv_msg(sock: socket.socket):
-    (n,) = struct.unpack("!I", recv_exact(sock, 4))
-    return pickle.loads(recv_exact(sock, n))
+_OPS = ("set", "get", "wait", "add", "compare_set", "check", "delete_key", "num_keys")
+_ERRORS = {c.__name__: c for c in (DistError, DistStoreError, DistNetworkError, DistBackendError)}
+_ERRORS.update(RuntimeError=RuntimeError, ValueError=ValueError, TypeError=TypeError)
+_HANDSHAKE_SECONDS = 10.0
 
 
 class _StoreServer:
-    """The master's thread accepting clients, one handler thread per connection."""
+    """The master's thread accepting clients, one handler thread per connection. A client is
+    served only after proving it holds the job's secret; requests are binary frames
+    (:mod:`._wire`), checked against the store's operations."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, port: int, secret: bytes) -> None:
         self.table = _Table()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.secret = secret
         try:
-            sock.bind(("", port))
+            sock = _wire.listen_socket(port)
         except OSError as e:
-            sock.close()
             raise DistNetworkError(
                 "The server socket has failed to listen on any local network address. "
                 f"port: {port}, useIpv6: false, code: -{e.errno}, name: "
                 f"{_errno_name(e.errno)}, message: {(e.strerror or '').lower()}"
             ) from None
-        sock.listen(128)
         self.sock = sock
         self.port = sock.getsockname()[1]
         self.closed = False
@@ -340,17 +328,24 @@ class _StoreServer:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
+            try:
+                _wire.server_handshake(conn, self.secret, _wire.ROLE_STORE, _HANDSHAKE_SECONDS)
+            except (OSError, ValueError, struct.error):
+                return  # not one of ours: dropped before anything it sent is interpreted
             while True:
                 try:
-                    name, args = recv_msg(conn)
-                except (ConnectionError, OSError, EOFError):
+                    request = _wire.unpack_values(_wire.recv_frame(conn))
+                except (OSError, ValueError):
                     return
                 try:
-                    reply = (True, self.table.call(name, args))
+                    if not request or request[0] not in _OPS:
+                        raise ValueError(f"unknown store operation {request[:1]}")
+                    reply = [True, self.table.call(request[0], request[1:])]
                 except Exception as e:  # sent back and raised by the client
-                    reply = (False, e)
+                    name = type(e).__name__ if type(e).__name__ in _ERRORS else "RuntimeError"
+                    reply = [False, name, str(e)]
                 try:
-                    send_msg(conn, reply)
+                    _wire.send_frame(conn, _wire.pack_values(reply))
                 except OSError:
                     return
 
@@ -389,6 +384,34 @@ def connect(host: str, port: int, timeout: float) -> socket.socket:
             delay = min(delay * 2, 0.2)
 
 
+def connect_authenticated(
+    host: str, port: int, timeout: float, secret_of, role: int, rank: int
+) -> socket.socket:
+    """Return a socket to ``host:port`` that passed the job-secret handshake as ``rank``.
+
+    ``secret_of()`` returns the secret (None while it is not known yet, e.g. before the master
+    wrote its key file); a refused handshake (a stale key file) is retried until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sock = connect(host, port, max(0.0, deadline - time.monotonic()))
+        secret = secret_of()
+        if secret is not None:
+            try:
+                _wire.client_handshake(sock, secret, role, rank, _HANDSHAKE_SECONDS)
+                return sock
+            except (OSError, ValueError, struct.error):
+                pass
+        sock.close()
+        if time.monotonic() >= deadline:
+            raise DistNetworkError(
+                f"Connection to ({host}, {port}) was refused after {int(timeout * 1000)}ms: "
+                "this process does not hold the job's secret. Start every rank with the same "
+                f"{_wire.SECRET_ENV} (python -m ember.distributed.run sets it) or as the same "
+                "user on the same machine as the master, which publishes it in a 0600 key file."
+            )
+        time.sleep(0.02)
+
+
 class TCPStore(Store):
     """A store served over TCP by the process created with ``is_master=True``; the others are
     clients connecting to ``host_name:port``. ``port=0`` on the master picks a free port
@@ -408,12 +431,27 @@ class TCPStore(Store):
     ) -> None:
         super().__init__(timeout)
         self.host = host_name
-        self._server = _StoreServer(host_name, port) if is_master else None
+        addr = _wire.loopback_host(host_name)  # ember's own transport stays on this machine
+        secret = _wire.env_secret()
+        published = secret is None and is_master
+        if published:
+            secret = _wire.new_secret()
+        self._server = _StoreServer(port, secret) if is_master else None
         self.port = self._server.port if is_master else port
+        self._published = secret if published else None
+        if published:
+            _wire.publish_secret(self.port, secret)
         self.libuvBackend = use_libuv
         self._lock = threading.Lock()
-        addr = "127.0.0.1" if is_master else host_name
-        self._sock = connect(addr, self.port, timeout.total_seconds())
+        port_ = self.port
+        self._sock = connect_authenticated(
+            addr,
+            port_,
+            timeout.total_seconds(),
+            (lambda: secret) if secret is not None else (lambda: _wire.read_secret(port_)),
+            _wire.ROLE_STORE,
+            -1,
+        )
         if world_size is not None and wait_for_workers:
             # every client checks in; the master waits for all of them (torch's behaviour)
             self.add("init/", 1)
@@ -432,19 +470,19 @@ class TCPStore(Store):
             time.sleep(0.005)
 
     def local_address(self) -> str:
-        """Return this process's address as the master sees it."""
+        """Return this process's address as the master sees it (always loopback)."""
         return self._sock.getsockname()[0]
 
     def _call(self, name, *args):
         with self._lock:
             try:
-                send_msg(self._sock, (name, args))
-                ok, value = recv_msg(self._sock)
-            except (ConnectionError, OSError) as e:
+                _wire.send_frame(self._sock, _wire.pack_values([name, *args]))
+                reply = _wire.unpack_values(_wire.recv_frame(self._sock))
+            except (ConnectionError, OSError, ValueError) as e:
                 raise DistNetworkError(f"TCPStore connection to the master failed: {e}") from None
-        if not ok:
-            raise value
-        return value
+        if not reply[0]:
+            raise _ERRORS.get(reply[1], RuntimeError)(reply[2])
+        return reply[1]
 
     def close(self) -> None:
         """Close the connection (and stop the server on the master)."""
@@ -454,6 +492,8 @@ class TCPStore(Store):
             if self._server is not None:
                 self._server.close()
                 self._server = None
+                if self._published is not None:
+                    _wire.remove_secret(self.port, self._published)
 
     def __del__(self):
         try:

@@ -3,9 +3,12 @@ using the ``env://`` rendezvous runs on two ranks; a failing rank is reported.""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
+
+import pytest
 
 
 def free_port() -> int:
@@ -37,16 +40,34 @@ dist.destroy_process_group()
 """
 
 
-def launch(tmp_path, *args):
+KILLED = """
+import os, signal, datetime
+import ember as torch
+import ember.distributed as dist
+
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=20))
+t = torch.ones(1000)
+for step in range(1000):
+    if step == 3 and dist.get_rank() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    dist.all_reduce(t)
+"""
+
+
+def launch(tmp_path, *args, mode=None, text=LAUNCHED):
     script = tmp_path / "train.py"
-    script.write_text(LAUNCHED)
+    script.write_text(text)
     cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node=2"]
     cmd += [f"--master-port={free_port()}", str(script), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    env = dict(os.environ)
+    if mode is not None:
+        env["EMBER_LAUNCH"] = mode
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
-def test_launcher_sets_torchrun_environment_and_reports_a_failed_rank(tmp_path):
-    done = launch(tmp_path, "fail")  # both ranks print, then rank 1 exits with code 7
+@pytest.mark.parametrize("mode", [None, pytest.param("local", marks=pytest.mark.slow)])
+def test_launcher_sets_torchrun_environment_and_reports_a_failed_rank(tmp_path, mode):
+    done = launch(tmp_path, "fail", mode=mode)  # both ranks print, then rank 1 exits with code 7
     assert sorted(done.stdout.splitlines()) == [
         "rank 0 local 0 of 2 sum 3.0 args ['fail']",
         "rank 1 local 1 of 2 sum 3.0 args ['fail']",
@@ -61,3 +82,15 @@ def test_launcher_prints_the_recorded_traceback(tmp_path):
     assert "process of rank 0 (local_rank 0" in done.stderr
     # once from Python's own report, once from the launcher's, read from the error file
     assert done.stderr.count("ZeroDivisionError: division by zero") == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [None, "local"])
+def test_a_killed_rank_stops_the_job(tmp_path, mode):
+    """Rank 1 dies by SIGKILL mid-training: rank 0 raises (local transport: the connection
+    closed; MPI: mpiexec ends the job) instead of hanging, and the launcher fails."""
+    done = launch(tmp_path, mode=mode, text=KILLED)
+    assert done.returncode != 0
+    assert "rank 1" in done.stderr or "rank 0" in done.stderr
+    if mode == "local":
+        assert "Connection closed by peer" in done.stderr

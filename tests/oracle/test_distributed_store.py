@@ -103,15 +103,19 @@ def test_two_ranks_in_threads_share_a_store(kind, tmp_path):
     for th in threads:
         th.join(10)
     a = np.arange(1_000_000, dtype=np.float64)
-    meshes[0].send(1, ("x",), a)
-    meshes[1].send(0, ("y",), a[:3])
-    assert meshes[1].recv((0,), ("x",))[1] == a.tobytes()
-    assert meshes[0].recv((1,), ("y",))[1] == a[:3].tobytes()
+    meshes[0].send(1, (9, 0, 1, 0), a)
+    meshes[1].send(0, (9, 0, 2, 0), a[:3])
+    assert meshes[1].recv((0,), (9, 0, 1, 0))[1] == a.tobytes()
+    assert meshes[0].recv((1,), (9, 0, 2, 0))[1] == a[:3].tobytes()
+    out = np.empty_like(a)  # posted before the message arrives: received in place
+    threading.Timer(0.05, meshes[0].send, (1, (9, 0, 4, 0), a)).start()
+    meshes[1].recv_into(0, (9, 0, 4, 0), out.view(np.uint8))
+    assert (out == a).all()
     with pytest.raises(RuntimeError, match="Timed out waiting 50ms for recv operation"):
-        meshes[0].recv((1,), ("none",), 0.05)
+        meshes[0].recv((1,), (9, 0, 3, 0), 0.05)
     meshes[1].close()
     with pytest.raises(RuntimeError, match="Connection closed by peer"):
-        meshes[0].recv((1,), ("none",), 5.0)
+        meshes[0].recv((1,), (9, 0, 3, 0), 5.0)
     meshes[0].close()
 
 

@@ -1,0 +1,45 @@
+"""How ``python -m ember.distributed.run`` starts a rank under ``mpiexec``: run the training
+script (or ``-m`` module) in this process and write its exit code to a status file, so the
+launcher learns which rank failed with which code and stops the rest at once (``mpiexec``
+alone waits for every rank).
+
+Usage: ``python -m ember.distributed._entry STATUS_FILE [-m] SCRIPT [ARGS...]``.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+
+def _write(path: str, code: int) -> None:
+    with open(path, "w") as fh:
+        fh.write(str(code))
+
+
+def main(argv: list[str]) -> None:
+    """Run the script described by ``argv`` and record how it ended."""
+    status, rest = argv[0], argv[1:]
+    module = rest[0] == "-m"
+    if module:
+        rest = rest[1:]
+    sys.argv = rest
+    try:
+        if module:
+            runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(rest[0])))
+            runpy.run_path(rest[0], run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        _write(status, code)
+        raise
+    except BaseException:
+        _write(status, 1)
+        raise
+    _write(status, 0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,327 @@
+"""The MPI backend: every collective and point-to-point operation on MPI's own, through mpi4py.
+
+A group holds an MPI communicator (``COMM_WORLD`` duplicated for the default group, a
+``Comm.Create`` of it for ``new_group``); group ranks are communicator ranks. Tensors travel
+zero-copy: a C-contiguous tensor's NumPy array is the MPI buffer (``MPI.IN_PLACE`` for
+``all_reduce`` and the root of ``reduce``); a non-contiguous one goes through a contiguous
+copy. ``async_op=True`` uses the non-blocking calls (``Iallreduce``, ``Ibcast``, ...) behind
+:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request.
+
+MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
+arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
+reductions widen to float32 and round back once. Booleans reduce as uint8. ``AVG`` is a sum
+divided by the group size. The object collectives use mpi4py's pickle-based lowercase calls,
+between the ranks of one MPI job.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future
+
+import numpy as np
+
+from ember.distributed.distributed_c10d import ReduceOp, Work
+
+# environment variables an MPI launcher sets (MPICH/hydra, Open MPI, Slurm's PMI, ours)
+_LAUNCH_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "EMBER_MPI_LAUNCH")
+
+
+def is_available() -> bool:
+    """Return whether mpi4py can be imported (without starting MPI)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def launched() -> bool:
+    """Return whether this process was started by ``mpiexec`` (or ember's launcher on MPI)."""
+    return is_available() and any(v in os.environ for v in _LAUNCH_VARS)
+
+
+def world_comm():
+    """Return a duplicate of ``MPI.COMM_WORLD`` (initialising MPI on first use).
+
+    From then on an uncaught exception aborts the whole MPI job after its traceback is
+    printed, so the other ranks do not wait for this one forever (``python -m mpi4py``'s
+    behaviour)."""
+    import sys
+
+    from mpi4py import MPI
+
+    hook = sys.excepthook
+
+    def abort(kind, value, tb):
+        hook(kind, value, tb)
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    if getattr(hook, "__name__", "") != "abort":
+        sys.excepthook = abort
+    return MPI.COMM_WORLD.Dup()
+
+
+def _mpi():
+    from mpi4py import MPI
+
+    return MPI
+
+
+def _op(op):
+    MPI = _mpi()
+    return {
+        ReduceOp.SUM: MPI.SUM,
+        ReduceOp.AVG: MPI.SUM,
+        ReduceOp.PRODUCT: MPI.PROD,
+        ReduceOp.MIN: MPI.MIN,
+        ReduceOp.MAX: MPI.MAX,
+        ReduceOp.BAND: MPI.BAND,
+        ReduceOp.BOR: MPI.BOR,
+        ReduceOp.BXOR: MPI.BXOR,
+    }[op]
+
+
+_WIDEN = {"bfloat16": np.float32, "float16": np.float32, "bool": np.uint8}
+
+
+def _buffer(t, reduce: bool = False) -> tuple[np.ndarray, bool]:
+    """Return the array MPI reads/writes for tensor ``t`` and whether it must be copied
+    back (a non-contiguous tensor, or a dtype MPI cannot reduce)."""
+    a = t._data
+    wide = _WIDEN.get(a.dtype.name) if reduce else None
+    if wide is not None:
+        return a.astype(wide), True
+    if a.dtype.name in ("bfloat16", "float16"):
+        a = a.view(np.uint16) if a.flags.c_contiguous else np.ascontiguousarray(a).view(np.uint16)
+        return a, not t._data.flags.c_contiguous
+    if a.flags.c_contiguous:
+        return a, False
+    return np.ascontiguousarray(a), True
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    """A view MPI can type (16-bit floats travel as uint16: bits are bits)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint16) if a.dtype.name in ("bfloat16", "float16") else a
+
+
+def _put(t, buf: np.ndarray) -> None:
+    t._data[...] = buf.view(t._data.dtype) if buf.dtype == np.uint16 else buf
+
+
+def _work(request, finish, result) -> Work:
+    """A :class:`Work` over an MPI request; ``finish()`` runs once it completed."""
+
+    def complete():
+        status = _mpi().Status()
+        request.Wait(status)
+        finish()
+        return status.Get_source()
+
+    return Work(Future(), complete, request.Test, result)
+
+
+def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
+    comm = pg._comm
+    if async_op:
+        return _work(getattr(comm, nonblocking)(*args), finish, result)
+    getattr(comm, blocking)(*args)
+    finish()
+    return None
+
+
+_HALF_OPS: dict = {}
+_HALF_UFUNCS = {
+    ReduceOp.SUM: np.add,
+    ReduceOp.AVG: np.add,
+    ReduceOp.PRODUCT: np.multiply,
+    ReduceOp.MIN: np.minimum,
+    ReduceOp.MAX: np.maximum,
+}
+
+
+def _half_op(dtype: np.dtype, op):
+    """An MPI reduction over 16-bit floats (sent as uint16) computed by NumPy: measured 2.2x
+    faster than widening to float32 for an all-reduce of 4M bfloat16 on 2 ranks (19 vs 41 ms)."""
+    key = (dtype.name, op)
+    if key not in _HALF_OPS:
+        ufunc = _HALF_UFUNCS[op]
+
+        def reduce_half(inbuf, outbuf, datatype):
+            out = np.frombuffer(outbuf, dtype)
+            ufunc(np.frombuffer(inbuf, dtype), out, out=out)
+
+        _HALF_OPS[key] = _mpi().Op.Create(reduce_half, commute=True)
+    return _HALF_OPS[key]
+
+
+def all_reduce(pg, tensor, op, async_op: bool):
+    a = tensor._data
+    if a.dtype.name in ("bfloat16", "float16") and op in _HALF_UFUNCS and a.flags.c_contiguous:
+        raw = a.reshape(-1).view(np.uint16)
+        n = pg.size()
+
+        def finish_half():
+            if op is ReduceOp.AVG:
+                np.divide(a, n, out=a, casting="unsafe")
+                tensor._vc[0] += 1
+
+        args = (_mpi().IN_PLACE, [raw, _mpi().UINT16_T], _half_op(a.dtype, op))
+        return _call(pg, "Allreduce", "Iallreduce", args, finish_half, async_op, [tensor])
+    buf, copy = _buffer(tensor, reduce=True)
+    n = pg.size()
+
+    def finish():
+        if op is ReduceOp.AVG:
+            np.divide(buf, n, out=buf, casting="unsafe")
+        if copy or op is ReduceOp.AVG:
+            tensor._data[...] = buf
+        if op is ReduceOp.AVG:
+            tensor._vc[0] += 1
+
+    args = (_mpi().IN_PLACE, buf, _op(op))
+    return _call(pg, "Allreduce", "Iallreduce", args, finish, async_op, [tensor])
+
+
+def broadcast(pg, tensor, root: int, async_op: bool):
+    buf, copy = _buffer(tensor)
+
+    def finish():
+        if copy:
+            _put(tensor, buf)
+
+    return _call(pg, "Bcast", "Ibcast", (buf, root), finish, async_op, [tensor])
+
+
+def reduce(pg, tensor, root: int, op, async_op: bool):
+    buf, copy = _buffer(tensor, reduce=True)
+    me, n = pg.rank(), pg.size()
+    MPI = _mpi()
+    args = (MPI.IN_PLACE, buf, _op(op), root) if me == root else (buf, None, _op(op), root)
+
+    def finish():
+        if me == root:
+            if op is ReduceOp.AVG:
+                np.divide(buf, n, out=buf, casting="unsafe")
+            if copy or op is ReduceOp.AVG:
+                tensor._data[...] = buf
+
+    return _call(pg, "Reduce", "Ireduce", args, finish, async_op, [tensor])
+
+
+def all_gather_into(pg, out: np.ndarray, inp: np.ndarray, finish, async_op: bool, result):
+    """Gather every rank's ``inp`` into ``out`` (``n`` times as large, contiguous)."""
+    return _call(pg, "Allgather", "Iallgather", (_raw(inp), out), finish, async_op, result)
+
+
+def gathered(out_tensor, n: int, like: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Return the contiguous receive array of an all-gather into ``out_tensor`` (or None)."""
+    if out_tensor is not None and out_tensor._data.flags.c_contiguous:
+        return _raw(out_tensor._data), False
+    return np.empty((n, *like.shape), _raw(like).dtype), True
+
+
+def reduce_scatter(pg, output, stacked: np.ndarray, op, async_op: bool):
+    """Reduce ``stacked`` (``n`` blocks) across ranks; block ``rank`` lands in ``output``."""
+    out, _ = _buffer(output, reduce=True)
+    out = np.ascontiguousarray(out)
+    wide = _WIDEN.get(stacked.dtype.name)
+    send = np.ascontiguousarray(stacked if wide is None else stacked.astype(wide))
+    n = pg.size()
+
+    def finish():
+        if op is ReduceOp.AVG:
+            np.divide(out, n, out=out, casting="unsafe")
+        output._data[...] = out.reshape(output._data.shape)
+
+    args = (send, out, _op(op))
+    return _call(
+        pg, "Reduce_scatter_block", "Ireduce_scatter_block", args, finish, async_op, [output]
+    )
+
+
+def all_to_all_v(pg, send: np.ndarray, scounts, recv: np.ndarray, rcounts, finish, async_op):
+    """``Alltoallv`` of flat arrays with per-rank element counts."""
+    sd = np.concatenate([[0], np.cumsum(scounts)[:-1]]).astype(int).tolist()
+    rd = np.concatenate([[0], np.cumsum(rcounts)[:-1]]).astype(int).tolist()
+    args = ([_raw(send), (list(scounts), sd)], [recv, (list(rcounts), rd)])
+    return _call(pg, "Alltoallv", "Ialltoallv", args, finish, async_op, None)
+
+
+def gather(pg, tensor, gather_list, root: int, async_op: bool):
+    me, n = pg.rank(), pg.size()
+    recv = np.empty((n, *tensor._data.shape), _raw(tensor._data).dtype) if me == root else None
+
+    def finish():
+        if me == root:
+            for t, part in zip(gather_list, recv, strict=True):
+                _put(t, part)
+
+    args = (_raw(tensor._data), recv, root)
+    return _call(pg, "Gather", "Igather", args, finish, async_op, gather_list or [])
+
+
+def scatter(pg, tensor, scatter_list, root: int, async_op: bool):
+    me = pg.rank()
+    send = np.stack([_raw(t._data) for t in scatter_list]) if me == root else None
+    buf, copy = _buffer(tensor)
+
+    def finish():
+        if copy:
+            _put(tensor, buf)
+
+    return _call(pg, "Scatter", "Iscatter", (send, buf, root), finish, async_op, [tensor])
+
+
+def barrier(pg, async_op: bool):
+    return _call(pg, "Barrier", "Ibarrier", (), lambda: None, async_op, None)
+
+
+def isend(pg, tensor, peer: int, tag: int) -> Work:
+    buf = _raw(tensor._data)
+    return _work(pg._comm.Isend(buf, pg._ranks.index(peer), tag), lambda: None, [tensor])
+
+
+def irecv(pg, tensor, peer: int | None, tag: int) -> Work:
+    MPI = _mpi()
+    buf, copy = _buffer(tensor)
+    source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
+    request = pg._comm.Irecv(buf, source, tag)
+
+    def complete():
+        status = MPI.Status()
+        request.Wait(status)
+        if copy:
+            _put(tensor, buf)
+        return pg._ranks[status.Get_source()]
+
+    return Work(Future(), complete, request.Test, [tensor])
+
+
+# ------------------------------------------------------------------------------- objects
+def all_gather_object(pg, obj) -> list:
+    return pg._comm.allgather(obj)
+
+
+def broadcast_object(pg, obj, root: int):
+    return pg._comm.bcast(obj, root)
+
+
+def gather_object(pg, obj, root: int):
+    return pg._comm.gather(obj, root)
+
+
+def scatter_object(pg, objs, root: int):
+    return pg._comm.scatter(objs, root)
+
+
+def send_object(pg, obj, peer: int) -> None:
+    pg._comm.send(obj, pg._ranks.index(peer), tag=-7 & 0x7FFF)
+
+
+def recv_object(pg, peer: int | None):
+    MPI = _mpi()
+    status = MPI.Status()
+    source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
+    obj = pg._comm.recv(source=source, tag=-7 & 0x7FFF, status=status)
+    return obj, pg._ranks[status.Get_source()]

@@ -1,0 +1,153 @@
+"""DDP's buckets and asynchronous reduction, its shape check, ZeroRedundancyOptimizer: two
+ranks in threads on the local transport (no torch, no processes) against one process on the
+joined batch."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+import ember.distributed as dist
+from ember.distributed._mesh import Mesh
+from ember.distributed.distributed_c10d import ProcessGroup
+from ember.distributed.optim import ZeroRedundancyOptimizer
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+
+def run_ranks(fn, n: int = 2):
+    """Run ``fn(rank, group)`` on ``n`` ranks (threads, own meshes); return the results."""
+    store, results, errors = dist.HashStore(), [None] * n, []
+
+    def main(rank):
+        try:
+            mesh = Mesh(store, rank, n, 10.0)
+            try:
+                results[rank] = fn(rank, ProcessGroup(mesh, list(range(n)), 50, "gloo", 10.0))
+            finally:
+                mesh.close()
+        except BaseException as e:  # re-raised in the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=main, args=(r,), daemon=True) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    if errors:
+        raise errors[0]
+    return results
+
+
+X = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+
+
+def _layers():
+    return ember.nn.Sequential(
+        ember.nn.Linear(16, 300),
+        ember.nn.ReLU(),
+        ember.nn.Linear(300, 300),
+        ember.nn.Linear(300, 300),
+        ember.nn.Linear(300, 1),
+    )
+
+
+INIT = {k: v.clone() for k, v in _layers().state_dict().items()}  # (threads share one RNG)
+
+
+def make_model():
+    m = _layers()
+    m.load_state_dict(INIT)
+    return m
+
+
+def train(model, opt, x_parts, steps: int = 3):
+    for _ in range(steps):
+        opt.zero_grad()
+        model(ember.from_numpy(x_parts)).pow(2).mean().backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def reference(opt_class, **kw):
+    m = make_model()
+    return train(m, opt_class(m.parameters(), **kw), X)
+
+
+@pytest.mark.parametrize("as_view", [False, True])
+def test_ddp_buckets_equal_one_process(as_view):
+    def fn(rank, group):
+        m = make_model()
+        ddp = DDP(m, process_group=group, bucket_cap_mb=0.2, gradient_as_bucket_view=as_view)
+        sizes = [len(b.index) for b in ddp._buckets]
+        out = train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), X[rank * 4 : rank * 4 + 4])
+        return out, sizes, [b.index for b in ddp._buckets]
+
+    got = run_ranks(fn)
+    want = reference(ember.optim.SGD, lr=0.1)
+    for r in range(2):
+        for a, b in zip(got[r][0], want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # reverse order, several buckets: the last layer's parameters come first
+    assert got[0][2][0][0] == 7 and len(got[0][1]) > 1
+
+
+def test_ddp_no_sync_accumulates_locally():
+    def fn(rank, group):
+        ddp = DDP(make_model(), process_group=group)
+        with ddp.no_sync():
+            ddp(ember.from_numpy(X[rank * 4 : rank * 4 + 4])).sum().backward()
+        local = ddp.module[0].weight.grad.numpy().copy()
+        ddp(ember.from_numpy(X[rank * 4 : rank * 4 + 4])).sum().backward()
+        return local, ddp.module[0].weight.grad.numpy().copy()
+
+    got = run_ranks(fn)
+    assert not np.allclose(got[0][0], got[1][0])
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-6)
+    np.testing.assert_allclose(got[0][1], got[0][0] + got[1][0], rtol=1e-4, atol=1e-5)
+
+
+def test_ddp_shape_mismatch_raises_at_construction():
+    def fn(rank, group):
+        m = ember.nn.Linear(3, 2 + rank)
+        with pytest.raises(RuntimeError, match="appears not to match sizes of the same param"):
+            DDP(m, process_group=group)
+        n = ember.nn.Sequential(*[ember.nn.Linear(2, 2) for _ in range(rank + 1)])
+        with pytest.raises(RuntimeError, match="DDP expects same model across all ranks"):
+            DDP(n, process_group=group)
+
+    run_ranks(fn)
+
+
+def test_zero_equals_adam_with_sharded_state():
+    def fn(rank, group):
+        m = make_model()
+        opt = ZeroRedundancyOptimizer(
+            m.parameters(), ember.optim.Adam, process_group=group, lr=1e-2
+        )
+        ddp = DDP(m, process_group=group)
+        out = train(ddp, opt, X[rank * 4 : rank * 4 + 4])
+        held = sum(v.numel() for st in opt.optim.state.values() for v in st.values() if v.ndim)
+        opt.consolidate_state_dict(to=0)
+        sd = opt.state_dict() if rank == 0 else None
+        if rank == 1:
+            with pytest.raises(RuntimeError, match="has not been consolidated"):
+                opt.state_dict()
+        return out, held, sd
+
+    def plain(rank, group):  # DDP with an unsharded Adam (Adam's first steps are sign-like:
+        # vs one process, float32 rounding of near-zero gradients would flip some)
+        ddp = DDP(make_model(), process_group=group)
+        return train(ddp, ember.optim.Adam(ddp.parameters(), lr=1e-2), X[rank * 4 : rank * 4 + 4])
+
+    got = run_ranks(fn)
+    want = run_ranks(plain)[0]
+    for r in range(2):
+        for a, b in zip(got[r][0], want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    total = sum(p.numel() for p in make_model().parameters()) * 2  # exp_avg + exp_avg_sq
+    assert got[0][1] + got[1][1] == total and max(got[0][1], got[1][1]) < 0.6 * total
+    assert sorted(got[0][2]["state"]) == list(range(8))
