@@ -4,14 +4,27 @@ Workloads: a 200-tiny-op chain forward+backward, an MLP 784-512-256-10 train ste
 batch-1 MLP inference. Prints one line per workload: median milliseconds per step and the
 compiled/torch-eager ratio; the first compiled call (capture + compile) in seconds.
 
-    PYTHONPATH=. python benchmarks/bench_compile.py [--torch-compile] [--repeat N]
+    PYTHONPATH=. python benchmarks/bench_compile.py [--torch-compile] [--repeat N] [--json PATH]
+    PYTHONPATH=. python benchmarks/bench_compile.py --quick    # 5 repeats (CI smoke)
+
+``--json`` writes one record per workload and mode (ember eager and ember compiled against torch
+eager, torch.compile when run, and the first compiled call in seconds).
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+for _p in (str(HERE), str(HERE.parent)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from _timing import bench_record, write_json  # noqa: E402
 
 
 def _timeit(fn, repeat):
@@ -75,18 +88,21 @@ def _infer(lib, model, x):
     return step
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="5 repeats per case (CI smoke)")
     ap.add_argument("--torch-compile", action="store_true")
-    ap.add_argument("--repeat", type=int, default=30)
-    args = ap.parse_args()
+    ap.add_argument("--repeat", type=int, default=None, help="timed steps per case (default 30)")
+    ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
+    args = ap.parse_args(argv)
+    args.repeat = args.repeat or (5 if args.quick else 30)
     import ember
 
     try:
         import torch
     except ImportError:
         torch = None
-    rows = []
+    rows, records = [], []
 
     def bench(name, make):
         row = {"name": name}
@@ -113,6 +129,27 @@ def main() -> None:
             tc, tf = row["torch_compiled"], row["torch_first"]
             line += f"  torch.compile {tc:.3f} ms (first {tf:.1f} s)"
         print(line, flush=True)
+        t = row.get("torch")
+        records.append(bench_record("compile", f"{name} eager", row["ember"], t))
+        records.append(bench_record("compile", f"{name} compiled", row["compiled"], t))
+        records.append(
+            bench_record(
+                "compile",
+                f"{name} first compiled call",
+                row["first"],
+                row.get("torch_first"),
+                unit="s",
+            )
+        )
+        if "torch_compiled" in row:
+            records.append(
+                bench_record(
+                    "compile",
+                    f"{name} compiled vs torch.compile",
+                    row["compiled"],
+                    row["torch_compiled"],
+                )
+            )
 
     def chain(lib, compiled):
         f, x = _chain(lib)
@@ -129,7 +166,9 @@ def main() -> None:
     bench("200-op chain fwd+bwd", chain)
     bench("MLP 784-512-256-10 b128 train step", mlp_train)
     bench("MLP b1 inference", mlp_infer)
+    write_json(args.json, records)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -43,12 +43,12 @@ def import_seconds(module: str, env: dict) -> float | None:
     return float(r.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 interpreters per library")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per row here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
 
     with tempfile.TemporaryDirectory(prefix="ember-import-") as cache:
@@ -84,7 +84,8 @@ def main() -> None:
         ),
     ]
     write_json(args.json, records)
+    return 0  # the 300 ms target is reported as PASS/MISS; it never fails the run
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -126,7 +126,7 @@ def run_case(server, name, batch, delay, workers, clients, total, bodies):
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer requests (CI smoke)")
     p.add_argument("--requests", type=int, default=None, help="requests per case")

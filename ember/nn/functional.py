@@ -62,4 +62,6 @@ for _name, _kind in (
     ("gelu", "aten::gelu"),
 ):
     globals()[_name] = _composite(_kind)(globals()[_name])
+    # pickle finds a function by module and name: the wrapper is what lives here
+    globals()[_name].__module__ = __name__
 del _name, _kind
