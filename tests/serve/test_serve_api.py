@@ -160,6 +160,7 @@ def test_handler_exception_is_500_and_server_keeps_serving(server):
 
 
 def test_metrics(server):
+    assert predict(server, [0.0] * 4).status_code == 200  # (alone on an xdist worker too)
     text = httpx.get(server.url("metrics", "/metrics")).text
     assert 'ts_inference_requests_total{model_name="tiny",model_version="1.0"}' in text
     assert "ember_serve_batch_size_bucket" in text

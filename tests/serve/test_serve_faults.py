@@ -97,14 +97,20 @@ def test_dynamic_batching(server):
 
 
 def test_unregister_with_requests_in_flight(server):
+    # its own model: under xdist this test may run on a worker whose server never saw
+    # test_dynamic_batching's registration
+    params = {"url": "tiny_v2.mar", "model_name": "leaving", "batch_size": 8,
+              "max_batch_delay": 500, "initial_workers": 1}  # fmt: skip
+    m = server.url("management", "/models")
+    assert httpx.post(m, params=params, timeout=120).status_code == 200
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        futures = [pool.submit(post, server, "/predictions/batched", sleep=0.05) for _ in range(16)]
+        futures = [pool.submit(post, server, "/predictions/leaving", sleep=0.05) for _ in range(16)]
         time.sleep(0.2)
-        r = httpx.delete(server.url("management", "/models/batched"), timeout=60)
+        r = httpx.delete(server.url("management", "/models/leaving"), timeout=60)
         codes = [f.result().status_code for f in futures]
     assert r.status_code == 200
     assert len(codes) == 16 and set(codes) <= {200, 404, 503}
-    assert post(server, "/predictions/batched").status_code == 404
+    assert post(server, "/predictions/leaving").status_code == 404
 
 
 def test_graceful_stop_drains(store, tmp_path):
