@@ -140,7 +140,7 @@ class FlopCounterMode:
 
     def get_flop_counts(self) -> dict[str, dict]:
         """Return ``{module name: {aten op packet: flops}}`` (``"Global"``: everything)."""
-        return {k: dict(v) for k, v in self.flop_counts.items()}
+        return {name: dict(counts) for name, counts in self.flop_counts.items()}
 
     def get_table(self, depth: int | None = None) -> str:
         """Return the counts as a text table, modules nested down to ``depth``."""
