@@ -27,6 +27,12 @@ from typing import Any
 import ember
 from ember._core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ember._core.tensor import Tensor
+from ember.amp.autocast_mode import (
+    autocast,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
 from ember.autograd.engine import _is_checkpoint_valid, current_graph_task_id
 from ember.autograd.function import Function
 from ember.autograd.graph import saved_tensors_hooks
@@ -96,6 +102,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.fwd_cpu_state = ember.get_rng_state()
+        ctx.fwd_autocast = _autocast_state()
         # non-tensor inputs stay on ctx; tensors are saved (and version-checked)
         ctx.inputs = []
         ctx.tensor_indices = []
@@ -129,7 +136,7 @@ class CheckpointFunction(Function):
             if ctx.preserve_rng_state:
                 ember.set_rng_state(ctx.fwd_cpu_state)
             detached_inputs = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), autocast("cpu", **ctx.fwd_autocast):
                 outputs = ctx.run_function(*detached_inputs)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -319,6 +326,15 @@ class _checkpoint_hook(saved_tensors_hooks):
 _DETERMINISM_CHECKS = {"default": _metadata, "none": None}
 
 
+def _autocast_state() -> dict:
+    """The CPU autocast settings in force now, to recompute under the same ones."""
+    return {
+        "enabled": is_autocast_enabled("cpu"),
+        "dtype": get_autocast_dtype("cpu"),
+        "cache_enabled": is_autocast_cache_enabled(),
+    }
+
+
 def _checkpoint_without_reentrant(
     fn, preserve_rng_state, context_fn, determinism_check, early_stop, args, kwargs
 ):
@@ -332,12 +348,13 @@ def _checkpoint_without_reentrant(
         with forward_context:
             return fn(*args, **kwargs)
     fwd_state = ember.get_rng_state() if preserve_rng_state else None
+    fwd_autocast = _autocast_state()
 
     def recompute_fn(*inputs):
         with fork_rng(enabled=preserve_rng_state):
             if preserve_rng_state:
                 ember.set_rng_state(fwd_state)
-            with recompute_context:
+            with recompute_context, autocast("cpu", **fwd_autocast):
                 fn(*inputs, **kwargs)
 
     frame = _CheckpointFrame(
