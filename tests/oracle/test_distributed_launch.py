@@ -80,8 +80,11 @@ def test_launcher_prints_the_recorded_traceback(tmp_path):
     done = launch(tmp_path, "raise")
     assert done.returncode == 1
     assert "process of rank 0 (local_rank 0" in done.stderr
-    # once from Python's own report, once from the launcher's, read from the error file
-    assert done.stderr.count("ZeroDivisionError: division by zero") == 2
+    # the launcher's report, read from the error file @record wrote, always holds the traceback;
+    # the rank's own report may be cut short when an MPI launch aborts the job (its output is
+    # forwarded by mpiexec, which stops forwarding when it kills the job)
+    report = done.stderr[done.stderr.index("process of rank 0") :]
+    assert "ZeroDivisionError: division by zero" in report
 
 
 @pytest.mark.slow
