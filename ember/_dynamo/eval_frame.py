@@ -39,7 +39,14 @@ class Entry:
         self.backward_source = ""
 
 
-def _flatten(obj, tensors, spec_out):
+def _by_identity(obj):
+    return ("id", id(obj))
+
+
+def _flatten(obj, tensors, spec_out, other=_by_identity):
+    """Append ``obj``'s tensors to ``tensors`` and its structure to ``spec_out`` (containers,
+    Python scalars by value, anything else as ``other(obj)``: by identity for a call's
+    arguments)."""
     t = type(obj)
     if t is Tensor or isinstance(obj, Tensor):
         tensors.append(obj)
@@ -47,15 +54,15 @@ def _flatten(obj, tensors, spec_out):
     elif t in (tuple, list):
         spec_out.append((t, len(obj)))
         for x in obj:
-            _flatten(x, tensors, spec_out)
+            _flatten(x, tensors, spec_out, other)
     elif t is dict:
         spec_out.append((dict, tuple(obj)))
         for x in obj.values():
-            _flatten(x, tensors, spec_out)
+            _flatten(x, tensors, spec_out, other)
     elif obj is None or t in (int, float, bool, str, complex):
         spec_out.append((t, obj))
     else:
-        spec_out.append(("id", id(obj)))
+        spec_out.append(other(obj))
 
 
 def _unflatten(spec, it_vals):
@@ -78,23 +85,13 @@ def _build(spec, pos, it_vals):
     return meta
 
 
+def _unsupported_result(obj):
+    raise C.Unsupported(f"returns a {type(obj).__name__}")
+
+
 def _result_spec(obj, leaves, spec):
-    t = type(obj)
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        spec.append(("T", None))
-    elif t in (tuple, list):
-        spec.append((t, len(obj)))
-        for x in obj:
-            _result_spec(x, leaves, spec)
-    elif t is dict:
-        spec.append((dict, tuple(obj)))
-        for x in obj.values():
-            _result_spec(x, leaves, spec)
-    elif obj is None or t in (int, float, bool, str, complex):
-        spec.append(("obj", obj))
-    else:
-        raise C.Unsupported(f"returns a {type(obj).__name__}")
+    """``_flatten`` for a result: ``_unflatten`` rebuilds it; other objects break the graph."""
+    _flatten(obj, leaves, spec, _unsupported_result)
 
 
 class CompiledFunction:

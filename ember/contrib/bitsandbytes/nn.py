@@ -47,14 +47,5 @@ class StableEmbedding(_nn.Embedding):
     def forward(self, input: Tensor) -> Tensor:
         import ember
 
-        emb = _nn.functional.embedding(
-            input,
-            self.weight,
-            self.padding_idx,
-            self.max_norm,
-            self.norm_type,
-            self.scale_grad_by_freq,
-            self.sparse,
-        )
-        emb = emb.to(ember.get_default_dtype())
+        emb = super().forward(input).to(ember.get_default_dtype())
         return self.norm(emb).to(self.weight.dtype)

@@ -208,11 +208,24 @@ class TensorType(Type):
         return "Tensor"
 
 
-class ListType(Type):
-    """``List[T]``; graphs print it ``T[]``."""
+class _ContainerOf(Type):
+    """A type holding values of one element type (``List``, ``Optional``, ``Future``)."""
 
     def __init__(self, elem: Type):
         self._elem = elem
+
+    def getElementType(self) -> Type:
+        return self._elem
+
+    def containedTypes(self) -> list:
+        return [self._elem]
+
+    def _key(self):
+        return (self._elem,)
+
+
+class ListType(_ContainerOf):
+    """``List[T]``; graphs print it ``T[]``."""
 
     @classmethod
     def ofInts(cls) -> ListType:
@@ -222,15 +235,6 @@ class ListType(Type):
     def ofTensors(cls) -> ListType:
         return cls(TensorType())
 
-    def getElementType(self) -> Type:
-        return self._elem
-
-    def containedTypes(self) -> list:
-        return [self._elem]
-
-    def _key(self):
-        return (self._elem,)
-
     def __str__(self) -> str:
         return f"List[{self._elem.annotation_str()}]"
 
@@ -238,20 +242,8 @@ class ListType(Type):
         return f"{self._elem.ir_str()}[]"
 
 
-class OptionalType(Type):
+class OptionalType(_ContainerOf):
     """``Optional[T]``; graphs print it ``T?``."""
-
-    def __init__(self, elem: Type):
-        self._elem = elem
-
-    def getElementType(self) -> Type:
-        return self._elem
-
-    def containedTypes(self) -> list:
-        return [self._elem]
-
-    def _key(self):
-        return (self._elem,)
 
     def __str__(self) -> str:
         return f"Optional[{self._elem.annotation_str()}]"
@@ -329,20 +321,8 @@ class ClassType(Type):
         return self._qualname
 
 
-class FutureType(Type):
+class FutureType(_ContainerOf):
     """``Future[T]``, the result of ``fork``."""
-
-    def __init__(self, elem: Type):
-        self._elem = elem
-
-    def getElementType(self) -> Type:
-        return self._elem
-
-    def containedTypes(self) -> list:
-        return [self._elem]
-
-    def _key(self):
-        return (self._elem,)
 
     def __str__(self) -> str:
         return f"Future[{self._elem.annotation_str()}]"
