@@ -15,6 +15,7 @@ reason ``explain`` reports.
 from __future__ import annotations
 
 import dis
+import functools
 import os
 import sys
 
@@ -353,6 +354,10 @@ class _Watch:
         self.rec = rec
         self.roots = roots  # objects whose mutation is a side effect (self, globals...)
         self.pending = None  # (frame, call count) after a STORE_SUBSCR
+        # State born during the capture is not a side effect: objects whose __init__ ran in it
+        # (held, so their ids stay theirs) and the frames that began in it (owners of cells).
+        self.fresh: list = []
+        self.frames: list = []
 
     def _user(self, frame) -> bool:
         fn = frame.f_code.co_filename
@@ -360,9 +365,33 @@ class _Watch:
 
     def trace(self, frame, event, arg):
         if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
+            code = frame.f_code
+            self.frames.append(frame)
+            if code.co_name in ("__init__", "__post_init__") and code.co_argcount:
+                self.fresh.append(frame.f_locals.get(code.co_varnames[0]))
             frame.f_trace_opcodes = True
             return self.local
         return None
+
+    def _local_store(self, frame, op: int) -> bool:
+        """Whether the store at ``frame.f_lasti`` writes state born during the capture."""
+        prev, name = _store_target(frame.f_code, frame.f_lasti)
+        if dis.opname[op] == "STORE_DEREF":
+            if name in frame.f_code.co_cellvars:
+                return True  # a cell this call made
+            f = frame.f_back  # a free variable: local if the frame that owns its cell is new
+            while f is not None:
+                if name in f.f_code.co_cellvars:
+                    return any(f is g for g in self.frames)
+                f = f.f_back
+            return False
+        if dis.opname[op] == "STORE_ATTR" and prev is not None:
+            owner = frame.f_locals.get(prev, _MISSING)
+            return any(owner is o for o in self.fresh)
+        return False
+
+    def _preexisting(self, obj, frame) -> bool:
+        return any(obj is r for r in self.roots) or _in_globals(obj, frame)
 
     def local(self, frame, event, arg):
         rec = self.rec
@@ -372,12 +401,19 @@ class _Watch:
             pf, n = self.pending
             self.pending = None
             if pf is frame and len(rec.calls) == n:
-                rec.failure = "a store into a Python container (a side effect)"
+                where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+                rec.failure = f"a store into a Python container (a side effect) at {where}"
         code = frame.f_code.co_code[frame.f_lasti]
-        if code in _STORES:
-            rec.failure = f"{dis.opname[code]} (a side effect on a Python object)"
+        if code in _STORES and not self._local_store(frame, code):
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            rec.failure = f"{dis.opname[code]} (a side effect on a Python object) at {where}"
         elif code == _STORE_SUBSCR:
-            self.pending = (frame, len(self.rec.calls))
+            owner = _subscript_owner(frame)
+            if owner is _MISSING:  # not resolved: a store no op call followed is a side effect
+                self.pending = (frame, len(self.rec.calls))
+            elif isinstance(owner, (list, dict)) and self._preexisting(owner, frame):
+                where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+                rec.failure = f"a store into a Python container (a side effect) at {where}"
         return self.local
 
     def profile(self, frame, event, arg):
@@ -395,23 +431,111 @@ class _Watch:
                 self.rec.failure = f"{type(owner).__name__}.{arg.__name__}() on a Python object"
 
 
+_MISSING = object()
+
+
+_LOCAL_LOADS = ("LOAD_FAST", "LOAD_DEREF")  # ...FAST_CHECK, FAST_LOAD_FAST (3.12+)
+
+
+def _loaded_name(ins):
+    """The local a LOAD_FAST/LOAD_DEREF-family instruction pushes last, else None."""
+    if not ins.opname.startswith(_LOCAL_LOADS):
+        return None
+    return ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
+
+
+@functools.lru_cache(maxsize=4096)
+def _instructions(code) -> tuple:
+    """(instructions without CACHE entries, offset -> index)."""
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    return ins, {i.offset: k for k, i in enumerate(ins)}
+
+
+def _store_target(code, offset: int):
+    """For the store at ``offset``: (the local naming its owner object, the stored name)."""
+    ins, at = _instructions(code)
+    k = at.get(offset)
+    if k is None:
+        return None, None
+    return (_loaded_name(ins[k - 1]) if k else None), ins[k].argval
+
+
+def _pops_pushes(ins):
+    """(items popped, items pushed) of the simple expression instructions, else None."""
+    name, arg = ins.opname, ins.arg or 0
+    if name.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CONST", "LOAD_CLOSURE", "LOAD_NAME")):
+        return 0, 2 if name == "LOAD_FAST_LOAD_FAST" else 1
+    if name == "LOAD_GLOBAL":
+        return 0, 1 + (arg & 1)
+    if name == "LOAD_ATTR":
+        return 1, 1 + (arg & 1 if sys.version_info >= (3, 12) else 0)
+    if name in ("BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP"):
+        return 2, 1
+    if name.startswith("UNARY_"):
+        return 1, 1
+    if name in ("BUILD_TUPLE", "BUILD_LIST"):
+        return arg, 1
+    return None
+
+
+def _subscript_owner(frame):
+    """The object a STORE_SUBSCR at ``frame.f_lasti`` stores into, when a local names it."""
+    ins, at = _instructions(frame.f_code)
+    k = at.get(frame.f_lasti)
+    depth = 1  # the container lies under the key at the top of the stack
+    while k:
+        k -= 1
+        effect = _pops_pushes(ins[k])
+        if effect is None:
+            return _MISSING
+        pops, pushes = effect
+        if depth < pushes:
+            if depth != pushes - 1:
+                return _MISSING
+            if ins[k].opname == "LOAD_GLOBAL":
+                return frame.f_globals.get(ins[k].argval, _MISSING)
+            name = _loaded_name(ins[k])
+            return _MISSING if name is None else frame.f_locals.get(name, _MISSING)
+        depth += pops - pushes
+    return _MISSING
+
+
 def _in_globals(obj, frame) -> bool:
     return any(v is obj for v in frame.f_globals.values())
 
 
-def _roots_of(fn, args) -> tuple:
-    roots = []
-    for a in args:
-        d = getattr(a, "__dict__", None)
-        if d is not None:
-            roots.extend(v for v in d.values() if isinstance(v, (list, dict, set)))
+def _roots_of(fn, args, kwargs=None) -> tuple:
+    """The containers that exist before the call and are reachable from it: the arguments
+    themselves, what they hold (a few levels deep), their attributes, the closure's cells."""
+    roots: list = []
+    seen: set = set()
+
+    def walk(obj, depth):
+        if depth > 3 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, (list, dict, set)):
+            roots.append(obj)
+            inner = obj.values() if isinstance(obj, dict) else obj
+            for v in inner:
+                if isinstance(v, (list, dict, set, tuple)):
+                    walk(v, depth + 1)
+        elif isinstance(obj, tuple):
+            for v in obj:
+                walk(v, depth + 1)
+        elif depth == 0:
+            d = getattr(obj, "__dict__", None)
+            if isinstance(d, dict):
+                for v in d.values():
+                    walk(v, 1)
+
+    for a in (*args, *(kwargs or {}).values()):
+        walk(a, 0)
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            c = cell.cell_contents
+            walk(cell.cell_contents, 1)
         except ValueError:
             continue
-        if isinstance(c, (list, dict, set)):
-            roots.append(c)
     return tuple(roots)
 
 
@@ -438,7 +562,7 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
         rec.new_value("input", t)
     grad_before = STATE.grad_enabled
     rng_before = rec.rng_expected = _rng_state()
-    w = _Watch(rec, _roots_of(fn, args)) if watch else None
+    w = _Watch(rec, _roots_of(fn, args, kwargs)) if watch else None
     old_trace, old_profile = sys.gettrace(), sys.getprofile()
     ACTIVE.append(rec)
     if len(ACTIVE) == 1:

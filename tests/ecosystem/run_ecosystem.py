@@ -49,10 +49,12 @@ class Library:
     no_deps: tuple = ()  # more torch-dependent packages it needs, installed --no-deps
     suite: str | None = None  # the tests' folder inside its sdist, when it ships them
     pytest_args: tuple = ()
+    env: tuple = ()  # (NAME, value) pairs its suite needs
 
 
 LIBRARIES = [
-    Library("einops", "einops"),
+    # its tests pick the frameworks to test from an environment variable
+    Library("einops", "einops", suite="einops/tests", env=(("EINOPS_TEST_BACKENDS", "torch"),)),
     Library("torchinfo", "torchinfo"),
     Library("thop", "thop"),
     Library("torchsummary", "torchsummary"),
@@ -172,6 +174,7 @@ def _pytest(python, suite: pathlib.Path, lib: Library, ember: bool, timeout: int
         *lib.pytest_args,
     ]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EMBER_AS_TORCH")}
+    env.update(lib.env)
     try:
         r = _run(cmd, timeout=timeout, cwd=suite.parent, env=env)
     except subprocess.TimeoutExpired:
