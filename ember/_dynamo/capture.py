@@ -343,6 +343,13 @@ _STORES = {
     if n in dis.opmap
 }
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+# code whose stores are not the program's: ember's, the standard library's (a venv's and the
+# interpreter's own), installed packages', frozen modules (importlib)
+_NOT_USER = (
+    _EMBER_DIR,
+    *sorted({f"{pre}/lib/python" for pre in (sys.prefix, sys.base_prefix, sys.exec_prefix)}),
+    "<frozen ",
+)
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault"}
 _IMPURE = {print, input, open}
 
@@ -361,7 +368,7 @@ class _Watch:
 
     def _user(self, frame) -> bool:
         fn = frame.f_code.co_filename
-        return not fn.startswith(_EMBER_DIR) and not fn.startswith(sys.prefix + "/lib/python")
+        return not fn.startswith(_NOT_USER)
 
     def trace(self, frame, event, arg):
         if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
