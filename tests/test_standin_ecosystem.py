@@ -27,6 +27,7 @@ LIBRARIES = {
     "ptflops": ("ptflops",),
     "skorch": ("skorch", "sklearn"),
     "lightning": ("pytorch_lightning",),
+    "safetensors": ("safetensors",),
 }
 # README examples that do not run on ember yet (docs/guide/ecosystem.md says why)
 NOT_YET: dict[str, str] = {}

@@ -39,6 +39,40 @@ class UntypedStorage:
         s._bytes = flat.view(np.uint8) if flat.size else np.zeros(0, dtype=np.uint8)
         return s
 
+    @classmethod
+    def from_file(cls, filename, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """Return a storage of ``nbytes`` bytes backed by the memory-mapped file ``filename``.
+
+        With ``shared=True`` changes are written to the file (which is created or grown to
+        ``nbytes`` if needed); with ``shared=False`` they stay private to this storage and the
+        file must hold at least ``nbytes`` bytes."""
+        import os
+
+        name = os.fspath(filename)
+        mode = "r+b" if shared else "rb"
+        try:
+            if shared and (not os.path.exists(name) or os.path.getsize(name) < nbytes):
+                with open(name, "ab") as f:
+                    f.truncate(max(nbytes, f.seek(0, os.SEEK_END)))
+            size = os.path.getsize(name)
+            with open(name, mode):
+                pass
+        except OSError as e:
+            how = "read-write" if shared else "read-only"
+            raise RuntimeError(
+                f"unable to open file <{name}> in {how} mode: {e.strerror} ({e.errno})"
+            ) from None
+        if size < nbytes:
+            raise RuntimeError(
+                f"file <{name}> size <{size}> is smaller than the required mapping size <{nbytes}>"
+            )
+        s = object.__new__(cls)
+        if nbytes == 0:
+            s._bytes = np.zeros(0, dtype=np.uint8)
+        else:
+            s._bytes = np.memmap(name, dtype=np.uint8, mode="r+" if shared else "c", shape=nbytes)
+        return s
+
     def data_ptr(self) -> int:
         """Return the address of the first byte."""
         return array_ptr(self._bytes)
@@ -72,6 +106,13 @@ class UntypedStorage:
 
     def __getitem__(self, i):
         return int(self._bytes[i]) if isinstance(i, int) else self._bytes[i].tolist()
+
+    def untyped(self) -> UntypedStorage:
+        """Return this storage (it is already untyped)."""
+        return self
+
+    def __setitem__(self, i, value) -> None:
+        self._bytes[i] = value
 
     def __repr__(self) -> str:
         body = "\n".join(f" {v}" for v in self._bytes[:20].tolist())

@@ -218,18 +218,43 @@ for _o in (_view, _reshape_alias, _unsafe_view):
     _o.array_backward(_reshape_array_backward)
 
 
-def view(self, *shape):
-    """Return a view of ``self`` with the given shape (or reinterpreted as another dtype)."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Size, Tensor)):
-        from ember._core.dtype import dtype as _dtype
+def _view_signature_error(args: tuple, kwargs: dict) -> TypeError:
+    from ember._core.dtype import dtype as _dtype
 
+    def name(v):
+        return "torch.dtype" if isinstance(v, _dtype) else type(v).__name__
+
+    keywords = [f"{k}={name(v)}" for k, v in kwargs.items()]
+    # torch's rendering: keywords alone keep a trailing ", "
+    got = (
+        ", ".join([name(v) for v in args] + keywords)
+        if args
+        else "".join(f"{k}, " for k in keywords)
+    )
+    return TypeError(
+        f"view() received an invalid combination of arguments - got ({got}), but "
+        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+    )
+
+
+def view(self, *shape, **kwargs):
+    """Return a view of ``self`` with the given shape (or reinterpreted as another dtype):
+    ``view(*shape)``, ``view(size=shape)``, ``view(dtype)`` or ``view(dtype=dtype)``."""
+    from ember._core.dtype import dtype as _dtype
+
+    if kwargs:
+        if shape or len(kwargs) != 1 or not kwargs.keys() <= {"dtype", "size"}:
+            raise _view_signature_error(shape, kwargs)
+        ((key, value),) = kwargs.items()
+        if (key == "dtype") != isinstance(value, _dtype):
+            raise _view_signature_error(shape, kwargs)
+        shape = (value,)
+    if not shape:
+        raise _view_signature_error(shape, kwargs)
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Size, Tensor)):
         if isinstance(shape[0], _dtype):
             return _view_dtype(self, shape[0])
-        raise TypeError(
-            f"view() received an invalid combination of arguments - got "
-            f"({type(shape[0]).__name__}), but expected one of:\n * (torch.dtype dtype)\n"
-            " * (tuple of ints size)\n"
-        )
+        raise _view_signature_error(shape, kwargs)
     shape = infer_shape(_sizes(shape), self._data.size)
     return dispatch(_view, (self,), {"shape": shape})
 

@@ -53,6 +53,8 @@ class Library:
 
 
 LIBRARIES = [
+    # its sdist needs a Rust toolchain and ships no tests for torch: the README example only
+    Library("safetensors", "safetensors"),
     # its tests pick the frameworks to test from an environment variable
     Library("einops", "einops", suite="einops/tests", env=(("EINOPS_TEST_BACKENDS", "torch"),)),
     Library("torchinfo", "torchinfo"),
@@ -63,7 +65,7 @@ LIBRARIES = [
     Library(
         "skorch",
         "skorch",
-        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky"),
+        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky", "safetensors"),
         suite="skorch/tests",
         # its Hugging Face and LLM tests need transformers/tokenizers and the network
         pytest_args=(

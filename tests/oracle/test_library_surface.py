@@ -109,3 +109,64 @@ def test_small_names():
     assert ember._C._log_api_usage_once("library.event") is None
     assert ember.cuda.get_rng_state_all() == torch.cuda.get_rng_state_all() == []
     assert ember.cuda.set_rng_state_all([]) is None
+
+
+def _storage_bytes(s) -> list:
+    return [s[i] for i in range(s.nbytes())]
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_untyped_storage_from_file(tmp_path, shared):
+    for lib, name in ((torch, "t"), (ember, "e")):
+        path = tmp_path / f"{name}.bin"
+        path.write_bytes(bytes(range(10)))
+        s = lib.UntypedStorage.from_file(str(path), shared, 10)
+        assert s.nbytes() == 10 and _storage_bytes(s) == list(range(10))
+        s[0] = 99
+        assert path.read_bytes()[0] == (99 if shared else 0)  # private: the file is untouched
+        assert lib.UntypedStorage.from_file(str(path), shared).nbytes() == 0
+        t = lib.tensor([], dtype=lib.uint8).set_(lib.UntypedStorage.from_file(str(path), False, 10))
+        assert t.tolist() == list(path.read_bytes())
+    # shared=True creates the file at the size asked
+    for lib, name in ((torch, "t"), (ember, "e")):
+        fresh = tmp_path / f"new-{name}.bin"
+        s = lib.UntypedStorage.from_file(str(fresh), True, 8)
+        assert fresh.stat().st_size == 8 and _storage_bytes(s) == [0] * 8
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        lambda p: (str(p / "small.bin"), False, 100),  # file too small
+        lambda p: (str(p / "absent.bin"), False, 10),  # no such file
+    ],
+)
+def test_untyped_storage_from_file_errors(tmp_path, args):
+    (tmp_path / "small.bin").write_bytes(b"0123456789")
+    with pytest.raises(RuntimeError) as theirs:
+        torch.UntypedStorage.from_file(*args(tmp_path))
+    with pytest.raises(RuntimeError) as ours:
+        ember.UntypedStorage.from_file(*args(tmp_path))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_view_takes_dtype_and_size_keywords():
+    e, t = ember.arange(4.0), torch.arange(4.0)
+    assert e.view(dtype=ember.int32).tolist() == t.view(dtype=torch.int32).tolist()
+    assert e.view(size=(2, 2)).shape == t.view(size=(2, 2)).shape
+    assert e.untyped_storage().untyped() is not None
+    bad = [
+        ((ember.int32,), {"dtype": ember.int32}, (torch.int32,), {"dtype": torch.int32}),
+        ((), {}, (), {}),
+        ((), {"size": ember.int32}, (), {"size": torch.int32}),
+        ((), {"dtype": (2, 2)}, (), {"dtype": (2, 2)}),
+    ]
+    for ea, ek, ta, tk in bad:
+        with pytest.raises(TypeError) as theirs:
+            t.view(*ta, **tk)
+        with pytest.raises(TypeError) as ours:
+            e.view(*ea, **ek)
+        # the first line and the signatures; torch's per-signature "didn't match because"
+        # details are not reproduced
+        theirs_lines = [ln for ln in str(theirs.value).splitlines() if "didn't match" not in ln]
+        assert str(ours.value).splitlines() == theirs_lines
