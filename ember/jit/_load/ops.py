@@ -347,6 +347,7 @@ _TABLE: list[tuple] = [
     ("hardtanh", "self, min_val=-1.0, max_val=1.0", lambda x, a, b: _F().hardtanh(x, a, b)),
     ("leaky_relu", "self, negative_slope=0.01", lambda x, s: _F().leaky_relu(x, s)),
     ("dropout", "input, p, train", lambda x, p, train: _F().dropout(x, p, train)),
+    ("dropout_", "input, p, train", lambda x, p, train: _F().dropout(x, p, train, inplace=True)),
     ("_convolution", "input, weight, bias, stride, padding, dilation, transposed, "
      "output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32", _conv),
     ("conv1d", "input, weight, bias=None, stride=[1], padding=[0], dilation=[1], groups=1",
