@@ -212,7 +212,7 @@ def test_training_step_matches_torch():
         (em(ember.tensor(x)) ** 2).sum().backward()
         topt.step()
         eopt.step()
-    for (n, a), (_, b) in zip(tm.named_parameters(), em.named_parameters()):
+    for (_n, a), (_, b) in zip(tm.named_parameters(), em.named_parameters()):
         np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
