@@ -117,7 +117,17 @@ class ArchiveUnpickler(WeightsUnpickler):
                 "__torch__ classes are allowed); nothing was run"
             ) from None
 
+    def _reduce(self):
+        func = self.stack[-2] if len(self.stack) >= 2 else None
+        if isinstance(func, type):
+            raise UnsafeArchiveError(
+                f"refused: the pickle calls the class {getattr(func, '_qualname', func)!s} "
+                "(REDUCE); archive objects are only built (NEWOBJ + BUILD)"
+            )
+        WeightsUnpickler._reduce(self)
+
     _dispatch = dict(WeightsUnpickler._dispatch)
+    _dispatch[b"R"[0]] = _reduce
     _dispatch[b"c"[0]] = _global
     _dispatch[b"\x93"[0]] = _stack_global
 
