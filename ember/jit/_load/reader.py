@@ -119,7 +119,7 @@ class ArchiveUnpickler(WeightsUnpickler):
 
     def _reduce(self):
         func = self.stack[-2] if len(self.stack) >= 2 else None
-        if isinstance(func, type):
+        if isinstance(func, type) and issubclass(func, ArchiveObject):
             raise UnsafeArchiveError(
                 f"refused: the pickle calls the class {getattr(func, '_qualname', func)!s} "
                 "(REDUCE); archive objects are only built (NEWOBJ + BUILD)"
