@@ -412,6 +412,8 @@ class _FunctionCompiler:
         if v is None:
             if node.id == "None":
                 return self.graph.insertConstant(None)
+            if node.id in ("inf", "nan"):
+                return self.graph.insertConstant(float(node.id))
             self.fail(node, f"the name '{node.id}' is not defined here", unsafe=True)
         return v
 
@@ -576,6 +578,11 @@ class _FunctionCompiler:
 
     def getattr(self, obj, name: str, node):
         c = self.check_attr(obj, name, node)
+        if c.is_namedtuple:
+            k = list(c.attributes).index(name)
+            n = self.graph.insert("prim::TupleIndex", [obj, self.graph.insertConstant(k)])
+            n.output().setType(parse_type(c.attributes[name]))
+            return n.output()
         if name in c.constants:
             return self.graph.insertConstant(_constant(c.constants[name]))
         n = self.graph.insert("prim::GetAttr", [obj])
@@ -614,6 +621,9 @@ class _FunctionCompiler:
                 return self.op(kind, args, kwargs, node)
             if q is not None and q.startswith("__torch__."):
                 fn = self.cu.unit.functions.get(q)
+                c = self.cu.unit.classes.get(q)
+                if fn is None and c is not None and c.is_namedtuple:
+                    return self.namedtuple(c, node, env)
                 if fn is None:
                     self.fail(node, f"{q} is not a function of the archive's code", unsafe=True)
                 return self.call_function(fn, node, env)
@@ -621,7 +631,12 @@ class _FunctionCompiler:
             obj = self.value(self.expr(f.value, env), node)
             c = self.class_of(obj)
             if c is None:
-                self.fail(node, f"the method '{f.attr}' of a {obj.type()} value")
+                # a builtin's method (xs.append(x), t.size(0)): the op with the value first
+                if O.lookup("aten::" + f.attr) is None:
+                    self.fail(node, f"the method '{f.attr}' of a {obj.type()} value")
+                args = [obj, *(self.expr(a, env) for a in node.args)]
+                kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords}
+                return self.op("aten::" + f.attr, args, kwargs, node)
             m = c.methods.get(f.attr)
             if m is None:
                 self.fail(node, f"{c.qualname} has no method '{f.attr}'", unsafe=True)
@@ -638,6 +653,21 @@ class _FunctionCompiler:
             if isinstance(ref, _FunctionRef):
                 return self.call_function(ref.decl, node, env)
         self.fail(node, "a call of something that is not an op, method or function")
+
+    def namedtuple(self, c: ClassDecl, node: ast.Call, env):
+        fields = list(c.attributes)
+        vals: list = [None] * len(fields)
+        for i, a in enumerate(node.args):
+            vals[i] = self.value(self.expr(a, env), node)
+        for k in node.keywords:
+            if k.arg not in fields:
+                self.fail(node, f"{c.qualname} has no field '{k.arg}'")
+            vals[fields.index(k.arg)] = self.value(self.expr(k.value, env), node)
+        if any(v is None for v in vals) or len(node.args) > len(fields):
+            self.fail(node, f"{c.qualname} takes the fields {', '.join(fields)}")
+        n = self.graph.insert("prim::TupleConstruct", vals)
+        n.output().setType(T.ClassType(c.qualname))
+        return n.output()
 
     def call_function(self, decl: FunctionDecl, node, env):
         g = self.graph

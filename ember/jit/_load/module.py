@@ -118,6 +118,10 @@ class LoadedScriptModule(RecursiveScriptModule):
         return "RecursiveScriptModule"
 
 
+# torch's loaded modules are RecursiveScriptModules: so is the type name of ember's
+LoadedScriptModule.__name__ = LoadedScriptModule.__qualname__ = "RecursiveScriptModule"
+
+
 class LoadedScriptObject:
     """An object of a TorchScript class from an archive: its attributes, compiled methods."""
 

@@ -188,6 +188,62 @@ def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, 
     return out, ember.stack(hs, 0), ember.stack(cs, 0)
 
 
+def _gru(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """``aten::gru`` (input version): stacked, optionally bidirectional GRU on ember ops."""
+    per = 4 if has_biases else 2
+    dirs = 2 if bidirectional else 1
+    layer_in = x.transpose(0, 1) if batch_first else x
+    hs = []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = (layer * dirs + d) * per
+            w_ih, w_hh = params[k], params[k + 1]
+            b_ih, b_hh = (params[k + 2], params[k + 3]) if has_biases else (None, None)
+            h = hx[layer * dirs + d]
+            steps = range(layer_in.shape[0])
+            ys = [None] * layer_in.shape[0]
+            for t in reversed(steps) if d == 1 else steps:
+                ir, iz, in_ = _F().linear(layer_in[t], w_ih, b_ih).chunk(3, 1)
+                hr, hz, hn = _F().linear(h, w_hh, b_hh).chunk(3, 1)
+                r = ember.sigmoid(ir + hr)
+                z = ember.sigmoid(iz + hz)
+                n = ember.tanh(in_ + r * hn)
+                h = (1 - z) * n + z * h
+                ys[t] = h
+            outs.append(ember.stack(ys, 0))
+            hs.append(h)
+        layer_in = outs[0] if dirs == 1 else ember.cat(outs, 2)
+        if dropout and train and layer < num_layers - 1:
+            layer_in = _F().dropout(layer_in, dropout, True)
+    out = layer_in.transpose(0, 1) if batch_first else layer_in
+    return out, ember.stack(hs, 0)
+
+
+def _minmax(name):
+    def run(x, *args):
+        fn = getattr(ember, name)
+        if not args:
+            return fn(x)
+        if _is_tensor(args[0]):
+            return getattr(ember, "maximum" if name == "max" else "minimum")(x, args[0])
+        values, indices = fn(x, args[0], bool(args[1]) if len(args) > 1 else False)
+        return values, indices
+
+    return run
+
+
+def _like(fn):
+    def run(x, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        return fn(x, dtype=_dtype(dtype) if dtype is not None else None)
+
+    return run
+
+
+def _full(size, value, dtype=None, layout=None, device=None, pin_memory=None):
+    return ember.full(list(size), value, dtype=_dtype(dtype) if dtype is not None else None)
+
+
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
 
@@ -370,6 +426,8 @@ _TABLE: list[tuple] = [
      _embedding),
     ("lstm", "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
      "batch_first", _lstm, "Tuple[Tensor, Tensor, Tensor]"),
+    ("gru", "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
+     "batch_first", _gru, "Tuple[Tensor, Tensor]"),
     ("scaled_dot_product_attention", "query, key, value, attn_mask=None, dropout_p=0.0, "
      "is_causal=False, scale=None, enable_gqa=False", _sdpa),
     # shapes and views
@@ -388,12 +446,41 @@ _TABLE: list[tuple] = [
     ("cat", "tensors, dim=0", lambda ts, d: ember.cat(list(ts), d)),
     ("stack", "tensors, dim=0", lambda ts, d: ember.stack(list(ts), d)),
     ("chunk", "self, chunks, dim=0", lambda x, c, d: list(ember.chunk(x, c, d)), "List[Tensor]"),
+    ("split", "self, split_size, dim=0",
+     lambda x, s, d: list(ember.split(x, s if isinstance(s, int) else list(s), d)), "List[Tensor]"),
+    ("split_with_sizes", "self, split_sizes, dim=0",
+     lambda x, s, d: list(ember.split(x, list(s), d)), "List[Tensor]"),
     ("unbind", "self, dim=0", lambda x, d: list(ember.unbind(x, d)), "List[Tensor]"),
     ("size", "self, dim=None", _size, "List[int]"),
     ("dim", "self", lambda x: x.dim(), "int"),
     ("numel", "self", lambda x: x.numel(), "int"),
+    ("is_floating_point", "self", lambda x: x.is_floating_point(), "bool"),
+    ("is_complex", "self", lambda x: x.is_complex(), "bool"),
     ("len", "a", len, "int"),
     ("masked_fill", "self, mask, value", ember.masked_fill),
+    ("flip", "self, dims", lambda x, d: ember.flip(x, list(d))),
+    ("clamp", "self, min=None, max=None", lambda x, a=None, b=None: ember.clamp(x, a, b)),
+    ("argmax", "self, dim=None, keepdim=False", lambda x, d=None, k=False: ember.argmax(x, d, k)),
+    ("max", "*", _minmax("max"), "Any"),
+    ("min", "*", _minmax("min"), "Any"),
+    ("index_select", "self, dim, index", ember.index_select),
+    ("gather", "self, dim, index, sparse_grad=False",
+     lambda x, d, i, s=False: ember.gather(x, d, i)),
+    ("repeat", "self, repeats", lambda x, r: x.repeat(*r)),
+    ("type_as", "self, other", lambda x, o: x.to(o.dtype)),
+    ("expand_as", "self, other", lambda x, o: x.expand(*o.shape)),
+    ("view_as", "self, other", lambda x, o: x.view(list(o.shape))),
+    ("reshape_as", "self, other", lambda x, o: x.reshape(list(o.shape))),
+    ("full", "size, fill_value, dtype=None, layout=None, device=None, pin_memory=None", _full),
+    ("zeros_like", "self, dtype=None, layout=None, device=None, pin_memory=None, "
+     "memory_format=None", _like(ember.zeros_like)),
+    ("ones_like", "self, dtype=None, layout=None, device=None, pin_memory=None, "
+     "memory_format=None", _like(ember.ones_like)),
+    ("tril", "self, diagonal=0", ember.tril),
+    ("triu", "self, diagonal=0", ember.triu),
+    ("constant_pad_nd", "self, pad, value=0", lambda x, p, v=0: _F().pad(x, list(p), value=v)),
+    ("softplus", "self, beta=1, threshold=20", lambda x, b, t: _F().softplus(x, b, t)),
+    ("elu", "self, alpha=1.0, scale=1, input_scale=1", lambda x, a, *_: _F().elu(x, a)),
     ("where", "condition, self, other", ember.where),
     ("sum", "self, dim=None, keepdim=False, dtype=None", _reduce("sum")),
     ("mean", "self, dim=None, keepdim=False, dtype=None", _reduce("mean")),

@@ -211,10 +211,11 @@ def read_archive(f, map_location=None) -> Archive:
         raise
     arc = Archive(reader, restore, file_size(f))
     arc.opened = opened
-    if not reader.has("version"):
+    version = "version" if reader.has("version") else ".data/version"
+    if not reader.has(version):
         arc.close()
         raise RuntimeError("ember.jit.load: not a TorchScript archive (it has no 'version' record)")
-    text = reader.read("version", limit=32).strip()
+    text = reader.read(version, limit=32).strip()
     if not text.isdigit() or not 1 <= int(text) <= _MAX_VERSION:
         arc.close()
         raise RuntimeError(

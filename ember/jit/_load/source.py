@@ -110,6 +110,7 @@ class ClassDecl:
         self.lines = lines
         self.node = node
         self.is_module = False
+        self.is_namedtuple = False
         self.parameters: list[str] = []
         self.buffers: list[str] = []
         self.attributes: dict[str, ast.expr] = {}  # name -> type annotation
@@ -122,7 +123,11 @@ class ClassDecl:
         for b in node.bases:
             if isinstance(b, ast.Name) and b.id == "Module":
                 self.is_module = True
-            elif not (isinstance(b, ast.Name) and b.id in ("object", "Enum", "Interface")):
+            elif isinstance(b, ast.Name) and b.id == "NamedTuple":
+                self.is_namedtuple = True
+            elif not (
+                isinstance(b, ast.Name) and b.id in ("object", "Enum", "Interface", "NamedTuple")
+            ):
                 _refuse(f, lines, b, "a class base that is not Module")
         for item in node.body:
             if isinstance(item, ast.FunctionDef):
