@@ -392,3 +392,49 @@ def test_traced_transformer_encoder():
         warnings.simplefilter("ignore")
         m = torch.jit.trace(Encoder().eval(), (torch.tensor(x),), check_trace=False)
     _check(m, x, tol=1e-4)
+
+
+def test_scripted_transformer_encoder_slow_and_fused_paths():
+    torch.manual_seed(0)
+    x = _x(2, 5, 16)
+    mask = np.zeros((2, 5), dtype=bool)
+    mask[:, -1] = True
+    tm, em = _check(torch.jit.script(Encoder().enc.eval()), x, tol=1e-4)  # grad on: slow path
+    with torch.no_grad(), ember.no_grad():  # torch's fused inference path
+        for m in (None, mask):
+            kw_t = {} if m is None else {"src_key_padding_mask": torch.tensor(m)}
+            kw_e = {} if m is None else {"src_key_padding_mask": ember.tensor(m)}
+            a = tm(torch.tensor(x), **kw_t).numpy()
+            b = em(ember.tensor(x), **kw_e).numpy()
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_scripted_multihead_attention_returns_weights():
+    torch.manual_seed(0)
+    x = _x(2, 4, 16)
+    tm, em = _both(torch.jit.script(nn.MultiheadAttention(16, 2, batch_first=True).eval()))
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+            t = tm(*[torch.tensor(x)] * 3)
+            e = em(*[ember.tensor(x)] * 3)
+            _close(_np(e), _np(t), 1e-5)
+
+
+class GRUNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g = nn.GRU(6, 5, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        return self.g(x)[0]
+
+
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_gru_and_scripted_lstm(how):
+    torch.manual_seed(0)
+    x = _x(4, 2, 6)
+    m = _trace(GRUNet().eval(), x) if how == "trace" else torch.jit.script(GRUNet().eval())
+    _check(m, x)
+    ids = np.random.RandomState(1).randint(0, 20, (2, 5)).astype(np.int64)
+    if how == "script":
+        _check(torch.jit.script(LM().eval()), ids)

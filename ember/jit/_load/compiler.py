@@ -14,12 +14,14 @@ import ast
 from ember.jit._load import ops as O
 from ember.jit._load.reader import UnsafeArchiveError
 from ember.jit._load.source import ClassDecl, FunctionDecl, SourceUnit, where
+from ember.jit.executor import _NUMBER_OPS
 from ember.jit.ir import Graph
 from ember.jit.ir import types as T
 
 __all__ = ["CompilationUnit", "parse_type"]
 
 _INT_MAX = 9223372036854775807
+_NUMBER_KINDS = frozenset(_NUMBER_OPS)
 
 _SIMPLE_TYPES = {
     "Tensor": T.TensorType,
@@ -762,8 +764,10 @@ class _FunctionCompiler:
             )
         try:
             full = schema.bind(args, kwargs)
-            if kind in ("aten::add", "aten::sub") and len(args) == 2 and not kwargs:
-                full = full[:2]  # the number overloads take no alpha (the executor runs them)
+            if kind in _NUMBER_KINDS and not kwargs:
+                # the executor runs these on Python numbers with exactly the given operands
+                # (no alpha, no rounding mode); the runners default the rest
+                full = full[: len(args)]
         except TypeError as e:
             self.fail(node, str(e))
         g = self.graph

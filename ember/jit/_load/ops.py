@@ -244,6 +244,98 @@ def _full(size, value, dtype=None, layout=None, device=None, pin_memory=None):
     return ember.full(list(size), value, dtype=_dtype(dtype) if dtype is not None else None)
 
 
+def _additive_mask(mask, dtype):
+    if mask is None or mask.dtype is not ember.bool:
+        return mask
+    return ember.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def _attention(q, k, v, heads, mask, mask_type):
+    """Multi-head attention of projected (B, L, E) q/k/v; returns (B, L, E) and the per-head
+    weights (B, H, L, S). ``mask`` is a (B, S) key padding mask (``mask_type`` 1) or an
+    (L, S) / (B, H, L, S) attention mask."""
+    b, L, e = q.shape
+    s_len = k.shape[1]
+    d = e // heads
+
+    def split(x, n):
+        return x.reshape([b, n, heads, d]).transpose(1, 2)
+
+    q, k, v = split(q, L), split(k, s_len), split(v, s_len)
+    scores = ember.matmul(q, k.transpose(-2, -1)) / math.sqrt(d)
+    if mask is not None:
+        m = _additive_mask(mask, scores.dtype)
+        if mask_type == 1 or (m.dim() == 2 and m.shape[0] == b and m.shape[0] != L):
+            m = m.reshape([b, 1, 1, s_len])
+        scores = scores + m
+    w = _F().softmax(scores, -1)
+    out = ember.matmul(w, v).transpose(1, 2).reshape([b, L, e])
+    return out, w
+
+
+def _encoder_layer_fwd(src, embed_dim, num_heads, qkv_w, qkv_b, proj_w, proj_b, use_gelu,
+                       norm_first, eps, n1_w, n1_b, n2_w, n2_b, f1_w, f1_b, f2_w, f2_b,
+                       mask=None, mask_type=None):  # fmt: skip
+    """``aten::_transformer_encoder_layer_fwd`` (torch's fused inference path) from ember ops."""
+    F = _F()
+
+    def sa(x):
+        q, k, v = F.linear(x, qkv_w, qkv_b).chunk(3, -1)
+        out, _ = _attention(q, k, v, num_heads, mask, mask_type)
+        return F.linear(out, proj_w, proj_b)
+
+    def ff(x):
+        h = F.linear(x, f1_w, f1_b)
+        return F.linear(F.gelu(h) if use_gelu else F.relu(h), f2_w, f2_b)
+
+    def ln(x, w, b):
+        return F.layer_norm(x, [embed_dim], w, b, eps)
+
+    x = src
+    if norm_first:
+        x = x + sa(ln(x, n1_w, n1_b))
+        return x + ff(ln(x, n2_w, n2_b))
+    x = ln(x + sa(x), n1_w, n1_b)
+    return ln(x + ff(x), n2_w, n2_b)
+
+
+def _native_mha(query, key, value, embed_dim, num_head, qkv_w, qkv_b, proj_w, proj_b,
+                mask=None, need_weights=True, average_attn_weights=True,
+                mask_type=None):  # fmt: skip
+    """``aten::_native_multi_head_attention`` (batch-first inputs) from ember ops."""
+    F = _F()
+    wq, wk, wv = qkv_w.chunk(3, 0)
+    bq, bk, bv = qkv_b.chunk(3, 0) if qkv_b is not None else (None, None, None)
+    out, w = _attention(
+        F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv), num_head,
+        mask, mask_type,
+    )  # fmt: skip
+    out = F.linear(out, proj_w, proj_b)
+    if not need_weights:
+        return out, None
+    return out, (w.mean(1) if average_attn_weights else w)
+
+
+def _logical(name, py):
+    def run(x, dim=None, keepdim=False):
+        if not _is_tensor(x):
+            return py(x)  # the bool[] overload
+        fn = getattr(ember, name)
+        return fn(x) if dim is None else fn(x, dim, keepdim)
+
+    return run
+
+
+def _no_nested(name):
+    def run(*args):
+        raise RuntimeError(
+            f"ember cannot run {name}: it has no nested tensors (the archive took torch's "
+            "nested-tensor fast path)"
+        )
+
+    return run
+
+
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
 
@@ -358,7 +450,27 @@ def _dict_construct(*kv):
 
 
 def _unary(name):
-    return lambda x: getattr(ember, name)(x)
+    def run(x):
+        if not _is_tensor(x):  # the float overloads (math.sqrt...)
+            return _MATH[name](x)
+        return getattr(ember, name)(x)
+
+    return run
+
+
+_MATH = {
+    "relu": lambda x: max(x, 0),
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)),
+    "tanh": math.tanh,
+    "exp": math.exp,
+    "log": math.log,
+    "sqrt": math.sqrt,
+    "rsqrt": lambda x: 1 / math.sqrt(x),
+    "abs": abs,
+    "sin": math.sin,
+    "cos": math.cos,
+    "erf": math.erf,
+}
 
 
 _TABLE: list[tuple] = [
@@ -458,6 +570,27 @@ _TABLE: list[tuple] = [
     ("is_complex", "self", lambda x: x.is_complex(), "bool"),
     ("len", "a", len, "int"),
     ("masked_fill", "self, mask, value", ember.masked_fill),
+    ("masked_fill_", "self, mask, value", lambda x, m, v: x.masked_fill_(m, v)),
+    ("logical_not", "self", ember.logical_not),
+    ("all", "self, dim=None, keepdim=False", _logical("all", all)),
+    ("any", "self, dim=None, keepdim=False", _logical("any", any)),
+    ("baddbmm", "self, batch1, batch2, beta=1, alpha=1",
+     lambda s, a, b, beta=1, alpha=1: ember.baddbmm(s, a, b, beta=beta, alpha=alpha)),
+    ("pad", "self, pad, mode='constant', value=None",
+     lambda x, p, m="constant", v=None: _F().pad(x, list(p), m, v)),
+    ("is_autocast_enabled", "", lambda: False, "bool"),
+    ("is_grad_enabled", "", lambda: ember.is_grad_enabled(), "bool"),
+    ("_transformer_encoder_layer_fwd", "src, embed_dim, num_heads, qkv_weight, qkv_bias, "
+     "proj_weight, proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, "
+     "norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, "
+     "mask=None, mask_type=None", _encoder_layer_fwd),
+    ("_native_multi_head_attention", "query, key, value, embed_dim, num_head, qkv_weight, "
+     "qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, "
+     "average_attn_weights=True, mask_type=None", _native_mha, "Tuple[Tensor, Tensor]"),
+    ("_nested_tensor_from_mask", "*", _no_nested("_nested_tensor_from_mask")),
+    ("_nested_tensor_from_mask_left_aligned", "*",
+     _no_nested("_nested_tensor_from_mask_left_aligned"), "bool"),
+    ("to_padded_tensor", "*", _no_nested("to_padded_tensor")),
     ("flip", "self, dims", lambda x, d: ember.flip(x, list(d))),
     ("clamp", "self, min=None, max=None", lambda x, a=None, b=None: ember.clamp(x, a, b)),
     ("argmax", "self, dim=None, keepdim=False", lambda x, d=None, k=False: ember.argmax(x, d, k)),
@@ -526,6 +659,9 @@ _PRIM: list[tuple] = [
     ("NumToTensor", "a", lambda a: ember.tensor(a)),
     ("dtype", "a", lambda a: _dtype_code(a), "int"),
     ("device", "a", lambda a: a.device, "Device"),
+    ("type", "a", lambda d: d.type, "str"),
+    ("is_nested", "a", lambda a: False, "bool"),
+    ("requires_grad", "a", lambda a: a.requires_grad, "bool"),
     ("min", "*", lambda *a: min(*a), "Any"),
     ("max", "*", lambda *a: max(*a), "Any"),
     ("DictConstruct", "*", _dict_construct, "Any"),
