@@ -175,15 +175,23 @@ def _fill_module(m, decl, state: dict, unit, cu, memo) -> None:
     import ember
     from ember.nn import Parameter
 
+    # parameters first, each remembered: other attributes (an LSTM's _flat_weights list)
+    # hold the same tensors and must get the same Parameter objects
     for k, v in state.items():
         if k in decl.parameters:
             if v is not None and not isinstance(v, ember.Tensor):
                 raise UnsafeArchiveError(
                     f"refused: parameter {k} of {decl.qualname} is not a tensor"
                 )
-            p = v if v is None or isinstance(v, Parameter) else Parameter(v, v.requires_grad)
+            p = memo.get(id(v), v)
+            if p is not None and not isinstance(p, Parameter):
+                p = Parameter(v, v.requires_grad)
+                memo[id(v)] = p
             m.register_parameter(k, p)
-        elif k in decl.buffers:
+    for k, v in state.items():
+        if k in decl.parameters:
+            continue
+        if k in decl.buffers:
             m.register_buffer(k, v)
         elif k == "training":
             m.__dict__["training"] = bool(v)
