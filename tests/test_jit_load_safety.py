@@ -171,6 +171,15 @@ def test_code_refused(canary, body, refused):
     assert "code/__torch__.py:" in str(e.value)  # names the line
 
 
+def test_format_field_cannot_reach_attributes():
+    code = _forward(
+        '    _0 = torch.format("{0.__class__}", x)\n    _1 = ops.prim.RaiseException(_0)\n'
+        "    return x\n"
+    )
+    with pytest.raises(UnsafeArchiveError, match="format field"):
+        ember.jit.load(_archive(code=code))
+
+
 def test_top_level_statement_refused(canary):
     code = _GOOD_CODE + f"open({canary!r}, 'w')\n"
     with pytest.raises(UnsafeArchiveError, match="open"):
@@ -258,3 +267,15 @@ def test_cli_inspect_and_run(tmp_path):
     r = _cli("run", str(path), "--input", str(tmp_path / "x.npy"))
     assert r.returncode == 0, r.stderr
     assert "[[0. 2.]]" in r.stdout.replace(",", "")
+
+
+def test_computed_format_field_checked_when_run():
+    code = _GOOD_CODE.replace(
+        "    x: Tensor) -> Tensor:\n    return torch.relu(x)\n",
+        '    x: Tensor,\n    msg: str="{}") -> Tensor:\n'
+        "    _0 = torch.format(msg, x)\n    return x\n",
+    )
+    m = ember.jit.load(_archive(code=code))
+    assert m(ember.tensor([1.0])).tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="format field"):
+        m(ember.tensor([1.0]), "{0.__class__}")

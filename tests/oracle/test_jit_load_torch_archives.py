@@ -346,7 +346,8 @@ def test_extra_files_and_map_location(tmp_path):
     torch.jit.save(m, str(path), _extra_files={"meta.txt": "hello"})
     extra = {"meta.txt": "", "missing.txt": "x"}
     em = ember.jit.load(str(path), map_location="cpu", _extra_files=extra)
-    assert extra["meta.txt"] == b"hello"
+    assert extra["meta.txt"] == b"hello" and extra["missing.txt"] == b""  # as torch fills it
+    assert em.code == m.code  # forward's TorchScript source, as torch shows it
     x = _x(3, 2)
     np.testing.assert_allclose(
         em(ember.tensor(x)).detach().numpy(), m(torch.tensor(x)).detach().numpy(), rtol=1e-6

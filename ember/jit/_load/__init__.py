@@ -55,8 +55,7 @@ def load_archive(f, map_location=None, _extra_files=None):
         if _extra_files is not None:
             for name in list(_extra_files):
                 data = arc.read_extra(name)
-                if data is not None:
-                    _extra_files[name] = data
+                _extra_files[name] = b"" if data is None else data  # torch: b"" when absent
     finally:
         arc.close()
     return module

@@ -755,6 +755,8 @@ class _FunctionCompiler:
         self.fail(node, f"the function '{name}' is not a TorchScript builtin", unsafe=True)
 
     def op(self, kind: str, args: list, kwargs: dict, node):
+        if kind == "aten::format":
+            self.check_format(args, node)
         schema = O.lookup(kind)
         if schema is None:
             self.fail(
@@ -781,6 +783,22 @@ class _FunctionCompiler:
         n.output().setType(type_of_string(schema.out))
         self._src(n, node)
         return n.output()
+
+    def check_format(self, args, node) -> None:
+        """A format string must be a literal with positional fields only: ``{0.__class__}``
+        would reach into the objects it formats."""
+        fmt = args[0] if args else None
+        if fmt is None or _is_py(fmt):
+            self.fail(node, "torch.format without a format string")
+        if fmt.node().kind() != "prim::Constant" or not fmt.node().hasAttribute("value"):
+            # computed (a parameter's default message): checked when it runs
+            n = self.graph.insert("ember::check_format", [fmt], 0)
+            n._payload = O.check_format
+            return
+        try:
+            O.check_format(fmt.node().s("value"))
+        except RuntimeError as e:
+            self.fail(node, str(e), unsafe=True)
 
     def _src(self, n, node) -> None:
         n.setSourceRange(f"{self.decl.file}:{getattr(node, 'lineno', 0)}")

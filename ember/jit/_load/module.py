@@ -74,8 +74,11 @@ def _method_code(decl) -> str:
     import re
     import textwrap
 
-    src = textwrap.dedent(decl.source())
-    return re.sub(r"^def (\w+)\(self: [\w.]+,", r"def \1(self,", src, count=1)
+    lines = textwrap.dedent(decl.source()).splitlines(keepends=True)
+    # the signature's continuation lines sit 4 in from the def, as torch prints them
+    body = decl.node.body[0].lineno - decl.node.lineno
+    lines[1:body] = ["  " + ln for ln in lines[1:body]]
+    return re.sub(r"^def (\w+)\(self: [\w.]+,", r"def \1(self,", "".join(lines), count=1)
 
 
 class LoadedScriptModule(RecursiveScriptModule):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+import string
 import warnings
 
 import ember
@@ -384,7 +385,18 @@ def _warn(message, stacklevel=2):
     warnings.warn(str(message), stacklevel=2)
 
 
+def check_format(fmt) -> None:
+    """Allow only positional fields (``{}``, ``{0}``): ``{0.__class__}`` would reach into the
+    objects formatted."""
+    if type(fmt) is not str:
+        raise RuntimeError(f"torch.format: the format is a {type(fmt).__name__}, not a str")
+    for _, field, _, _ in string.Formatter().parse(fmt):
+        if field and not field.isdigit():
+            raise RuntimeError(f"torch.format: the format field {{{field}}} is not allowed")
+
+
 def _format(fmt, *args):
+    check_format(fmt)
     return fmt.format(*(_fmt_value(a) for a in args))
 
 
