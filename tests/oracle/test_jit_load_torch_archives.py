@@ -439,3 +439,49 @@ def test_gru_and_scripted_lstm(how):
     ids = np.random.RandomState(1).randint(0, 20, (2, 5)).astype(np.int64)
     if how == "script":
         _check(torch.jit.script(LM().eval()), ids)
+
+
+class Funcs(nn.Module):
+    def forward(self, x):
+        y = x.mean(dim=1, keepdim=True) - x.std(dim=1, keepdim=True) + x.var(1, keepdim=True)
+        z = torch.clamp(x, -0.5, 0.5) + x.abs().sqrt() + x.pow(2) + torch.where(x > 0, x, -x)
+        w = x.max(dim=1)[0].unsqueeze(1) + x.argmax(1, keepdim=True).float() + x.cumsum(1)
+        u = torch.cat([x, x], 1)[:, ::2] + x[:, 1:].sum(1, keepdim=True) + x[0:1] * 2
+        return y + z + w + u + torch.arange(4).float() + x.new_zeros(x.shape)
+
+
+_LAYERS = {
+    "conv1d": (lambda: nn.Conv1d(3, 4, 3, padding=1), (2, 3, 8)),
+    "conv_transpose2d": (lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), (2, 3, 5, 5)),
+    "avg_pool2d": (lambda: nn.AvgPool2d(2), (2, 3, 6, 6)),
+    "adaptive_max_pool2d": (lambda: nn.AdaptiveMaxPool2d(2), (2, 3, 6, 6)),
+    "group_norm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+    "instance_norm": (lambda: nn.InstanceNorm2d(4), (2, 4, 3, 3)),
+    "prelu": (lambda: nn.PReLU(), (2, 4)),
+    "elu": (lambda: nn.ELU(), (2, 4)),
+    "hardswish": (lambda: nn.Hardswish(), (2, 4)),
+    "mish": (lambda: nn.Mish(), (2, 4)),
+    "upsample_nearest": (lambda: nn.Upsample(scale_factor=2), (1, 2, 3, 3)),
+    "upsample_bilinear": (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 3)),
+    "pixel_shuffle": (lambda: nn.PixelShuffle(2), (1, 4, 2, 2)),
+    "functions": (Funcs, (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAYERS))
+def test_more_layers_traced_and_scripted(name):
+    make, shape = _LAYERS[name]
+    torch.manual_seed(0)
+    x = _x(*shape)
+    _check(_trace(make().eval(), x), x)
+    if name != "functions":  # torch cannot script Funcs' x.max(dim=1)[0] overload
+        _check(torch.jit.script(make().eval()), x)
+
+
+def test_traced_rnn_tanh():
+    torch.manual_seed(0)
+    x = _x(2, 3, 4)
+    rnn = nn.RNN(4, 5, num_layers=2, batch_first=True, bidirectional=True).eval()
+    tm, em = _both(_trace(rnn, x))
+    for a, b in zip(tm(torch.tensor(x)), em(ember.tensor(x))):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -757,15 +757,14 @@ class _FunctionCompiler:
     def op(self, kind: str, args: list, kwargs: dict, node):
         if kind == "aten::format":
             self.check_format(args, node)
-        schema = O.lookup(kind)
-        if schema is None:
+        if O.lookup(kind) is None and kind not in O.OVERLOADS:
             self.fail(
                 node,
                 f"the archive calls {kind.replace('aten::', 'torch.')} ({kind}), which ember "
                 "does not implement",
             )
         try:
-            full = schema.bind(args, kwargs)
+            schema, full = O.bind(kind, args, kwargs)
             if kind in _NUMBER_KINDS and not kwargs:
                 # the executor runs these on Python numbers with exactly the given operands
                 # (no alpha, no rounding mode); the runners default the rest

@@ -337,6 +337,105 @@ def _no_nested(name):
     return run
 
 
+def _rnn(nonlinearity):
+    def run(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        """``aten::rnn_tanh`` / ``aten::rnn_relu`` (input version) on ember ops."""
+        act = ember.tanh if nonlinearity == "tanh" else ember.relu
+        per = 4 if has_biases else 2
+        dirs = 2 if bidirectional else 1
+        layer_in = x.transpose(0, 1) if batch_first else x
+        hs = []
+        for layer in range(num_layers):
+            outs = []
+            for d in range(dirs):
+                k = (layer * dirs + d) * per
+                w_ih, w_hh = params[k], params[k + 1]
+                b_ih, b_hh = (params[k + 2], params[k + 3]) if has_biases else (None, None)
+                h = hx[layer * dirs + d]
+                ys = [None] * layer_in.shape[0]
+                steps = range(layer_in.shape[0])
+                for t in reversed(steps) if d == 1 else steps:
+                    h = act(_F().linear(layer_in[t], w_ih, b_ih) + _F().linear(h, w_hh, b_hh))
+                    ys[t] = h
+                outs.append(ember.stack(ys, 0))
+                hs.append(h)
+            layer_in = outs[0] if dirs == 1 else ember.cat(outs, 2)
+            if dropout and train and layer < num_layers - 1:
+                layer_in = _F().dropout(layer_in, dropout, True)
+        out = layer_in.transpose(0, 1) if batch_first else layer_in
+        return out, ember.stack(hs, 0)
+
+    return run
+
+
+def _upsample(mode, with_align):
+    def run(x, size, *rest):
+        align = None
+        if with_align:
+            align, rest = rest[0], rest[1:]
+        scales = rest[0] if rest else None
+        if scales is not None and not isinstance(scales, (list, tuple)):
+            scales = list(rest)  # the per-dimension scales overload
+            if all(s is None for s in scales):
+                scales = None
+        return _F().interpolate(
+            x, size=None if size is None else list(size), scale_factor=scales, mode=mode,
+            align_corners=align,
+        )  # fmt: skip
+
+    return run
+
+
+def _upsample_aa(mode):
+    def run(x, size, align, scales):
+        return _F().interpolate(
+            x, size=None if size is None else list(size), scale_factor=scales, mode=mode,
+            align_corners=align, antialias=True,
+        )  # fmt: skip
+
+    return run
+
+
+def _no_kernel(name):
+    def run(*args):
+        raise RuntimeError(f"ember has no kernel for {name}")
+
+    return run
+
+
+def _new(fn):
+    def run(x, size, dtype=None, layout=None, device=None, pin_memory=None):
+        return fn(list(size), dtype=_dtype(dtype) if dtype is not None else x.dtype)
+
+    return run
+
+
+def _new_full(x, size, value, dtype=None, layout=None, device=None, pin_memory=None):
+    return ember.full(list(size), value, dtype=_dtype(dtype) if dtype is not None else x.dtype)
+
+
+_TAIL = "dtype=None, layout=None, device=None, pin_memory=None"
+
+
+def _std_var(name):
+    def run(x, dim=None, unbiased=True, keepdim=False, correction=None):
+        fn = getattr(ember, name)
+        if correction is not None:
+            return fn(x, dim, keepdim=keepdim, correction=correction)
+        if dim is None:
+            return fn(x, unbiased=unbiased)
+        return fn(x, dim, unbiased, keepdim)
+
+    return run
+
+
+def _inplace_f(name):
+    def run(x, *args):
+        return x.copy_(getattr(_F(), name)(x, *args))
+
+    return run
+
+
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
 
@@ -582,6 +681,56 @@ _TABLE: list[tuple] = [
     ("is_complex", "self", lambda x: x.is_complex(), "bool"),
     ("len", "a", len, "int"),
     ("masked_fill", "self, mask, value", ember.masked_fill),
+    ("conv_transpose1d", "input, weight, bias=None, stride=[1], padding=[0], output_padding=[0], "
+     "groups=1, dilation=[1]", lambda *a: _F().conv_transpose1d(*a)),
+    ("conv_transpose2d", "input, weight, bias=None, stride=[1, 1], padding=[0, 0], "
+     "output_padding=[0, 0], groups=1, dilation=[1, 1]", lambda *a: _F().conv_transpose2d(*a)),
+    ("adaptive_max_pool2d", "self, output_size",
+     lambda x, s: _F().adaptive_max_pool2d(x, list(s), return_indices=True),
+     "Tuple[Tensor, Tensor]"),
+    ("group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
+     lambda x, g, w, b, eps, c=True: _F().group_norm(x, g, w, b, eps)),
+    ("instance_norm", "input, weight, bias, running_mean, running_var, use_input_stats, "
+     "momentum, eps, cudnn_enabled",
+     lambda x, w, b, rm, rv, use, mom, eps, c: _F().instance_norm(x, rm, rv, w, b, use, mom, eps)),
+    ("prelu", "self, weight", lambda x, w: _F().prelu(x, w)),
+    ("hardswish", "self", lambda x: _F().hardswish(x)),
+    ("hardsigmoid", "self", lambda x: _F().hardsigmoid(x)),
+    ("mish", "self", lambda x: _F().mish(x)),
+    ("pixel_shuffle", "self, upscale_factor", lambda x, r: _F().pixel_shuffle(x, r)),
+    ("upsample_nearest1d", "*", _upsample("nearest", False)),
+    ("upsample_nearest2d", "*", _upsample("nearest", False)),
+    ("upsample_nearest3d", "*", _upsample("nearest", False)),
+    ("_upsample_nearest_exact1d", "*", _upsample("nearest-exact", False)),
+    ("upsample_trilinear3d", "*", _upsample("trilinear", True)),
+    ("_upsample_bilinear2d_aa", "*", _upsample_aa("bilinear")),
+    ("_upsample_bicubic2d_aa", "*", _upsample_aa("bicubic")),
+    ("_upsample_lanczos2d_aa", "*", _no_kernel("_upsample_lanczos2d_aa")),
+    ("adaptive_avg_pool1d", "self, output_size",
+     lambda x, s: _F().adaptive_avg_pool1d(x, list(s))),
+    ("adaptive_avg_pool3d", "self, output_size",
+     lambda x, s: _F().adaptive_avg_pool3d(x, list(s))),
+    ("new_zeros", f"self, size, {_TAIL}", _new(ember.zeros)),
+    ("new_ones", f"self, size, {_TAIL}", _new(ember.ones)),
+    ("new_full", f"self, size, fill_value, {_TAIL}", _new_full),
+    ("_upsample_nearest_exact2d", "*", _upsample("nearest-exact", False)),
+    ("_upsample_nearest_exact3d", "*", _upsample("nearest-exact", False)),
+    ("upsample_linear1d", "*", _upsample("linear", True)),
+    ("upsample_bilinear2d", "*", _upsample("bilinear", True)),
+    ("upsample_bicubic2d", "*", _upsample("bicubic", True)),
+    ("rnn_tanh", "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
+     "batch_first", _rnn("tanh"), "Tuple[Tensor, Tensor]"),
+    ("rnn_relu", "input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
+     "batch_first", _rnn("relu"), "Tuple[Tensor, Tensor]"),
+    ("std", "self, dim=None, unbiased=True, keepdim=False, correction=None", _std_var("std")),
+    ("var", "self, dim=None, unbiased=True, keepdim=False, correction=None", _std_var("var")),
+    ("cumsum", "self, dim, dtype=None",
+     lambda x, d, dt=None: ember.cumsum(x, d, dtype=_dtype(dt) if dt is not None else None)),
+    ("linalg_vector_norm", "self, ord=2, dim=None, keepdim=False, dtype=None",
+     lambda x, o=2, d=None, k=False, dt=None: ember.linalg.vector_norm(x, o, d, k)),
+    ("__range_length", "lo, hi, step",
+     lambda lo, hi, step: max(0, (hi - lo + step - (1 if step > 0 else -1)) // step), "int"),
+    ("__derive_index", "index, start, step", lambda i, start, step: start + i * step, "int"),
     ("masked_fill_", "self, mask, value", lambda x, m, v: x.masked_fill_(m, v)),
     ("logical_not", "self", ember.logical_not),
     ("all", "self, dim=None, keepdim=False", _logical("all", all)),
@@ -663,6 +812,8 @@ _TABLE: list[tuple] = [
     ("floor", "self", lambda x: math.floor(x) if not _is_tensor(x) else ember.floor(x)),
     ("ceil", "self", lambda x: math.ceil(x) if not _is_tensor(x) else ember.ceil(x)),
 ]  # fmt: skip
+for _n in ("elu", "leaky_relu", "hardtanh", "silu", "hardswish", "hardsigmoid", "mish"):
+    _TABLE.append((_n + "_", "*", _inplace_f(_n)))
 for _n in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "sin", "cos", "erf"):
     _TABLE.append((_n, "self", _unary(_n)))
 
@@ -693,6 +844,34 @@ for _entry in _PRIM:
     OPS[f"prim::{_entry[0]}"] = Schema(f"prim::{_entry[0]}", *_entry[1:])
 
 
+def _arange(*args):
+    *nums, dtype, layout, device, pin_memory = args
+    return ember.arange(*nums, dtype=_dtype(dtype) if dtype is not None else None)
+
+
+# ops whose overloads differ in their positional parameters: the first that binds wins
+OVERLOADS: dict[str, list[Schema]] = {
+    "aten::arange": [
+        Schema("aten::arange", f"end, {_TAIL}", _arange),
+        Schema("aten::arange", f"start, end, {_TAIL}", _arange),
+        Schema("aten::arange", f"start, end, step, {_TAIL}", _arange),
+    ],
+}
+
+
 def lookup(kind: str) -> Schema | None:
     """Return the schema of ``kind`` (``aten::add``), or None when ember lacks it."""
     return OPS.get(kind)
+
+
+def bind(kind: str, args: list, kwargs: dict) -> tuple[Schema, list]:
+    """Return the schema (the overload) that takes these arguments and the bound list;
+    raise TypeError when none does."""
+    schemas = OVERLOADS.get(kind) or [OPS[kind]]
+    err = None
+    for schema in schemas:
+        try:
+            return schema, schema.bind(args, kwargs)
+        except TypeError as e:
+            err = e
+    raise err
