@@ -279,3 +279,23 @@ def test_computed_format_field_checked_when_run():
     assert m(ember.tensor([1.0])).tolist() == [1.0]
     with pytest.raises(RuntimeError, match="format field"):
         m(ember.tensor([1.0]), "{0.__class__}")
+
+
+def test_new_only_builds_archive_classes():
+    code = _forward("    _0 = __torch__.M.__new__(os)\n    return x\n")
+    with pytest.raises(UnsafeArchiveError):
+        ember.jit.load(_archive(code=code))
+    code = _forward("    _0 = __torch__.M.__new__(__torch__.M)\n    return x\n")
+    with pytest.raises(UnsafeArchiveError, match="not a class"):  # a module, not a class
+        ember.jit.load(_archive(code=code))
+
+
+def test_torch_save_checkpoint_is_not_a_module():
+    data = b"\x80\x02ccollections\nOrderedDict\n)R."
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", data)
+        z.writestr("archive/version", "3\n")
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="does not hold a module"):
+        ember.jit.load(buf)

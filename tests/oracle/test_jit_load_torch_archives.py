@@ -504,3 +504,29 @@ def test_ember_written_archive_loads_back():
     loaded = ember.jit.load(buf)
     np.testing.assert_array_equal(loaded(x).detach().numpy(), em(x).detach().numpy())
     assert list(loaded.state_dict()) == list(em.state_dict())
+
+
+@torch.jit.script
+class Scaler:
+    def __init__(self, k: float):
+        self.k = k
+
+    def apply(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.k
+
+
+class WithObjects(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = Scaler(3.0)
+
+    def forward(self, x):
+        t = Scaler(2.0)
+        return self.s.apply(x) + t.apply(x)
+
+
+def test_torchscript_class_objects_held_and_constructed():
+    x = _x(2, 3)
+    tm, em = _both(torch.jit.script(WithObjects()))
+    assert em.s.k == 3.0
+    np.testing.assert_allclose(em(ember.tensor(x)).numpy(), tm(torch.tensor(x)).numpy())

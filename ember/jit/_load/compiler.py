@@ -621,6 +621,8 @@ class _FunctionCompiler:
                 args = [self.expr(a, env) for a in node.args]
                 kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords}
                 return self.op(kind, args, kwargs, node)
+            if q is not None and q.startswith("__torch__.") and f.attr == "__new__":
+                return self.create_object(q[: -len(".__new__")], node)
             if q is not None and q.startswith("__torch__."):
                 fn = self.cu.unit.functions.get(q)
                 c = self.cu.unit.classes.get(q)
@@ -655,6 +657,26 @@ class _FunctionCompiler:
             if isinstance(ref, _FunctionRef):
                 return self.call_function(ref.decl, node, env)
         self.fail(node, "a call of something that is not an op, method or function")
+
+    def create_object(self, q: str, node: ast.Call):
+        """``__torch__.C.__new__(__torch__.C)``: a new, empty object of archive class C (its
+        ``__init__`` is then called as a method)."""
+        c = self.cu.unit.classes.get(q)
+        if c is None or c.is_module or c.is_namedtuple:
+            self.fail(node, f"{q} is not a class of the archive's code", unsafe=True)
+        if len(node.args) != 1 or node.keywords or _qualname(node.args[0]) != q:
+            self.fail(node, f"{q}.__new__ must be called on {q}", unsafe=True)
+        n = self.graph.insert("prim::CreateObject", [])
+        cu = self.cu
+
+        def create():
+            from ember.jit._load.module import LoadedScriptObject
+
+            return LoadedScriptObject(c, cu)
+
+        n._payload = create
+        n.output().setType(T.ClassType(q))
+        return n.output()
 
     def namedtuple(self, c: ClassDecl, node: ast.Call, env):
         fields = list(c.attributes)

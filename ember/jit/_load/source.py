@@ -34,7 +34,7 @@ _REFUSED_NAMES = frozenset(
 )
 # dunder names serialized TorchScript legitimately uses
 _DUNDER_OK = frozenset(
-    "__torch__ __parameters__ __buffers__ __annotations__ __is__ __isnot__ __not__ "
+    "__torch__ __parameters__ __buffers__ __annotations__ __new__ __is__ __isnot__ __not__ "
     "__getitem__ __contains__ __and__ __or__ __xor__ __init__ __getstate__ __setstate__ "
     "__derive_index __range_length __interpolate __upsample __round_to_zero __lshift__ "
     "__rshift__ __iand__ __ior__ __ixor__ __len__".split()
