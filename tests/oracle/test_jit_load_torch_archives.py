@@ -530,3 +530,41 @@ def test_torchscript_class_objects_held_and_constructed():
     tm, em = _both(torch.jit.script(WithObjects()))
     assert em.s.k == 3.0
     np.testing.assert_allclose(em(ember.tensor(x)).numpy(), tm(torch.tensor(x)).numpy())
+
+
+class Desugared(nn.Module):
+    def forward(self, x: torch.Tensor, n: int) -> tuple[torch.Tensor, int]:
+        total = 0
+        for i in range(n):
+            if i == 3:
+                break
+            if i == 1:
+                continue
+            total += i
+            x = x + i
+        j = 0
+        while True:
+            j += 1
+            if j > 4:
+                break
+        d: dict[str, int] = {}
+        d["a"] = total
+        for k in d.keys():
+            total += d[k]
+        ys = [i * 2 for i in range(3)]
+        s = "x" + str(total)
+        if len(s) > 1:
+            total += 1
+        o: int | None = None
+        if o is None:
+            o = 5
+        return x * float(j) + sum(ys), total + o
+
+
+def test_scripted_break_continue_dicts_strings():
+    tm, em = _both(torch.jit.script(Desugared()))
+    x = _x(2)
+    for n in (0, 2, 5):
+        t, e = tm(torch.tensor(x), n), em(ember.tensor(x), n)
+        np.testing.assert_allclose(e[0].numpy(), t[0].numpy())
+        assert e[1] == t[1]

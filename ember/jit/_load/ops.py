@@ -117,6 +117,8 @@ def _cmp(name, py):
 
 def _reduce(name):
     def run(x, dim=None, keepdim=False, dtype=None):
+        if isinstance(x, list):  # sum.int / sum.float of a list of numbers
+            return sum(x)
         fn = getattr(ember, name)
         kw = {} if dtype is None else {"dtype": _dtype(dtype)}
         if isinstance(dim, int) and not isinstance(dim, bool) and name == "sum":
