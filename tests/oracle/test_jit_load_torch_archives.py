@@ -161,6 +161,7 @@ def test_traced_mlp():
     tm, em = _check(_trace(MLP().eval(), x), x)
     assert isinstance(em, ember.jit.RecursiveScriptModule) and em.original_name == "MLP"
     assert [n for n, _ in em.named_children()] == ["net"]
+    assert len(em.net) == 3 and em.net[0].original_name == "Linear" and "0" in em.net
     assert "aten::softmax" in str(em.graph) and "prim::CallMethod" in str(em.graph)
     assert "torch.softmax" in em.code
 

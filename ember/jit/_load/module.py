@@ -108,6 +108,24 @@ class LoadedScriptModule(RecursiveScriptModule):
             return _BoundMethod(self, d["_cu"], decl.methods[name])
         return super().__getattr__(name)
 
+    # a loaded container (Sequential, ModuleList, ModuleDict) indexes its submodules
+    def __getitem__(self, idx):
+        mods = list(self._modules.values())
+        if isinstance(idx, str):
+            return self._modules[idx]
+        if isinstance(idx, slice):
+            return mods[idx]
+        return mods[idx]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
     @property
     def code(self) -> str:
         """The TorchScript source of ``forward``, as the archive holds it."""
