@@ -110,12 +110,9 @@ class LoadedScriptModule(RecursiveScriptModule):
 
     # a loaded container (Sequential, ModuleList, ModuleDict) indexes its submodules
     def __getitem__(self, idx):
-        mods = list(self._modules.values())
         if isinstance(idx, str):
             return self._modules[idx]
-        if isinstance(idx, slice):
-            return mods[idx]
-        return mods[idx]
+        return list(self._modules.values())[idx]
 
     def __len__(self) -> int:
         return len(self._modules)
