@@ -37,7 +37,7 @@ path = sys.argv[1]
 names = [f"input{i}.npy" for i in range(4)] + ["expected.npy"]
 extra = dict.fromkeys(names, None)
 m = ember.jit.load(path, _extra_files=extra)
-inputs = [np.load(io.BytesIO(extra[n])) for n in names[:-1] if extra[n] is not None]
+inputs = [np.load(io.BytesIO(extra[n])) for n in names[:-1] if extra[n]]  # b"" when absent
 expected = np.load(io.BytesIO(extra["expected.npy"]))
 with ember.no_grad():
     out = m(*[ember.tensor(a) for a in inputs])
