@@ -290,8 +290,15 @@ def save(m, f, _extra_files=None) -> None:
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False) -> RecursiveScriptModule:
-    """Load a module saved by ``ember.jit.save``; fill ``_extra_files`` (a dict of names)."""
-    from ember.serialization import load as ember_load
+    """Load a TorchScript archive (written by ``torch.jit.save`` or ``ember.jit.save``) and
+    return a ``RecursiveScriptModule`` running its compiled code; fill ``_extra_files`` (a
+    dict of names) with the archive's extra files, as bytes.
+
+    The archive's code is TorchScript source: ember compiles it to its graph IR and never runs
+    it as Python; its pickles go through the weights-only unpickler, allowing only tensors,
+    primitive containers and the archive's own ``__torch__`` classes. Anything else raises
+    ``UnsafeArchiveError`` (a RuntimeError) naming what was refused, before anything runs."""
+    from ember.jit._load import load_archive
 
     deprecated("load", "export")
     if isinstance(f, (str, os.PathLike)):
@@ -299,33 +306,35 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes=False) -> Recu
             raise ValueError(f"The provided filename {f} does not exist")
         if os.path.isdir(f):
             raise ValueError(f"The provided filename {f} is a directory")
+    _refuse_legacy(f)
+    return load_archive(f, map_location, _extra_files)
+
+
+def _refuse_legacy(f) -> None:
+    """ember's first archive format held a pickled Python module, which only a full unpickler
+    (running code from the file) reads: it is no longer loaded."""
+    own = isinstance(f, (str, os.PathLike))
+    fh = open(f, "rb") if own else f  # noqa: SIM115
+    start = fh.tell()
     try:
-        z = zipfile.ZipFile(f)
-    except zipfile.BadZipFile:
+        try:
+            with zipfile.ZipFile(fh) as z:
+                legacy = _MAGIC in z.namelist()
+        except zipfile.BadZipFile:
+            raise RuntimeError(
+                "ember.jit.load: not a TorchScript archive (not a zip file)"
+            ) from None
+    finally:
+        if own:
+            fh.close()
+        else:
+            fh.seek(start)
+    if legacy:
         raise RuntimeError(
-            "ember.jit.load: not a module archive written by ember.jit.save"
-        ) from None
-    with z:
-        names = z.namelist()
-        if _MAGIC not in names:
-            if any(n.endswith("constants.pkl") or "/code/" in n for n in names):
-                raise RuntimeError(
-                    "ember.jit.load: this is a TorchScript archive written by torch.jit.save; "
-                    "ember cannot run TorchScript code. Save the model's state_dict with torch "
-                    "and load it into the same ember module with load_state_dict."
-                )
-            raise RuntimeError("ember.jit.load: not a module archive written by ember.jit.save")
-        module = ember_load(
-            io.BytesIO(z.read("ember_jit/module.pt")),
-            map_location=map_location,
-            weights_only=False,
+            "ember.jit.load: this archive is in ember's old format (a pickled Python module, "
+            "which loads only by running code from the file); it is no longer read. Re-save "
+            "the module with the current ember.jit.save."
         )
-        if _extra_files is not None:
-            for name in list(_extra_files):
-                key = f"ember_jit/extra/{name}"
-                if key in names:
-                    _extra_files[name] = z.read(key)
-    return RecursiveScriptModule(module)
 
 
 # ---------------------------------------------------------------------------------------------

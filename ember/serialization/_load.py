@@ -281,8 +281,8 @@ def _load_zip(fh, restore, weights_only, use_mmap, pickle_module, pickle_load_ar
     reader = ZipReader(fh, file_size(fh))
     if reader.has("constants.pkl"):
         raise RuntimeError(
-            "ember.load received a TorchScript archive (it has constants.pkl): ember cannot "
-            "load TorchScript programs. Save the model's state_dict() with torch.save instead."
+            "ember.load received a TorchScript archive (it has constants.pkl): load it with "
+            "ember.jit.load, which compiles its code without running anything from the file."
         )
     version_name = "version" if reader.has("version") else ".data/version"
     if not reader.has(version_name):

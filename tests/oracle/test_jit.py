@@ -213,13 +213,17 @@ def test_save_load_round_trip(tmp_path):
     assert list(again.state_dict()) == list(em.state_dict())
 
 
-def test_load_refuses_torchscript_and_other_files(tmp_path):
+def test_load_reads_torchscript_and_refuses_other_files(tmp_path):
     ts = torch.jit.script(torch.nn.Linear(2, 2))
     path = tmp_path / "torch.pt"
     torch.jit.save(ts, str(path))
-    with pytest.raises(RuntimeError, match="TorchScript archive written by torch.jit.save"):
-        ember.jit.load(str(path))
-    with pytest.raises(RuntimeError, match="not a module archive"):
+    loaded = ember.jit.load(str(path))  # compiled from its TorchScript, never executed
+    np.testing.assert_allclose(
+        loaded(ember.tensor(_X[:, :2])).detach().numpy(),
+        ts(torch.tensor(_X[:, :2])).detach().numpy(),
+        rtol=1e-6,
+    )
+    with pytest.raises(RuntimeError, match="not a TorchScript archive"):
         ember.jit.load(io.BytesIO(b"abc"))
     missing = str(tmp_path / "nope.pt")
     with pytest.raises(ValueError) as t:
