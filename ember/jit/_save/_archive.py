@@ -1,0 +1,225 @@
+"""The TorchScript archive: a module tree, its code and its tensors as torch's zip records.
+
+Records, in torch's order: ``extra/<name>``, ``data/<key>`` (the storages ``data.pkl``
+names), ``data.pkl`` (the module objects, protocol 2), ``code/__torch__/...py`` (the classes'
+TorchScript source), ``constants.pkl`` (a tuple of the code's tensor constants, their storages
+under ``constants/<key>``), ``version``, ``byteorder``, ``.data/serialization_id``.
+Everything is built in memory first, so a graph that cannot be written raises before a byte
+reaches the file; a path is written through ``atomic_write``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import sys
+import warnings
+
+from ember.jit._save._classes import ClassDecl, ClassTable, ModuleObj, python_qualname
+from ember.jit._save._source import FunctionPrinter, SaveError
+from ember.serialization._pickler import REBUILD_V2, TorchGlobal, TorchPickler
+from ember.serialization._save import _serialization_id, atomic_write, is_path
+from ember.serialization._zip import ZipWriter
+
+__all__ = ["write_archive", "ArchivePickler"]
+
+# the file format version torch 2.x writes for code without versioned operators
+_VERSION = b"3\n"
+
+
+class ArchivePickler(TorchPickler):
+    """``TorchPickler`` for TorchScript's pickles: parameters are plain tensors (the class's
+    ``__parameters__`` says which attributes are parameters), modules are class instances."""
+
+    dispatch = dict(TorchPickler.dispatch)
+
+    def _reduce_tensor(self, t):
+        return (REBUILD_V2, self._tensor_args(t))
+
+    def save_module(self, obj: ModuleObj) -> None:
+        ns, _, name = obj.qualname.rpartition(".")
+        self.save(TorchGlobal(ns, name))
+        self.write(pickle.EMPTY_TUPLE + pickle.NEWOBJ)
+        self.memoize(obj)
+        self.save(obj.state)
+        self.write(pickle.BUILD)
+
+    dispatch[ModuleObj] = save_module
+
+
+def _pickle(obj) -> tuple[bytes, list]:
+    buf = io.BytesIO()
+    p = ArchivePickler(buf, 2)
+    p.dump(obj)
+    return buf.getvalue(), p.storages
+
+
+class _Builder:
+    """Walk a module tree into class declarations and module objects."""
+
+    def __init__(self):
+        self.table = ClassTable()
+        self.constants: list = []
+
+    def module(self, m, method_graphs: dict | None = None, only: dict | None = None,
+               qualname: str | None = None) -> ModuleObj:  # fmt: skip
+        """``method_graphs``: ``{name: graph}`` printed as methods of ``m``'s class;
+        ``only``: the attribute paths to keep (a frozen module keeps what its code reads)."""
+        from ember.jit._script import ScriptModule
+
+        target = m._original if isinstance(m, ScriptModule) and m._original is not None else m
+        decl = ClassDecl(qualname or python_qualname(type(target)))
+        state: dict = {}
+        persistent = [
+            (k, b) for k, b in target._buffers.items()
+            if b is not None and k not in target._non_persistent_buffers_set
+        ]  # fmt: skip
+
+        def keep(name):
+            return only is None or name in only
+
+        for k, p in target._parameters.items():
+            if p is not None and keep(k):
+                decl.parameters.append(k)
+                decl.attributes.append((k, "Tensor"))
+                state[k] = p
+        for k, b in persistent:
+            if keep(k):
+                decl.buffers.append(k)
+                decl.attributes.append((k, "Tensor"))
+                state[k] = b
+        for k, b in target._buffers.items():
+            if b is not None and k in target._non_persistent_buffers_set and keep(k):
+                decl.attributes.append((k, "Tensor"))
+                state[k] = b
+        decl.attributes.append(("training", "bool"))
+        state["training"] = bool(m.training)
+        for k, child in target._modules.items():
+            if child is None or not keep(k):
+                continue
+            obj = self.module(child, only=None if only is None else only[k])
+            decl.attributes.append((k, obj.qualname))
+            state[k] = obj
+        if method_graphs:
+            name = self.table.add(decl, unique=True)
+            for mname, g in method_graphs.items():
+                decl.methods.append(self.method(g, mname, name))
+        else:
+            name = self.table.add(decl)
+        return ModuleObj(name, state)
+
+    def method(self, graph, name: str, self_type: str, method_self: bool = True) -> list[str]:
+        printer = FunctionPrinter(self.constants)
+        head, body = printer.function(graph, name, self_type, method_self)
+        return ["  " + head[0], *head[1:], *("  " + line for line in body)]
+
+
+def _attr_paths(graph) -> dict:
+    """The tree of attribute names the graph reads from its ``self`` (a nested dict)."""
+    self_v = graph.inputs()[0]
+    tree: dict = {}
+    where = {self_v: tree}
+    for n in _all_nodes(graph.block()):
+        if n.kind() == "prim::GetAttr" and n.inputs()[0] in where:
+            sub = where[n.inputs()[0]].setdefault(n.s("name"), {})
+            where[n.output()] = sub
+    return tree
+
+
+def _all_nodes(block):
+    for n in block.nodes():
+        yield n
+        for b in n.blocks():
+            yield from _all_nodes(b)
+
+
+def build_records(obj) -> tuple[ModuleObj, ClassTable, list]:
+    """Return the root object, its classes and the code's constants for ``obj`` (a script or
+    traced module, or a ScriptFunction)."""
+    from ember.jit._script import ScriptFunction, ScriptModule
+
+    b = _Builder()
+    if isinstance(obj, ScriptFunction):
+        graph = obj._graph
+        if graph is None:
+            raise SaveError(
+                f"ember.jit.save: {obj.name} has no graph (ember's compiler could not compile "
+                "it); only functions with a graph can be saved"
+            )
+        decl = ClassDecl("__torch__.PlaceholderModule")
+        decl.attributes.append(("training", "bool"))
+        name = b.table.add(decl, unique=True)
+        decl.methods.append(b.method(_prepare(graph), "forward", name, method_self=False))
+        return ModuleObj(name, {"training": True}), b.table, b.constants
+    if not isinstance(obj, ScriptModule):
+        raise SaveError(
+            f"ember.jit.save expects a ScriptModule or a ScriptFunction, got {type(obj).__name__}"
+        )
+    graph = obj.__dict__.get("_graph")
+    if graph is None:
+        warnings.warn(
+            f"ember.jit.save: this {type(obj).__name__} has no graph (ember's compiler did not "
+            "compile its forward), so the archive holds its parameters, buffers and submodules "
+            "but no forward; trace it with ember.jit.trace to save its code",
+            UserWarning,
+            stacklevel=4,
+        )
+        return b.module(obj), b.table, b.constants
+    graph = _prepare(graph)
+    only = _attr_paths(graph) if obj.__dict__.get("_frozen") else None
+    root = b.module(obj, {"forward": graph}, only=only)
+    return root, b.table, b.constants
+
+
+def _prepare(graph):
+    """A copy of the graph with known calls inlined: one ``forward`` reads the whole tree."""
+    from ember.jit.passes import inline_calls
+
+    g = graph.copy()
+    inline_calls(g)
+    return g
+
+
+def archive_bytes(obj, extra_files=None) -> list[tuple[str, bytes]]:
+    """Return the archive's records ``[(name, bytes)]`` for ``obj``."""
+    root, table, constants = build_records(obj)
+    data, storages = _pickle(root)
+    consts, const_storages = _pickle(tuple(constants))
+    records: list[tuple[str, object]] = []
+    for name, content in (extra_files or {}).items():
+        records.append((f"extra/{name}", content.encode() if isinstance(content, str) else
+                        bytes(content)))  # fmt: skip
+    records += [(f"data/{s.key}", s.bytes()) for s in storages]
+    records.append(("data.pkl", data))
+    records += [(path, src.encode()) for path, src in table.files().items()]
+    records.append(("constants.pkl", consts))
+    records += [(f"constants/{s.key}", s.bytes()) for s in const_storages]
+    records.append(("version", _VERSION))
+    records.append(("byteorder", sys.byteorder.encode()))
+    return records
+
+
+def _write(records, fh, folder: str) -> None:
+    w = ZipWriter(fh, folder)
+    for name, data in records:
+        w.write_record(name, data)
+    w.write_record(".data/serialization_id", _serialization_id(w))
+    w.close()
+
+
+def write_archive(obj, f, extra_files=None) -> None:
+    """Write ``obj`` as a TorchScript archive to ``f`` (a path, atomically, or a binary file)."""
+    records = archive_bytes(obj, extra_files)
+    if is_path(f):
+        path = os.fsdecode(os.fspath(f))
+        stem = os.path.splitext(os.path.basename(path))[0] or "archive"
+        atomic_write(path, lambda fh: _write(records, fh, stem))
+        return
+    if not hasattr(f, "write"):
+        raise AttributeError(
+            "expected 'f' to be string, path, or a file-like object with a 'write' attribute"
+        )
+    buf = io.BytesIO()
+    _write(records, buf, "archive")
+    f.write(buf.getbuffer())

@@ -1,0 +1,154 @@
+"""Nodes without a torch schema, written as the TorchScript torch's own code would run.
+
+The tracer records an op-table entry that has no aten schema in ``jit._aten`` as a node whose
+inputs are the op's tensor operands and whose ``_payload`` closes over the op and its other
+parameters. Here those become torch calls: ``split`` -> ``torch.split_with_sizes``,
+``_unsafe_view`` -> ``torch.reshape``, ember's one-layer recurrent kernel ``rnn_layer`` ->
+a TorchScript loop over the time steps, and any other op ``torch.<name>(operands,
+param=value)`` (ember's op parameters carry torch's argument names).
+"""
+
+from __future__ import annotations
+
+from ember.jit._save._spell import payload_vars
+
+__all__ = ["lower", "payload_attr"]
+
+
+def payload_attr(n):
+    """The attribute name a compiled ``x.T``/``x.mT`` node reads."""
+    return payload_vars(n).get("a")
+
+
+def _op_params(n):
+    found = payload_vars(n)
+    op = found.get("op")
+    if op is None or not hasattr(op, "name"):
+        return None, None
+    params = {k: v for k, v in dict(found.get("params") or {}).items() if k != "out"}
+    return op.name, params
+
+
+def lower(p, n, pad: int) -> bool:
+    """Write node ``n`` with printer ``p`` if it needs more than a plain call; True if done."""
+    name, params = _op_params(n)
+    if name is None:
+        return False
+    ins = [p.ref(v) for v in n.inputs()]
+    outs = n.outputs()
+    if name == "rnn_layer":
+        _rnn_layer(p, n, ins, params, pad)
+        return True
+    expr = _SPELL.get(name, _generic)(name, ins, params, n)
+    if len(outs) == 1:
+        p.emit(pad, f"{p.bind(outs[0])} = {expr}")
+    elif outs:
+        targets = [p.bind(o) for o in outs]
+        p.emit(pad, ", ".join(targets) + f" = {expr}")
+    else:
+        p.emit(pad, expr)
+    return True
+
+
+def _lit(v) -> str:
+    from ember.jit._save._source import literal
+
+    cls = type(v).__name__
+    if cls == "dtype":
+        from ember.jit.ir import DTYPE_CODES
+
+        return str(DTYPE_CODES[str(v)])
+    if cls == "memory_format":
+        return str(_MEMORY_FORMATS.get(str(v), 0))
+    if cls == "Size":
+        v = list(v)
+    return literal(list(v) if isinstance(v, tuple) else v)
+
+
+_MEMORY_FORMATS = {
+    "torch.contiguous_format": 0,
+    "torch.preserve_format": 1,
+    "torch.channels_last": 2,
+    "torch.channels_last_3d": 3,
+}
+
+
+def _generic(name, ins, params, n) -> str:
+    kw = [f"{k}={_lit(v)}" for k, v in params.items()]
+    return f"torch.{n.kind().partition('::')[2]}(" + ", ".join(ins + kw) + ")"
+
+
+def _split(name, ins, params, n) -> str:
+    sizes = params.get("sizes", params.get("split_sizes"))
+    if sizes is not None:
+        return f"torch.split_with_sizes({ins[0]}, {_lit(list(sizes))}, {params.get('dim', 0)})"
+    return _generic(name, ins, params, n)
+
+
+_SPELL = {
+    "split": _split,
+    "split_with_sizes": _split,
+    "_unsafe_view": lambda name, ins, p, n: f"torch.reshape({ins[0]}, {_lit(p['shape'])})",
+    "clone": lambda name, ins, p, n: f"torch.clone({ins[0]})",
+    "embedding": lambda name, ins, p, n: (
+        f"torch.embedding({ins[0]}, {ins[1]}, {int(p.get('padding_idx', -1))}, "
+        f"{_lit(bool(p.get('scale_grad_by_freq', False)))}, {_lit(bool(p.get('sparse', False)))})"
+    ),
+}
+
+
+def _rnn_layer(p, n, ins, params, pad: int) -> None:
+    """One layer and direction of an RNN over a (T, B, gates) input projection, as a loop
+    (ember's kernel has no torch op: torch's ``aten::lstm`` takes the raw input)."""
+    from ember.jit._save._source import SaveError
+
+    if params.get("batch_sizes") is not None:
+        raise SaveError("ember.jit.save: a packed sequence's recurrent layer cannot be saved yet")
+    mode = params["mode"]
+    xp, h0, c0, w_hh, b_hh, w_hr = ins
+    fresh = p.names.fresh
+    h, hs, t, x, g = fresh("_h"), fresh("_hs"), fresh("_t"), fresh("_x"), fresh("_g")
+    p.emit(pad, f"{h} = {h0}")
+    c = None
+    if mode == "LSTM":
+        c = fresh("_c")
+        p.emit(pad, f"{c} = {c0}")
+    p.emit(pad, f"{hs} = annotate(List[Tensor], [])")
+    steps = fresh("_steps")
+    p.emit(pad, f"{steps} = torch.size({xp}, 0)")
+    p.emit(pad, f"for {t} in range({steps}):")
+    q = pad + 1
+    index = f"({steps} - 1 - {t})" if params.get("reverse") else t
+    p.emit(q, f"{x} = torch.select({xp}, 0, {index})")
+    p.emit(q, f"{g} = torch.linear({h}, {w_hh}, {b_hh})")
+    if mode == "LSTM":
+        gs = fresh("_gates")
+        p.emit(q, f"{gs} = torch.chunk(torch.add({x}, {g}), 4, 1)")
+        i, f, gg, o = (f"{gs}[{k}]" for k in range(4))
+        p.emit(q, f"{c} = torch.add(torch.mul(torch.sigmoid({f}), {c}), "
+                  f"torch.mul(torch.sigmoid({i}), torch.tanh({gg})))")  # fmt: skip
+        p.emit(q, f"{h} = torch.mul(torch.sigmoid({o}), torch.tanh({c}))")
+        if w_hr != "None":
+            p.emit(q, f"{h} = torch.linear({h}, {w_hr})")
+    elif mode == "GRU":
+        xs, hg = fresh("_xs"), fresh("_hg")
+        p.emit(q, f"{xs} = torch.chunk({x}, 3, 1)")
+        p.emit(q, f"{hg} = torch.chunk({g}, 3, 1)")
+        r, z = fresh("_r"), fresh("_z")
+        p.emit(q, f"{r} = torch.sigmoid(torch.add({xs}[0], {hg}[0]))")
+        p.emit(q, f"{z} = torch.sigmoid(torch.add({xs}[1], {hg}[1]))")
+        nn_ = fresh("_n")
+        p.emit(q, f"{nn_} = torch.tanh(torch.add({xs}[2], torch.mul({r}, {hg}[2])))")
+        p.emit(q, f"{h} = torch.add({nn_}, torch.mul({z}, torch.sub({h}, {nn_})))")
+    else:
+        act = "torch.tanh" if mode == "RNN_TANH" else "torch.relu"
+        p.emit(q, f"{h} = {act}(torch.add({x}, {g}))")
+    p.emit(q, f"{hs}.append({h})")
+    outs = n.outputs()
+    stacked = f"torch.stack({hs})"
+    if params.get("reverse"):
+        stacked = f"torch.flip({stacked}, [0])"
+    p.emit(pad, f"{p.bind(outs[0])} = {stacked}")
+    p.emit(pad, f"{p.bind(outs[1])} = {h}")
+    if mode == "LSTM":
+        p.emit(pad, f"{p.bind(outs[2])} = {c}")

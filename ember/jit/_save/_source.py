@@ -1,0 +1,414 @@
+"""TorchScript source from a graph: ``def forward(self, x: Tensor) -> Tensor:`` and its body.
+
+One statement per node (a value read once by a pure list or tuple is written in place);
+``prim::If`` prints as ``if``/``else`` whose branches assign the node's outputs,
+``prim::Loop`` as ``for i in range(n)`` or ``while``, loop-carried values living in one
+variable each. Constants print in place: numbers, strings, ``None``, tensors as
+``CONSTANTS.cN`` (the archive's ``constants.pkl``). Names come from the values' debug names,
+made unique and kept clear of the words TorchScript gives a meaning.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+
+from ember.jit import ir as IR
+from ember.jit._save import _lower
+from ember.jit._save._classes import is_identifier
+from ember.jit._save._spell import INFIX, KEYWORD_ONLY, node_keywords
+
+__all__ = ["FunctionPrinter", "SaveError"]
+
+
+class SaveError(RuntimeError):
+    """A graph holds something TorchScript source cannot say."""
+
+
+_RESERVED = frozenset(
+    {
+        "self", "torch", "ops", "CONSTANTS", "annotate", "uninitialized", "unchecked_cast",
+        "range", "len", "int", "float", "bool", "str", "list", "tuple", "dict", "print",
+        "Tensor", "List", "Tuple", "Optional", "Dict", "Any", "NoneType", "Future", "Module",
+        "Final", "math", "fork", "wait", "isinstance", "getattr", "hasattr", "min", "max",
+        "abs", "sum", "all", "any", "zip", "enumerate", "super", "number", "Device",
+        "device", "dtype", "inf", "nan", "rpc_async", "sorted", "divmod", "chr", "ord",
+        "round", "hash", "id", "hex", "oct", "bin", "__torch__", "Union", "Callable",
+        "Await", "RRef", "Storage", "Stream", "Event", "Layout", "ScalarType", "Generator",
+    }
+)  # fmt: skip
+
+_MUTATES_LIST = frozenset(
+    {"aten::append", "aten::insert", "aten::extend", "aten::_set_item", "aten::pop",
+     "aten::clear", "aten::remove", "aten::reverse", "aten::sort", "aten::__setitem__"}
+)  # fmt: skip
+
+INT_MAX = 9223372036854775807
+
+
+class Names:
+    """Unique TorchScript identifiers."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+        self.count = 0
+
+    def _numbered(self) -> str:
+        while f"_{self.count}" in self.used:
+            self.count += 1
+        name = f"_{self.count}"
+        self.used.add(name)
+        return name
+
+    def fresh(self, hint: str | None) -> str:
+        if not hint:
+            return self._numbered()
+        base = re.sub(r"\W", "_", hint)
+        if base[0].isdigit():
+            base = "_" + base
+        if keyword.iskeyword(base) or base in _RESERVED or base.startswith("__"):
+            base = base.lstrip("_") + "_"
+            base = "_" + base if base[0].isdigit() else base
+        name, k = base, 0
+        while name in self.used:
+            name = f"{base}{k}" if not base.endswith("_") else f"{base}{k}"
+            k += 1
+        self.used.add(name)
+        return name
+
+
+def format_number(v) -> str:
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    v = float(v)
+    if math.isnan(v):
+        return 'float("nan")'
+    if math.isinf(v):
+        return 'float("inf")' if v > 0 else 'float("-inf")'
+    s = repr(v)
+    return s if ("." in s or "e" in s) else s + "."
+
+
+def quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def literal(v) -> str:
+    """A Python constant as TorchScript source."""
+    if v is None:
+        return "None"
+    if isinstance(v, (bool, int, float)):
+        return format_number(v)
+    if isinstance(v, str):
+        return quote(v)
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(literal(e) for e in v)
+        if isinstance(v, tuple):
+            return f"({inner},)" if len(v) == 1 else f"({inner})"
+        return f"[{inner}]"
+    if type(v).__name__ == "device":
+        return f"torch.device({quote(str(v))})"
+    raise SaveError(f"ember.jit.save: cannot write the constant {v!r} as TorchScript")
+
+
+def annotation(t) -> str | None:
+    """A type as a TorchScript annotation, or None when it has none (Any)."""
+    if t is None or isinstance(t, IR.AnyType):
+        return None
+    if isinstance(t, IR.ClassType):
+        return t.qualified_name()
+    s = t.annotation_str()
+    return None if "Any" in s else s
+
+
+class FunctionPrinter:
+    """Print one graph as a TorchScript function; tensor constants go to ``constants``."""
+
+    def __init__(self, constants: list, class_names: dict | None = None):
+        self.constants = constants  # the archive's constant tensors, shared by its code
+        self.class_names = class_names or {}  # module-typed Values -> qualified names
+        self.names = Names()
+        self.env: dict = {}
+        self.lines: list[str] = []
+
+    # ------------------------------------------------------------------ values
+    def ref(self, v) -> str:
+        if v in self.env:
+            return self.env[v]
+        n = v.node()
+        if n.kind() == "prim::Constant":
+            return self.constant(n)
+        raise SaveError(f"ember.jit.save: value %{v.debugName()} is used before it is set")
+
+    def constant(self, n) -> str:
+        if "value" not in n._attrs:
+            return "None"
+        kind, val = n._attrs["value"]
+        if kind == "t":
+            for i, c in enumerate(self.constants):
+                if c is val:
+                    return f"CONSTANTS.c{i}"
+            self.constants.append(val)
+            return f"CONSTANTS.c{len(self.constants) - 1}"
+        t = n.output().type()
+        if isinstance(t, IR.DeviceObjType):
+            return f"torch.device({quote(str(val))})"
+        if kind == "i" and isinstance(t, IR.BoolType):
+            return "True" if val else "False"
+        if kind == "is":
+            return literal([int(e) for e in val])
+        if kind == "fs":
+            return literal([float(e) for e in val])
+        if kind == "ss":
+            return literal(list(val))
+        return literal(val)
+
+    def bind(self, v, hint: str | None = None) -> str:
+        name = self.names.fresh(hint if hint is not None else _hint(v))
+        self.env[v] = name
+        return name
+
+    # ------------------------------------------------------------------ functions
+    def function(self, graph, name: str, self_type: str | None, method_self: bool) -> tuple:
+        """Return ``(header_lines, body_lines)``; with ``self_type``, the first parameter is
+        ``self`` annotated with it (a method in an archive's class). ``method_self`` says the
+        graph's first input is that ``self``."""
+        self.names.used.add("self")
+        inputs = list(graph.inputs())
+        params = []
+        if method_self:
+            self.env[inputs.pop(0)] = "self"
+        if self_type is not None or method_self:
+            params.append(f"self: {self_type}" if self_type else "self")
+        for v in inputs:
+            p = self.bind(v)
+            ann = annotation(v.type())
+            params.append(f"{p}: {ann}" if ann else p)
+        self.emit_block(graph.block(), 1)
+        outs = [self.ref(v) for v in graph.outputs()]
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        self.lines.append(f"  return {ret}")
+        rtype = annotation(graph.outputs()[0].type()) if len(outs) == 1 else None
+        head = f"def {name}(" + ",\n    ".join(params) + ")"
+        head += f" -> {rtype}:" if rtype else ":"
+        return head.split("\n"), self.lines
+
+    # ------------------------------------------------------------------ statements
+    def emit(self, pad: int, text: str) -> None:
+        self.lines.append("  " * pad + text)
+
+    def emit_block(self, block, pad: int) -> None:
+        for n in block.nodes():
+            self.emit_node(n, pad)
+
+    def emit_node(self, n, pad: int) -> None:
+        k = n.kind()
+        outs = n.outputs()
+        if k == "prim::Constant":
+            return
+        if k in ("prim::ListConstruct", "prim::TupleConstruct"):
+            expr = self.construct(n)
+            if _inlinable(outs[0]):
+                self.env[outs[0]] = expr
+            else:
+                self.emit(pad, f"{self.bind(outs[0])} = {expr}")
+            return
+        if k == "prim::If":
+            return self.emit_if(n, pad)
+        if k == "prim::Loop":
+            return self.emit_loop(n, pad)
+        lowered = _lower.lower(self, n, pad)
+        if lowered:
+            return
+        args = [self.ref(v) for v in n.inputs()]
+        if k in ("prim::TupleUnpack", "prim::ListUnpack"):
+            targets = [self.bind(o) for o in outs]
+            self.emit(
+                pad, ", ".join(targets) + ("," if len(targets) == 1 else "") + f" = {args[0]}"
+            )
+            return
+        if k == "prim::SetAttr":
+            name = n.s("name")
+            if is_identifier(name):
+                self.emit(pad, f"{args[0]}.{name} = {args[1]}")
+            else:
+                self.emit(pad, f"setattr({args[0]}, {quote(name)}, {args[1]})")
+            return
+        expr = self.call(n, args)
+        if not outs:
+            self.emit(pad, expr)
+        elif len(outs) == 1:
+            self.emit(pad, f"{self.bind(outs[0])} = {expr}")
+        else:
+            targets = [self.bind(o) for o in outs]
+            self.emit(pad, ", ".join(targets) + f" = {expr}")
+
+    def construct(self, n) -> str:
+        args = [self.ref(v) for v in n.inputs()]
+        if n.kind() == "prim::TupleConstruct":
+            return "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
+        if not args:
+            ann = annotation(n.output().type()) or "List[Tensor]"
+            return f"annotate({ann}, [])"
+        return "[" + ", ".join(args) + "]"
+
+    def call(self, n, args: list[str]) -> str:
+        k = n.kind()
+        ins = n.inputs()
+        if k == "prim::GetAttr":
+            name = n.s("name")
+            return (
+                f"{args[0]}.{name}" if is_identifier(name) else f"getattr({args[0]}, {quote(name)})"
+            )
+        if k == "prim::CallMethod":
+            return f"({args[0]}).{n.s('name')}(" + ", ".join(args[1:]) + ")"
+        if k in ("prim::CallFunction", "prim::PythonOp", "prim::fork", "aten::wait"):
+            raise SaveError(
+                f"ember.jit.save: the graph calls Python code ({k}) TorchScript cannot hold; "
+                "script or trace the function it calls"
+            )
+        if k == "prim::Print":
+            return "print(" + ", ".join(args) + ")"
+        if k == "prim::Uninitialized":
+            return f"uninitialized({annotation(n.output().type()) or 'Tensor'})"
+        if k in ("prim::min", "prim::max"):
+            return f"{k[6:]}(" + ", ".join(args) + ")"
+        if k == "prim::ndim":
+            return f"torch.dim({args[0]})"
+        if k in ("aten::Bool", "aten::Int", "aten::Float"):
+            return f"{k[6:].lower()}({args[0]})"
+        if k == "aten::__getitem__":
+            return f"{args[0]}[{args[1]}]"
+        if k == "aten::len":
+            return f"len({args[0]})"
+        if k == "aten::__not__":
+            return f"not {args[0]}"
+        if k in INFIX and len(args) == 2 and not any(_is_tensor(v) for v in ins):
+            return f"({args[0]} {INFIX[k]} {args[1]})"
+        if k == "aten::numpy_T":
+            attr = _lower.payload_attr(n)
+            return f"torch.{'mT' if attr == 'mT' else 'numpy_T'}({args[0]})"
+        ns, _, op = k.partition("::")
+        head = "torch" if ns == "aten" else f"ops.{ns}"
+        return f"{head}.{op}(" + ", ".join(self.arguments(n, args)) + ")"
+
+    def arguments(self, n, args: list[str]) -> list[str]:
+        npos, names = node_keywords(n, len(args))
+        if names:
+            return args[:npos] + [f"{nm}={a}" for nm, a in zip(names, args[npos:])]
+        tail = KEYWORD_ONLY.get(n.kind())
+        if not tail:
+            return args
+        ins = n.inputs()
+        # the schema's keyword-only tail is present only when the node has all its inputs
+        first = len(args) - len(tail)
+        if first < 1 or (n.kind() in ("aten::sum", "aten::mean", "aten::prod") and first == 2):
+            return args
+        out = args[:first]
+        for (name, default), v, text in zip(tail, ins[first:], args[first:]):
+            c = v.toIValue() if v.node().kind() == "prim::Constant" else _MISSING
+            if c is not _MISSING and (c == default or (c is None and default is None)):
+                continue
+            if v.node().kind() == "prim::Constant" and "value" not in v.node()._attrs:
+                continue  # None where the default is None
+            out.append(f"{name}={text}")
+        return out
+
+    # ------------------------------------------------------------------ control flow
+    def emit_if(self, n, pad: int) -> None:
+        outs = n.outputs()
+        names = [self.bind(o) for o in outs]
+        self.emit(pad, f"if {self.ref(n.inputs()[0])}:")
+        for i, b in enumerate(n.blocks()):
+            if i == 1:
+                self.emit(pad, "else:")
+            start = len(self.lines)
+            self.emit_block(b, pad + 1)
+            for name, r in zip(names, b.outputs()):
+                self.emit(pad + 1, f"{name} = {self.ref(r)}")
+            if len(self.lines) == start:
+                self.emit(pad + 1, "pass")
+
+    def emit_loop(self, n, pad: int) -> None:
+        ins = n.inputs()
+        trip, cond, init = ins[0], ins[1], ins[2:]
+        body = n.blocks()[0]
+        counter, carried_in = body.inputs()[0], body.inputs()[1:]
+        next_cond, carried_out = body.outputs()[0], body.outputs()[1:]
+        names = []
+        for o, a, bi in zip(n.outputs(), init, carried_in):
+            name = self.names.fresh(_hint(o) if o.hasDebugName() else _hint(bi))
+            self.emit(pad, f"{name} = {self.ref(a)}")
+            self.env[o] = self.env[bi] = name
+            names.append(name)
+        trip_c = trip.toIValue() if trip.node().kind() == "prim::Constant" else None
+        always = _is_true(cond) and _is_true(next_cond)
+        if always and trip_c != INT_MAX:
+            i = self.bind(counter)
+            self.emit(pad, f"for {i} in range({self.ref(trip)}):")
+            self.emit_block(body, pad + 1)
+            self._carry(names, carried_out, carried_in, pad + 1)
+            return
+        # while form: the condition lives in a variable, the counter (if read) beside it
+        c = self.names.fresh("_cond")
+        self.emit(pad, f"{c} = {self.ref(cond)}")
+        uses_counter = counter.hasUses() or trip_c != INT_MAX
+        i = self.bind(counter) if uses_counter else None
+        if i is not None:
+            self.emit(pad, f"{i} = 0")
+        test = c if trip_c == INT_MAX else f"{c} and ({i} < {self.ref(trip)})"
+        self.emit(pad, f"while {test}:")
+        self.emit_block(body, pad + 1)
+        self._carry(names + [c], carried_out + [next_cond], carried_in, pad + 1)
+        if i is not None:
+            self.emit(pad + 1, f"{i} = {i} + 1")
+
+    def _carry(self, names, outs, carried_in, pad: int) -> None:
+        exprs = [self.ref(r) for r in outs]
+        # an output that reads another carried variable must be read before that one is set
+        if any(e in names and e != nm for nm, e in zip(names, exprs)):
+            temps = []
+            for e in exprs:
+                t = self.names.fresh("_tmp")
+                self.emit(pad, f"{t} = {e}")
+                temps.append(t)
+            exprs = temps
+        for nm, e in zip(names, exprs):
+            if nm != e:
+                self.emit(pad, f"{nm} = {e}")
+        if not names and not self.lines[-1].startswith("  " * pad):
+            self.emit(pad, "pass")
+
+
+_MISSING = object()
+
+
+def _is_true(v) -> bool:
+    return v.node().kind() == "prim::Constant" and v.toIValue() is True
+
+
+def _is_tensor(v) -> bool:
+    return isinstance(v.type(), IR.TensorType)
+
+
+def _hint(v) -> str | None:
+    if not v.hasDebugName():
+        return None
+    name = v.debugName()
+    base, dot, suffix = name.rpartition(".")
+    if dot and suffix.isdigit():
+        return f"{base}_{suffix}"
+    return name
+
+
+def _inlinable(v) -> bool:
+    """A list or tuple read once by a plain node can be written where it is read."""
+    uses = v.uses()
+    if len(uses) != 1:
+        return False
+    user = uses[0].user
+    k = user.kind()
+    return not (k in _MUTATES_LIST or k in ("prim::Return", "prim::Loop", "prim::If"))
