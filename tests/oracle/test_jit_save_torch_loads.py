@@ -1,0 +1,301 @@
+"""ember.jit.save writes TorchScript archives that real torch.jit.load runs: the model zoo
+(traced, frozen), scripted functions with control flow, traced functions; outputs, gradients
+and state_dict keys compared with ember's; extra files; the archive's layout; atomic writes."""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ember
+from tests.oracle import _jit_zoo as zoo
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _model(name: str):
+    ember.manual_seed(0)
+    m = zoo.make(ember, name)
+    if name in ("resnet",):  # move BatchNorm's running statistics off their initial values
+        with ember.no_grad():
+            for seed in range(3):
+                m(ember.tensor(zoo.example(name, seed + 10)))
+    return m.eval()
+
+
+def _trace(m, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ember.jit.trace(m, x)
+
+
+def _torch_load(obj, **kw):
+    buf = io.BytesIO()
+    ember.jit.save(obj, buf, **kw)
+    buf.seek(0)
+    return torch.jit.load(buf), buf.getvalue()
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(
+        np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy()), rtol=tol, atol=tol
+    )
+
+
+@pytest.mark.parametrize("name", zoo.NAMES)
+def test_traced_zoo_loads_in_torch(name):
+    m = _model(name)
+    x = zoo.example(name)
+    traced = _trace(m, ember.tensor(x))
+    loaded, _ = _torch_load(traced)
+    expected = m(ember.tensor(x))
+    _close(loaded(torch.from_numpy(x)), expected)
+    # parameters and buffers keep ember's names, order and values
+    mine, theirs = m.state_dict(), loaded.state_dict()
+    assert list(theirs) == list(mine)
+    for k, v in mine.items():
+        assert theirs[k].dtype == getattr(torch, str(v.dtype).split(".")[1])
+        np.testing.assert_array_equal(theirs[k].numpy(), v.numpy())
+    assert [k for k, _ in loaded.named_parameters()] == [k for k, _ in m.named_parameters()]
+    assert loaded.training is False
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "resnet"])
+def test_gradients_through_the_loaded_archive(name):
+    m = _model(name)
+    x = zoo.example(name)
+    loaded, _ = _torch_load(_trace(m, ember.tensor(x)))
+    m(ember.tensor(x)).square().sum().backward()
+    loaded(torch.from_numpy(x)).square().sum().backward()
+    grads = dict(loaded.named_parameters())
+    for k, p in m.named_parameters():
+        np.testing.assert_allclose(grads[k].grad.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["mlp", "resnet", "transformer"])
+def test_frozen_archive_loads_in_torch(name):
+    m = _model(name)
+    x = zoo.example(name)
+    frozen = ember.jit.freeze(_trace(m, ember.tensor(x)))
+    loaded, raw = _torch_load(frozen)
+    _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)))
+    # as torch's frozen modules: the weights are constants of the code, not attributes
+    assert len(loaded.state_dict()) == 0
+    assert len(torch.jit.freeze(torch.jit.script(torch.nn.Linear(2, 2)).eval()).state_dict()) == 0
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        assert any(n.startswith("archive/constants/") for n in z.namelist())
+        src = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".py"))
+    assert "CONSTANTS.c0" in src
+
+
+def test_batchnorm_in_training_mode_updates_torch_buffers():
+    m = _model("resnet").train()
+    x = zoo.example("resnet")
+    traced = _trace(m, ember.tensor(x))
+    loaded, _ = _torch_load(traced)
+    loaded.train()
+    before = {k: v.clone() for k, v in loaded.state_dict().items()}
+    out = loaded(torch.from_numpy(x))
+    expected = m(ember.tensor(x))  # the same step in ember: batch statistics, buffers move
+    _close(out, expected, 1e-4)
+    after = loaded.state_dict()
+    assert not torch.equal(before["bn1.running_mean"], after["bn1.running_mean"])
+    np.testing.assert_allclose(
+        after["bn1.running_mean"].numpy(), m.state_dict()["bn1.running_mean"].numpy(), atol=1e-5
+    )
+
+
+# ------------------------------------------------------------------------ scripted functions
+
+
+def loop_and_branch(x, n: int):
+    y = x
+    for i in range(n):  # noqa: B007
+        y = y * 2
+    if bool(y.sum() > 0):
+        z = y + 1
+    else:
+        z = y - 1
+    return z
+
+
+def while_loop(x, n: int):
+    s = x
+    i = 0
+    while i < n:
+        s = s + x
+        i += 1
+    return s.relu()
+
+
+def _helper(a):
+    return a * a
+
+
+def calls_helper(x, k: float):
+    return _helper(x) + k
+
+
+def swaps(x, n: int):
+    y = x + 1
+    for _ in range(n):
+        x, y = y, x * 2
+    return x - y
+
+
+def methods_and_keywords(x):
+    y = x.sum(dim=0, keepdim=True)
+    if x.dim() > 1:
+        y = y.view(-1)
+    return ember.tanh(y) * x.size(0)
+
+
+def early_return(x, flag: bool):
+    if flag:
+        return x * 3
+    return x.neg()
+
+
+_SCRIPTED = [
+    (loop_and_branch, (3,)),
+    (loop_and_branch, (0,)),
+    (while_loop, (2,)),
+    (calls_helper, (0.5,)),
+    (swaps, (3,)),
+    (methods_and_keywords, ()),
+    (early_return, (True,)),
+    (early_return, (False,)),
+]
+
+
+@pytest.mark.parametrize("fn,args", _SCRIPTED, ids=[f"{f.__name__}{a}" for f, a in _SCRIPTED])
+def test_scripted_function_loads_in_torch(fn, args):
+    scripted = ember.jit.script(fn)
+    assert scripted._graph is not None
+    loaded, raw = _torch_load(scripted)
+    for sign in (1.0, -1.0):
+        x = (sign * np.arange(1, 7)).astype(np.float32).reshape(2, 3)
+        _close(loaded(torch.from_numpy(x), *args), scripted(ember.tensor(x), *args))
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        src = z.read("archive/code/__torch__.py").decode()
+    assert src.startswith("class PlaceholderModule(Module):")  # torch's name for a function
+    if fn is loop_and_branch:
+        assert "for i in range(n):" in src and "if " in src and "else:" in src
+    if fn is while_loop:
+        assert "while " in src
+
+
+def test_traced_function_with_tuple_output_and_constants():
+    def f(x, y):
+        return x * 2.5 + y, (x - 1).relu()
+
+    a, b = (np.random.default_rng(1).normal(size=(3, 2)).astype(np.float32) for _ in range(2))
+    traced = _trace(f, (ember.tensor(a), ember.tensor(b)))
+    loaded, _ = _torch_load(traced)
+    got = loaded(torch.from_numpy(a), torch.from_numpy(b))
+    want = traced(ember.tensor(a), ember.tensor(b))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        _close(g, w)
+
+
+# ------------------------------------------------------------------------ the archive itself
+
+
+def test_extra_files_read_back_by_torch(tmp_path):
+    traced = _trace(_model("mlp"), ember.tensor(zoo.example("mlp")))
+    path = tmp_path / "model.pt"
+    ember.jit.save(traced, str(path), _extra_files={"meta.txt": "hello", "blob.bin": b"\x00\x01"})
+    extra = {"meta.txt": "", "blob.bin": ""}
+    torch.jit.load(str(path), _extra_files=extra)
+    assert extra == {"meta.txt": b"hello", "blob.bin": b"\x00\x01"}
+
+
+def test_archive_layout_as_torch_writes_it(tmp_path):
+    m = _model("mlp")
+    x = zoo.example("mlp")
+    path = tmp_path / "mlp_model.pt"
+    ember.jit.save(_trace(m, ember.tensor(x)), path, _extra_files={"a.txt": "1"})
+    tpath = tmp_path / "torch_model.pt"
+    tm = zoo.make(torch, "mlp")
+    torch.jit.save(torch.jit.trace(tm, torch.from_numpy(x)), str(tpath))
+    with zipfile.ZipFile(path) as z, zipfile.ZipFile(tpath) as t:
+        mine = z.namelist()
+        assert {n.split("/")[0] for n in mine} == {"mlp_model"}  # the folder is the stem
+        rel = [n.split("/", 1)[1] for n in mine]
+        theirs = [n.split("/", 1)[1] for n in t.namelist()]
+        for name in ("data.pkl", "constants.pkl", "version", "byteorder", ".data/serialization_id"):
+            assert name in rel and name in theirs
+        assert z.read("mlp_model/version") == t.read("torch_model/version")
+        assert rel[0] == "extra/a.txt"
+        assert "code/__torch__/torch/nn/modules/linear.py" in rel
+        # records are stored uncompressed, as torch writes them
+        for info in z.infolist():
+            assert info.compress_type == zipfile.ZIP_STORED
+        src = z.read("mlp_model/code/__torch__/torch/nn/modules/linear.py").decode()
+    assert src.startswith('class Linear(Module):\n  __parameters__ = ["weight", "bias", ]\n')
+
+
+def test_digit_named_submodules_and_mangled_classes():
+    nn = ember.nn
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2, bias=False)).eval()
+    x = np.random.default_rng(2).normal(size=(2, 3)).astype(np.float32)
+    loaded, raw = _torch_load(_trace(m, ember.tensor(x)))
+    _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)))
+    assert list(loaded.state_dict()) == ["0.weight", "0.bias", "2.weight"]
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        names = z.namelist()
+    # the bias-less Linear declares other attributes: a second class, mangled as torch does
+    assert "archive/code/__torch__/torch/nn/modules/linear/___torch_mangle_0.py" in names
+
+
+def test_save_to_path_is_atomic(tmp_path):
+    traced = _trace(_model("mlp"), ember.tensor(zoo.example("mlp")))
+    path = tmp_path / "m.pt"
+    ember.jit.save(traced, path)
+    good = path.read_bytes()
+
+    from ember.jit._save import SaveError
+
+    # a call into Python has no TorchScript spelling: save fails before writing anything
+    broken = _trace(lambda x: x + 1, ember.ones(4))
+    g = broken._graph
+    with g.insert_point_guard(g.return_node()):
+        g.insertNode(g.create("prim::PythonOp", [g.inputs()[0]]))
+    with pytest.raises(SaveError, match="prim::PythonOp"):
+        ember.jit.save(broken, path)
+    assert path.read_bytes() == good
+    assert sorted(os.listdir(tmp_path)) == ["m.pt"]  # no temporary file left behind
+    buf = io.BytesIO()
+    with pytest.raises(SaveError):
+        ember.jit.save(broken, buf)
+    assert buf.getvalue() == b""  # nothing half-written to a file object either
+
+
+def test_module_without_graph_saves_its_state_with_a_warning():
+    class Eager(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ember.nn.Linear(2, 2)
+
+        def forward(self, x):
+            with ember.no_grad():  # beyond ember's compiler: script keeps the eager module
+                return self.lin(x)
+
+    s = ember.jit.script(Eager())
+    assert s._graph is None
+    with pytest.warns(UserWarning, match="no forward"):
+        loaded, _ = _torch_load(s)
+    assert list(loaded.state_dict()) == ["lin.weight", "lin.bias"]
+
+
+def test_save_refuses_plain_modules():
+    with pytest.raises(RuntimeError, match="expects a ScriptModule"):
+        ember.jit.save(ember.nn.Linear(2, 2), io.BytesIO())
