@@ -150,7 +150,7 @@ def build_records(obj) -> tuple[ModuleObj, ClassTable, list]:
         decl = ClassDecl("__torch__.PlaceholderModule")
         decl.attributes.append(("training", "bool"))
         name = b.table.add(decl, unique=True)
-        decl.methods.append(b.method(_prepare(graph), "forward", name, method_self=False))
+        decl.methods.append(b.method(prepare(graph), "forward", name, method_self=False))
         return ModuleObj(name, {"training": True}), b.table, b.constants
     if not isinstance(obj, ScriptModule):
         raise SaveError(
@@ -163,16 +163,16 @@ def build_records(obj) -> tuple[ModuleObj, ClassTable, list]:
             "compile its forward), so the archive holds its parameters, buffers and submodules "
             "but no forward; trace it with ember.jit.trace to save its code",
             UserWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
         return b.module(obj), b.table, b.constants
-    graph = _prepare(graph)
+    graph = prepare(graph)
     only = _attr_paths(graph) if obj.__dict__.get("_frozen") else None
     root = b.module(obj, {"forward": graph}, only=only)
     return root, b.table, b.constants
 
 
-def _prepare(graph):
+def prepare(graph):
     """A copy of the graph with known calls inlined: one ``forward`` reads the whole tree."""
     from ember.jit.passes import inline_calls
 

@@ -264,7 +264,7 @@ class FunctionPrinter:
                 f"{args[0]}.{name}" if is_identifier(name) else f"getattr({args[0]}, {quote(name)})"
             )
         if k == "prim::CallMethod":
-            return f"({args[0]}).{n.s('name')}(" + ", ".join(args[1:]) + ")"
+            return f"({args[0]}).{n.s('name')}(" + "".join(a + ", " for a in args[1:]) + ")"
         if k in ("prim::CallFunction", "prim::PythonOp", "prim::fork", "aten::wait"):
             raise SaveError(
                 f"ember.jit.save: the graph calls Python code ({k}) TorchScript cannot hold; "
@@ -405,10 +405,7 @@ def _hint(v) -> str | None:
 
 
 def _inlinable(v) -> bool:
-    """A list or tuple read once by a plain node can be written where it is read."""
+    """A list or tuple read once, by a node that does not change it, can be written where it
+    is read (its elements are SSA values: reading them later reads the same values)."""
     uses = v.uses()
-    if len(uses) != 1:
-        return False
-    user = uses[0].user
-    k = user.kind()
-    return not (k in _MUTATES_LIST or k in ("prim::Return", "prim::Loop", "prim::If"))
+    return len(uses) == 1 and uses[0].user.kind() not in _MUTATES_LIST
