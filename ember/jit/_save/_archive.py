@@ -16,7 +16,8 @@ import pickle
 import sys
 import warnings
 
-from ember.jit._save._classes import ClassDecl, ClassTable, ModuleObj, python_qualname
+from ember.jit._save._classes import SELF, ClassDecl, ClassTable, ModuleObj, python_qualname
+from ember.jit._save._layers import layer_forward
 from ember.jit._save._source import FunctionPrinter, SaveError
 from ember.serialization._pickler import REBUILD_V2, TorchGlobal, TorchPickler
 from ember.serialization._save import _serialization_id, atomic_write, is_path
@@ -61,35 +62,44 @@ class _Builder:
     def __init__(self):
         self.table = ClassTable()
         self.constants: list = []
+        self.called: dict[int, object] = {}  # modules whose forward the code calls
 
-    def module(self, m, method_graphs: dict | None = None, only: dict | None = None,
-               qualname: str | None = None) -> ModuleObj:  # fmt: skip
-        """``method_graphs``: ``{name: graph}`` printed as methods of ``m``'s class;
-        ``only``: the attribute paths to keep (a frozen module keeps what its code reads)."""
+    def module(self, m, forward=None, only: dict | None = None) -> ModuleObj:
+        """``forward``: the graph printed as the class's ``forward`` (its first input is
+        ``m``); ``only``: the attribute paths to keep (a frozen module keeps what its code
+        reads). A module the code calls without a graph of its own gets the forward its
+        layer type writes (``_layers``)."""
         from ember.jit._script import ScriptModule
 
         target = m._original if isinstance(m, ScriptModule) and m._original is not None else m
-        decl = ClassDecl(qualname or python_qualname(type(target)))
+        decl = ClassDecl(python_qualname(type(target)))
+        if forward is None and id(target) in self.called:
+            own = m.__dict__.get("_graph") if isinstance(m, ScriptModule) else None
+            if own is not None:
+                forward = prepare(own)
+            else:
+                lines, calls = layer_forward(target)
+                decl.methods.append(lines)
+                self.called.update((id(c), c) for c in calls)
+        if forward is not None:
+            decl.methods.append(self.method(forward, "forward", m))
         state: dict = {}
-        persistent = [
-            (k, b) for k, b in target._buffers.items()
-            if b is not None and k not in target._non_persistent_buffers_set
-        ]  # fmt: skip
 
         def keep(name):
             return only is None or name in only
 
+        buffers = target._buffers
         for k, p in target._parameters.items():
             if p is not None and keep(k):
                 decl.parameters.append(k)
                 decl.attributes.append((k, "Tensor"))
                 state[k] = p
-        for k, b in persistent:
-            if keep(k):
+        for k, b in buffers.items():
+            if b is not None and k not in target._non_persistent_buffers_set and keep(k):
                 decl.buffers.append(k)
                 decl.attributes.append((k, "Tensor"))
                 state[k] = b
-        for k, b in target._buffers.items():
+        for k, b in buffers.items():  # non-persistent: attributes the code reads, not state
             if b is not None and k in target._non_persistent_buffers_set and keep(k):
                 decl.attributes.append((k, "Tensor"))
                 state[k] = b
@@ -101,17 +111,14 @@ class _Builder:
             obj = self.module(child, only=None if only is None else only[k])
             decl.attributes.append((k, obj.qualname))
             state[k] = obj
-        if method_graphs:
-            name = self.table.add(decl, unique=True)
-            for mname, g in method_graphs.items():
-                decl.methods.append(self.method(g, mname, name))
-        else:
-            name = self.table.add(decl)
-        return ModuleObj(name, state)
+        return ModuleObj(self.table.add(decl), state)
 
-    def method(self, graph, name: str, self_type: str, method_self: bool = True) -> list[str]:
-        printer = FunctionPrinter(self.constants)
-        head, body = printer.function(graph, name, self_type, method_self)
+    def method(self, graph, name: str, owner=None) -> list[str]:
+        """A method's lines, its ``self`` annotated with the class's name (filled in when
+        the class is named); ``owner``: the module behind the graph's first input."""
+        printer = FunctionPrinter(self.constants, root=owner)
+        head, body = printer.function(graph, name, SELF, owner is not None)
+        self.called.update(printer.called)
         return ["  " + head[0], *head[1:], *("  " + line for line in body)]
 
 
@@ -149,9 +156,8 @@ def build_records(obj) -> tuple[ModuleObj, ClassTable, list]:
             )
         decl = ClassDecl("__torch__.PlaceholderModule")
         decl.attributes.append(("training", "bool"))
-        name = b.table.add(decl, unique=True)
-        decl.methods.append(b.method(prepare(graph), "forward", name, method_self=False))
-        return ModuleObj(name, {"training": True}), b.table, b.constants
+        decl.methods.append(b.method(prepare(graph), "forward"))
+        return ModuleObj(b.table.add(decl), {"training": True}), b.table, b.constants
     if not isinstance(obj, ScriptModule):
         raise SaveError(
             f"ember.jit.save expects a ScriptModule or a ScriptFunction, got {type(obj).__name__}"
@@ -168,7 +174,7 @@ def build_records(obj) -> tuple[ModuleObj, ClassTable, list]:
         return b.module(obj), b.table, b.constants
     graph = prepare(graph)
     only = _attr_paths(graph) if obj.__dict__.get("_frozen") else None
-    root = b.module(obj, {"forward": graph}, only=only)
+    root = b.module(obj, graph, only=only)
     return root, b.table, b.constants
 
 

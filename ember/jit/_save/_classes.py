@@ -13,7 +13,10 @@ from __future__ import annotations
 import keyword
 import re
 
-__all__ = ["ClassDecl", "ModuleObj", "ClassTable", "is_identifier", "python_qualname"]
+# a method's ``self`` annotation until its class is named (names are given after mangling)
+SELF = "__SELF__"
+
+__all__ = ["SELF", "ClassDecl", "ModuleObj", "ClassTable", "is_identifier", "python_qualname"]
 
 
 def python_qualname(cls) -> str:
@@ -76,7 +79,7 @@ class ClassDecl:
             for n, t in self.attributes
         ]
         for m in self.methods:
-            lines += m
+            lines += [line.replace(SELF, self.qualname) for line in m]
         return "\n".join(lines) + "\n"
 
 
@@ -98,12 +101,11 @@ class ClassTable:
         self.classes: list[ClassDecl] = []
         self.mangle = 0
 
-    def add(self, decl: ClassDecl, unique: bool = False) -> str:
-        """Register ``decl`` (or find its twin, unless ``unique``: a class whose methods are
-        printed after its name is fixed); return the qualified name it goes by."""
+    def add(self, decl: ClassDecl) -> str:
+        """Register ``decl`` (or find its twin); return the qualified name it goes by."""
         same = self.by_name.setdefault(decl.qualname, [])
         for other in same:
-            if not unique and other.signature() == decl.signature():
+            if other.signature() == decl.signature():
                 return other.qualname
         if same:
             ns, _, name = decl.qualname.rpartition(".")

@@ -17,7 +17,8 @@ import re
 from ember.jit import ir as IR
 from ember.jit._save import _lower
 from ember.jit._save._classes import is_identifier
-from ember.jit._save._spell import INFIX, KEYWORD_ONLY, node_keywords
+from ember.jit._save._functional import _UNSET, functional_call
+from ember.jit._save._spell import INFIX, KEYWORD_ONLY, node_keywords, payload_vars
 
 __all__ = ["FunctionPrinter", "SaveError"]
 
@@ -127,9 +128,12 @@ def annotation(t) -> str | None:
 class FunctionPrinter:
     """Print one graph as a TorchScript function; tensor constants go to ``constants``."""
 
-    def __init__(self, constants: list, class_names: dict | None = None):
+    def __init__(self, constants: list, root=None):
         self.constants = constants  # the archive's constant tensors, shared by its code
-        self.class_names = class_names or {}  # module-typed Values -> qualified names
+        self.root = root  # the module behind ``self``
+        self.objects: dict = {}  # module-typed Values -> the (eager) modules they hold
+        self.called: dict[int, object] = {}  # modules whose forward the code calls
+        self.static: dict = {}  # Values read from plain module attributes -> their values
         self.names = Names()
         self.env: dict = {}
         self.lines: list[str] = []
@@ -180,7 +184,10 @@ class FunctionPrinter:
         inputs = list(graph.inputs())
         params = []
         if method_self:
-            self.env[inputs.pop(0)] = "self"
+            me = inputs.pop(0)
+            self.env[me] = "self"
+            if self.root is not None:
+                self.objects[me] = unwrap(self.root)
         if self_type is not None or method_self:
             params.append(f"self: {self_type}" if self_type else "self")
         for v in inputs:
@@ -216,6 +223,12 @@ class FunctionPrinter:
             else:
                 self.emit(pad, f"{self.bind(outs[0])} = {expr}")
             return
+        if k == "prim::GetAttr" and n.inputs()[0] in self.objects:
+            if self.read_attribute(n, pad):
+                return
+        if k == "prim::CallMethod" and n.inputs()[0] in self.objects:
+            target = self.objects[n.inputs()[0]]
+            self.called[id(target)] = target
         if k == "prim::If":
             return self.emit_if(n, pad)
         if k == "prim::Loop":
@@ -245,6 +258,36 @@ class FunctionPrinter:
         else:
             targets = [self.bind(o) for o in outs]
             self.emit(pad, ", ".join(targets) + f" = {expr}")
+
+    def read_attribute(self, n, pad: int) -> bool:
+        """``base.name`` on a known module: a submodule is remembered (its calls need a
+        forward), a plain Python value (a flag, a size) is written as a constant, as torch
+        writes a module's ``Final`` attributes; True when nothing is left to emit."""
+        obj = self.objects[n.inputs()[0]]
+        name = n.s("name")
+        value = getattr(obj, name, _MISSING)
+        if _is_module(value):
+            self.objects[n.output()] = unwrap(value)
+            return False
+        if name == "training" or value is _MISSING or hasattr(value, "_data"):
+            return False
+        if not _plain(value):
+            return False
+        self.env[n.output()] = literal(
+            list(value)
+            if isinstance(value, tuple) and isinstance(n.output().type(), IR.ListType)
+            else value
+        )
+        self.static[n.output()] = value
+        return True
+
+    def static_value(self, v):
+        """The Python value ``v`` is known to hold (a constant, a module's flag), or _UNSET."""
+        if v in self.static:
+            return self.static[v]
+        if v.node().kind() == "prim::Constant":
+            return v.toIValue()
+        return _UNSET
 
     def construct(self, n) -> str:
         args = [self.ref(v) for v in n.inputs()]
@@ -291,6 +334,15 @@ class FunctionPrinter:
         if k == "aten::numpy_T":
             attr = _lower.payload_attr(n)
             return f"torch.{'mT' if attr == 'mT' else 'numpy_T'}({args[0]})"
+        found = payload_vars(n)
+        fn = found.get("fn")
+        if fn is not None and isinstance(found.get("npos"), int):
+            npos, names = found["npos"], list(found.get("names") or [])
+            spelled = functional_call(fn, n, args, npos, names, self.static_value)
+            if spelled is not None:
+                return spelled
+            if str(getattr(fn, "__module__", "")).startswith("ember.nn"):
+                k = f"aten::{fn.__name__}"  # torch.<name>: the functional's namesake op
         ns, _, op = k.partition("::")
         head = "torch" if ns == "aten" else f"ops.{ns}"
         return f"{head}.{op}(" + ", ".join(self.arguments(n, args)) + ")"
@@ -384,6 +436,24 @@ class FunctionPrinter:
 
 
 _MISSING = object()
+
+
+def unwrap(m):
+    """The eager module a script or traced module runs (the one holding the attributes)."""
+    original = getattr(m, "__dict__", {}).get("_original")
+    return original if original is not None else m
+
+
+def _is_module(x) -> bool:
+    return hasattr(x, "_modules") and hasattr(x, "_parameters")
+
+
+def _plain(x) -> bool:
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    return isinstance(x, (tuple, list)) and all(
+        e is None or isinstance(e, (bool, int, float, str)) for e in x
+    )
 
 
 def _is_true(v) -> bool:

@@ -65,6 +65,7 @@ def payload_vars(node) -> dict:
         code = fn.__code__
         names = code.co_varnames[: code.co_argcount]
         found.update(zip(names[len(names) - len(fn.__defaults__) :], fn.__defaults__))
+    found.update(fn.__kwdefaults__ or {})
     return found
 
 

@@ -1,0 +1,204 @@
+"""``forward`` methods for ember's layers that scripted code calls but ember's compiler does
+not compile (their Python runs eagerly): each layer's computation written as the torch call
+it amounts to, with the layer's configuration as constants. A layer without an entry here,
+or configured beyond what its entry writes, raises ``SaveError`` naming it."""
+
+from __future__ import annotations
+
+from ember.jit._save._classes import SELF
+from ember.jit._save._source import SaveError, literal
+
+__all__ = ["layer_forward"]
+
+
+def _method(body: list[str], arg: str = "input") -> list[str]:
+    head = [f"  def forward(self: {SELF},", f"    {arg}: Tensor) -> Tensor:"]
+    return head + ["    " + line for line in body]
+
+
+def _opt(m, name: str) -> str:
+    return f"self.{name}" if getattr(m, name, None) is not None else "None"
+
+
+def _ints(v, n: int) -> str:
+    vals = list(v) if isinstance(v, (tuple, list)) else [v] * n
+    return literal([int(e) for e in vals])
+
+
+def _linear(m):
+    return [f"return torch.linear(input, self.weight, {_opt(m, 'bias')})"]
+
+
+def _conv(m):
+    if m.padding_mode != "zeros":
+        raise SaveError(
+            f"ember.jit.save: {type(m).__name__} with padding_mode={m.padding_mode!r} has no "
+            "TorchScript spelling here; trace the module instead"
+        )
+    n = m.weight.dim() - 2
+    pad = literal(m.padding) if isinstance(m.padding, str) else _ints(m.padding, n)
+    if getattr(m, "transposed", False):
+        return [
+            f"return torch.conv_transpose{n}d(input, self.weight, {_opt(m, 'bias')}, "
+            f"{_ints(m.stride, n)}, {pad}, {_ints(m.output_padding, n)}, {int(m.groups)}, "
+            f"{_ints(m.dilation, n)})"
+        ]
+    return [
+        f"return torch.conv{n}d(input, self.weight, {_opt(m, 'bias')}, {_ints(m.stride, n)}, "
+        f"{pad}, {_ints(m.dilation, n)}, {int(m.groups)})"
+    ]
+
+
+def _batch_norm(m):
+    eps = literal(float(m.eps))
+    if m.running_mean is None:
+        return [
+            f"return torch.batch_norm(input, {_opt(m, 'weight')}, {_opt(m, 'bias')}, None, "
+            f"None, True, 0.0, {eps}, True)"
+        ]
+    body = []
+    if m.momentum is None:  # cumulative average: the factor follows the batch count
+        body += [
+            "factor = 0.0",
+            "if self.training:",
+            "  _0 = self.num_batches_tracked.add_(1)",
+            "  factor = 1.0 / float(self.num_batches_tracked)",
+        ]
+        factor = "factor"
+    else:
+        body += [
+            "if self.training:",
+            "  _0 = self.num_batches_tracked.add_(1)",
+        ]
+        factor = literal(float(m.momentum))
+    body.append(
+        f"return torch.batch_norm(input, {_opt(m, 'weight')}, {_opt(m, 'bias')}, "
+        f"self.running_mean, self.running_var, self.training, {factor}, {eps}, True)"
+    )
+    return body
+
+
+def _layer_norm(m):
+    return [
+        f"return torch.layer_norm(input, {literal(list(m.normalized_shape))}, "
+        f"{_opt(m, 'weight')}, {_opt(m, 'bias')}, {literal(float(m.eps))}, True)"
+    ]
+
+
+def _max_pool(m):
+    if m.return_indices:
+        raise SaveError("ember.jit.save: MaxPool with return_indices has no spelling here")
+    n = int(type(m).__name__[-2])
+    stride = m.stride if m.stride is not None else m.kernel_size
+    return [
+        f"return torch.max_pool{n}d(input, {_ints(m.kernel_size, n)}, {_ints(stride, n)}, "
+        f"{_ints(m.padding, n)}, {_ints(m.dilation, n)}, {literal(bool(m.ceil_mode))})"
+    ]
+
+
+def _avg_pool(m):
+    n = int(type(m).__name__[-2])
+    stride = m.stride if m.stride is not None else m.kernel_size
+    tail = f"{literal(bool(m.ceil_mode))}, {literal(bool(m.count_include_pad))}"
+    if n > 1:
+        tail += f", {literal(m.divisor_override)}"
+    return [
+        f"return torch.avg_pool{n}d(input, {_ints(m.kernel_size, n)}, {_ints(stride, n)}, "
+        f"{_ints(m.padding, n)}, {tail})"
+    ]
+
+
+def _adaptive_avg(m):
+    n = int(type(m).__name__[-2])
+    size = m.output_size
+    if isinstance(size, (tuple, list)) and any(s is None for s in size):
+        raise SaveError("ember.jit.save: an adaptive pool keeping a dimension (None) is not here")
+    return [f"return torch.adaptive_avg_pool{n}d(input, {_ints(size, n)})"]
+
+
+def _dropout(m):
+    return [f"return torch.dropout(input, {literal(float(m.p))}, self.training)"]
+
+
+def _embedding(m):
+    if m.max_norm is not None:
+        raise SaveError("ember.jit.save: Embedding with max_norm has no spelling here")
+    pad = -1 if m.padding_idx is None else int(m.padding_idx)
+    return [
+        f"return torch.embedding(self.weight, input, {pad}, "
+        f"{literal(bool(m.scale_grad_by_freq))}, {literal(bool(m.sparse))})"
+    ]
+
+
+def _flatten(m):
+    return [f"return torch.flatten(input, {int(m.start_dim)}, {int(m.end_dim)})"]
+
+
+def _softmax(name):
+    def body(m):
+        dim = literal(m.dim)
+        return [f"return torch.{name}(input, {dim})"]
+
+    return body
+
+
+def _simple(call: str):
+    return lambda m: [f"return {call}"]
+
+
+_LAYERS = {
+    "Linear": _linear,
+    "Conv1d": _conv,
+    "Conv2d": _conv,
+    "Conv3d": _conv,
+    "ConvTranspose1d": _conv,
+    "ConvTranspose2d": _conv,
+    "ConvTranspose3d": _conv,
+    "BatchNorm1d": _batch_norm,
+    "BatchNorm2d": _batch_norm,
+    "BatchNorm3d": _batch_norm,
+    "LayerNorm": _layer_norm,
+    "MaxPool1d": _max_pool,
+    "MaxPool2d": _max_pool,
+    "MaxPool3d": _max_pool,
+    "AvgPool1d": _avg_pool,
+    "AvgPool2d": _avg_pool,
+    "AvgPool3d": _avg_pool,
+    "AdaptiveAvgPool1d": _adaptive_avg,
+    "AdaptiveAvgPool2d": _adaptive_avg,
+    "AdaptiveAvgPool3d": _adaptive_avg,
+    "Dropout": _dropout,
+    "Embedding": _embedding,
+    "Flatten": _flatten,
+    "Softmax": _softmax("softmax"),
+    "LogSoftmax": _softmax("log_softmax"),
+    "ReLU": lambda m: [f"return torch.relu{'_' if m.inplace else ''}(input)"],
+    "Tanh": _simple("torch.tanh(input)"),
+    "Sigmoid": _simple("torch.sigmoid(input)"),
+    "GELU": lambda m: [f"return torch.gelu(input, approximate={literal(m.approximate)})"],
+    "SiLU": _simple("torch.silu(input)"),
+    "Identity": _simple("input"),
+}
+
+
+def layer_forward(m) -> tuple[list[str], list]:
+    """Return ``(lines, called)``: the ``forward`` of layer ``m`` as a method's lines and the
+    submodules it calls (whose classes then need a forward too)."""
+    name = type(m).__name__
+    if name == "Sequential":
+        body = []
+        names = [k for k, c in m._modules.items() if c is not None]
+        for i, k in enumerate(names):
+            read = f"self.{k}" if k.isidentifier() else f'getattr(self, "{k}")'
+            body.append(f"_{i} = {read}")
+            body.append(f"input = (_{i}).forward(input, )")
+        body.append("return input")
+        return _method(body), [c for c in m._modules.values() if c is not None]
+    make = _LAYERS.get(name)
+    if make is None or not type(m).__module__.startswith("ember."):
+        raise SaveError(
+            f"ember.jit.save: the scripted code calls {name}.forward, which ember's compiler "
+            "did not compile (it runs as Python) and which has no TorchScript spelling here; "
+            "trace the module (ember.jit.trace) to save it"
+        )
+    return _method(make(m)), []
