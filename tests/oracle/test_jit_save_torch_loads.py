@@ -299,3 +299,88 @@ def test_module_without_graph_saves_its_state_with_a_warning():
 def test_save_refuses_plain_modules():
     with pytest.raises(RuntimeError, match="expects a ScriptModule"):
         ember.jit.save(ember.nn.Linear(2, 2), io.BytesIO())
+
+
+# ------------------------------------------------------------------------ scripted modules
+
+
+F = ember.nn.functional
+
+
+class _Gate(ember.nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return x
+        return -x
+
+
+class _Net(ember.nn.Module):
+    """Layers ember runs eagerly (their forwards written by the archive), a scripted
+    submodule with a branch, a loop, nn.functional calls with keywords."""
+
+    def __init__(self):
+        super().__init__()
+        nn = ember.nn
+        self.features = nn.Sequential(
+            nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2)
+        )
+        self.gate = _Gate()
+        self.drop = nn.Dropout(0.5)
+        self.fc = nn.Linear(16, 3)
+        self.norm = nn.LayerNorm(3)
+
+    def forward(self, x, steps: int):
+        h = self.features(x)
+        h = F.relu(h, inplace=False)
+        h = self.gate(ember.flatten(h, 1))
+        for _ in range(steps):
+            h = h * 0.5
+        return self.norm(self.fc(self.drop(h)))
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet"])
+def test_scripted_zoo_loads_in_torch(name):
+    m = _model(name)
+    scripted = ember.jit.script(m)
+    assert scripted._graph is not None
+    loaded, _ = _torch_load(scripted)
+    x = zoo.example(name)
+    _close(loaded(torch.from_numpy(x)), scripted(ember.tensor(x)))
+    assert list(loaded.state_dict()) == list(m.state_dict())
+    # the layers are callable on their own in torch, as in a torch-scripted archive
+    first = next(iter(m.named_children()))[0]
+    sub = zoo.example(name)
+    _close(getattr(loaded, first)(torch.from_numpy(sub)), getattr(m, first)(ember.tensor(sub)))
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_scripted_module_with_layers_and_control_flow(train):
+    ember.manual_seed(0)
+    m = _Net()
+    m.train(train)
+    if train:
+        m.drop.p = 0.0  # no random mask: the two libraries draw different ones
+    scripted = ember.jit.script(m)
+    assert scripted._graph is not None
+    loaded, raw = _torch_load(scripted)
+    loaded.train(train)
+    x = np.random.default_rng(3).normal(size=(2, 2, 4, 4)).astype(np.float32)
+    for steps in (0, 2):
+        _close(loaded(torch.from_numpy(x), steps), m(ember.tensor(x), steps), 1e-4)
+    assert list(loaded.state_dict()) == list(m.state_dict())
+    if train:  # BatchNorm's statistics moved the same way on both sides
+        for k, v in m.state_dict().items():
+            np.testing.assert_allclose(loaded.state_dict()[k].numpy(), v.numpy(), atol=1e-5)
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        names = z.namelist()
+    assert "archive/code/__torch__/torch/nn/modules/batchnorm.py" in names
+
+
+def test_scripted_module_the_archive_cannot_spell_raises_before_writing(tmp_path):
+    m = ember.jit.script(_model("lstm"))  # LSTM runs as Python in a scripted module
+    path = tmp_path / "lstm.pt"
+    from ember.jit._save import SaveError
+
+    with pytest.raises(SaveError, match="LSTM.forward"):
+        ember.jit.save(m, path)
+    assert not path.exists() and os.listdir(tmp_path) == []
