@@ -6,9 +6,8 @@ It shares the original's parameters, buffers and submodules, so ``state_dict`` k
 and attribute access are the original's. A traced object also keeps the ``graph`` recorded
 on the example inputs, for inspection.
 
-``save``/``load`` use ember's own format (a zip archive holding the pickled module, written by
-``ember.save``): torch cannot read it, and ``load`` refuses TorchScript archives written by
-torch, whose compiled code ember cannot run.
+``save`` writes torch's TorchScript archive (``ember.jit._save``): real ``torch.jit.load`` runs
+it. ``load`` reads ember's older own-format archives and refuses TorchScript archives.
 """
 
 from __future__ import annotations
