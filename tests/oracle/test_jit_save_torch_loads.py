@@ -384,3 +384,39 @@ def test_scripted_module_the_archive_cannot_spell_raises_before_writing(tmp_path
     with pytest.raises(SaveError, match="LSTM.forward"):
         ember.jit.save(m, path)
     assert not path.exists() and os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------------------------ .code
+
+
+@pytest.mark.parametrize(
+    "fn", [loop_and_branch, while_loop, swaps, early_return], ids=lambda f: f.__name__
+)
+def test_scripted_code_is_torchs_text(fn):
+    assert ember.jit.script(fn).code == torch.jit.script(fn).code
+
+
+def _chain(x):
+    h = x * 2
+    a = h.relu()
+    c = a.tanh().view(3, 2)
+    return c + 1
+
+
+def _long(x):
+    return x[0] + x.sum(1, keepdim=True).mean() - 1
+
+
+def _softmax(x, y):
+    return (x.softmax(1) - y).exp()
+
+
+@pytest.mark.parametrize("fn", [_chain, _long, _softmax], ids=lambda f: f.__name__)
+def test_traced_code_is_torchs_text(fn):
+    x = np.ones((2, 3), np.float32)
+    args = (x,) if fn is not _softmax else (x, x)
+    mine = _trace(fn, tuple(ember.tensor(a) for a in args)).code
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.jit.trace(fn, tuple(torch.tensor(a) for a in args)).code
+    assert mine == theirs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ember.jit._save._spell import payload_vars
 
-__all__ = ["lower", "payload_attr"]
+__all__ = ["is_lowered", "lower", "payload_attr"]
 
 
 def payload_attr(n):
@@ -27,6 +27,11 @@ def _op_params(n):
         return None, None
     params = {k: v for k, v in dict(found.get("params") or {}).items() if k != "out"}
     return op.name, params
+
+
+def is_lowered(n) -> bool:
+    """True for a node ``lower`` writes (an op-table entry without a torch schema)."""
+    return _op_params(n)[0] is not None
 
 
 def lower(p, n, pad: int) -> bool:

@@ -18,7 +18,13 @@ from ember.jit import ir as IR
 from ember.jit._save import _lower
 from ember.jit._save._classes import is_identifier
 from ember.jit._save._functional import _UNSET, functional_call
-from ember.jit._save._spell import INFIX, KEYWORD_ONLY, node_keywords, payload_vars
+from ember.jit._save._spell import (
+    DEFAULT_NONE_TAIL,
+    INFIX,
+    KEYWORD_ONLY,
+    node_keywords,
+    payload_vars,
+)
 
 __all__ = ["FunctionPrinter", "SaveError"]
 
@@ -38,6 +44,14 @@ _RESERVED = frozenset(
         "round", "hash", "id", "hex", "oct", "bin", "__torch__", "Union", "Callable",
         "Await", "RRef", "Storage", "Stream", "Event", "Layout", "ScalarType", "Generator",
     }
+)  # fmt: skip
+
+# ops whose result is not a function of their operands (random draws): kept in order
+_IMPURE = frozenset(
+    {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::bernoulli",
+     "aten::normal", "aten::uniform", "aten::multinomial", "aten::rand", "aten::randn",
+     "aten::randint", "aten::rand_like", "aten::randn_like", "aten::randint_like",
+     "aten::randperm", "aten::warn", "aten::wait", "aten::numpy_T"}
 )  # fmt: skip
 
 _MUTATES_LIST = frozenset(
@@ -63,17 +77,20 @@ class Names:
         return name
 
     def fresh(self, hint: str | None) -> str:
-        if not hint:
+        """A new name from a value's debug name (``x.3`` -> ``x``, then ``x0``, ``x1``...),
+        or ``_0``, ``_1``... for values without one, as torch's printer names them."""
+        if hint is not None:
+            hint = re.sub(r"\.\d+$", "", hint)
+        if not hint or not hint.strip("_"):
             return self._numbered()
         base = re.sub(r"\W", "_", hint)
         if base[0].isdigit():
             base = "_" + base
         if keyword.iskeyword(base) or base in _RESERVED or base.startswith("__"):
-            base = base.lstrip("_") + "_"
-            base = "_" + base if base[0].isdigit() else base
+            base = base.strip("_") + "_"
         name, k = base, 0
         while name in self.used:
-            name = f"{base}{k}" if not base.endswith("_") else f"{base}{k}"
+            name = f"{base}{k}"
             k += 1
         self.used.add(name)
         return name
@@ -134,6 +151,7 @@ class FunctionPrinter:
         self.objects: dict = {}  # module-typed Values -> the (eager) modules they hold
         self.called: dict[int, object] = {}  # modules whose forward the code calls
         self.static: dict = {}  # Values read from plain module attributes -> their values
+        self.pending: dict = {}  # deferred pure values of the current block, not yet read
         self.names = Names()
         self.env: dict = {}
         self.lines: list[str] = []
@@ -141,6 +159,7 @@ class FunctionPrinter:
     # ------------------------------------------------------------------ values
     def ref(self, v) -> str:
         if v in self.env:
+            self.pending.pop(v, None)  # a deferred expression, now written where it is read
             return self.env[v]
         n = v.node()
         if n.kind() == "prim::Constant":
@@ -194,8 +213,10 @@ class FunctionPrinter:
             p = self.bind(v)
             ann = annotation(v.type())
             params.append(f"{p}: {ann}" if ann else p)
-        self.emit_block(graph.block(), 1)
+        outer = self.emit_block(graph.block(), 1)
         outs = [self.ref(v) for v in graph.outputs()]
+        self.flush(1)
+        self.pending = outer
         ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
         self.lines.append(f"  return {ret}")
         rtype = annotation(graph.outputs()[0].type()) if len(outs) == 1 else None
@@ -207,9 +228,30 @@ class FunctionPrinter:
     def emit(self, pad: int, text: str) -> None:
         self.lines.append("  " * pad + text)
 
-    def emit_block(self, block, pad: int) -> None:
+    def emit_block(self, block, pad: int) -> dict:
+        """Emit a block's nodes; return the enclosing block's pending values (the caller
+        reads the block's outputs, flushes, then restores them)."""
+        outer, self.pending = self.pending, {}
         for n in block.nodes():
             self.emit_node(n, pad)
+        return outer
+
+    def flush(self, pad: int) -> None:
+        """Write the deferred values nothing has read yet as statements, in program order
+        (before a node that writes memory or branches, so they see what they saw)."""
+        for v, expr in list(self.pending.items()):
+            del self.pending[v]
+            self.emit(pad, f"{self.bind(v)} = {expr}")
+
+    def deferrable(self, n) -> bool:
+        """A pure op read once, later in the same block: written into its reader, as torch's
+        printer writes it."""
+        k = n.kind()
+        if not k.startswith("aten::") or k.endswith("_") or k in _IMPURE or k in _MUTATES_LIST:
+            return False
+        if n.outputsSize() != 1 or payload_vars(n).get("op") is not None:
+            return False
+        return _read_once_here(n.output(), n)
 
     def emit_node(self, n, pad: int) -> None:
         k = n.kind()
@@ -226,6 +268,8 @@ class FunctionPrinter:
         if k == "prim::GetAttr" and n.inputs()[0] in self.objects:
             if self.read_attribute(n, pad):
                 return
+        if _lower.is_lowered(n):
+            self.flush(pad)
         if k == "prim::CallMethod" and n.inputs()[0] in self.objects:
             target = self.objects[n.inputs()[0]]
             self.called[id(target)] = target
@@ -233,10 +277,29 @@ class FunctionPrinter:
             return self.emit_if(n, pad)
         if k == "prim::Loop":
             return self.emit_loop(n, pad)
-        lowered = _lower.lower(self, n, pad)
-        if lowered:
+        if self.deferrable(n):
+            expr = self.call(n, [self.ref(v) for v in n.inputs()])
+            # as torch's printer: a value the program named, or one whose expression makes a
+            # long line, gets a statement of its own
+            named = n.output().hasDebugName() and not _feeds_branch_output(n.output())
+            if named or len(expr) + 2 * pad >= 40:
+                self.flush(pad)
+                self.emit(pad, f"{self.bind(n.output())} = {expr}")
+            else:
+                self.env[n.output()] = self.pending[n.output()] = expr
+            return
+        if _lower.lower(self, n, pad):
             return
         args = [self.ref(v) for v in n.inputs()]
+        self.flush(pad)
+        src = n.inputs()[0].node() if n.inputs() else None
+        if (
+            k == "prim::TupleUnpack"
+            and src.kind() == "prim::TupleConstruct"
+            and (len(n.inputs()[0].uses()) == 1)
+        ):
+            self.unpack_construct(n, src, pad)
+            return
         if k in ("prim::TupleUnpack", "prim::ListUnpack"):
             targets = [self.bind(o) for o in outs]
             self.emit(
@@ -289,6 +352,18 @@ class FunctionPrinter:
             return v.toIValue()
         return _UNSET
 
+    def unpack_construct(self, n, src, pad: int) -> None:
+        """``a, b = (x, y)``: the outputs are the tuple's elements (torch's frontend never
+        builds the tuple); an element read once stays deferred."""
+        for o, v in zip(n.outputs(), src.inputs()):
+            e = self.ref(v)
+            if e.isidentifier() or v.node().kind() == "prim::Constant":
+                self.env[o] = e
+            elif _read_once_here(o, n):
+                self.env[o] = self.pending[o] = e
+            else:
+                self.emit(pad, f"{self.bind(o)} = {e}")
+
     def construct(self, n) -> str:
         args = [self.ref(v) for v in n.inputs()]
         if n.kind() == "prim::TupleConstruct":
@@ -330,6 +405,8 @@ class FunctionPrinter:
         if k == "aten::__not__":
             return f"not {args[0]}"
         if k in INFIX and len(args) == 2 and not any(_is_tensor(v) for v in ins):
+            if k in _ARITHMETIC:  # torch writes numbers' arithmetic as calls too
+                return f"torch.{k[6:]}({args[0]}, {args[1]})"
             return f"({args[0]} {INFIX[k]} {args[1]})"
         if k == "aten::numpy_T":
             attr = _lower.payload_attr(n)
@@ -351,6 +428,9 @@ class FunctionPrinter:
         npos, names = node_keywords(n, len(args))
         if names:
             return args[:npos] + [f"{nm}={a}" for nm, a in zip(names, args[npos:])]
+        if n.kind() in DEFAULT_NONE_TAIL:
+            while len(args) > DEFAULT_NONE_TAIL[n.kind()] and args[-1] == "None":
+                args = args[:-1]  # trailing arguments at their default, left out as torch does
         tail = KEYWORD_ONLY.get(n.kind())
         if not tail:
             return args
@@ -372,15 +452,20 @@ class FunctionPrinter:
     # ------------------------------------------------------------------ control flow
     def emit_if(self, n, pad: int) -> None:
         outs = n.outputs()
+        cond = self.ref(n.inputs()[0])
+        self.flush(pad)
         names = [self.bind(o) for o in outs]
-        self.emit(pad, f"if {self.ref(n.inputs()[0])}:")
+        self.emit(pad, f"if {cond}:")
         for i, b in enumerate(n.blocks()):
             if i == 1:
                 self.emit(pad, "else:")
             start = len(self.lines)
-            self.emit_block(b, pad + 1)
-            for name, r in zip(names, b.outputs()):
-                self.emit(pad + 1, f"{name} = {self.ref(r)}")
+            outer = self.emit_block(b, pad + 1)
+            exprs = [self.ref(r) for r in b.outputs()]
+            self.flush(pad + 1)
+            self.pending = outer
+            for name, e in zip(names, exprs):
+                self.emit(pad + 1, f"{name} = {e}")
             if len(self.lines) == start:
                 self.emit(pad + 1, "pass")
 
@@ -390,52 +475,62 @@ class FunctionPrinter:
         body = n.blocks()[0]
         counter, carried_in = body.inputs()[0], body.inputs()[1:]
         next_cond, carried_out = body.outputs()[0], body.outputs()[1:]
-        names = []
-        for o, a, bi in zip(n.outputs(), init, carried_in):
-            name = self.names.fresh(_hint(o) if o.hasDebugName() else _hint(bi))
-            self.emit(pad, f"{name} = {self.ref(a)}")
-            self.env[o] = self.env[bi] = name
-            names.append(name)
         trip_c = trip.toIValue() if trip.node().kind() == "prim::Constant" else None
         always = _is_true(cond) and _is_true(next_cond)
-        if always and trip_c != INT_MAX:
+        starts = [self.ref(a) for a in init]
+        first = None if always else self.ref(cond)
+        steps = None if trip_c == INT_MAX else self.ref(trip)
+        self.flush(pad)
+        names = []
+        for o, e, bi in zip(n.outputs(), starts, carried_in):
+            name = self.names.fresh(_hint(o) if o.hasDebugName() else _hint(bi))
+            self.emit(pad, f"{name} = {e}")
+            self.env[o] = self.env[bi] = name
+            names.append(name)
+        if always and steps is not None:
             i = self.bind(counter)
-            self.emit(pad, f"for {i} in range({self.ref(trip)}):")
-            self.emit_block(body, pad + 1)
-            self._carry(names, carried_out, carried_in, pad + 1)
+            self.emit(pad, f"for {i} in range({steps}):")
+            start = len(self.lines)
+            outer = self.emit_block(body, pad + 1)
+            self._carry(names, carried_out, pad + 1, start)
+            self.pending = outer
             return
         # while form: the condition lives in a variable, the counter (if read) beside it
-        c = self.names.fresh("_cond")
-        self.emit(pad, f"{c} = {self.ref(cond)}")
-        uses_counter = counter.hasUses() or trip_c != INT_MAX
+        c = self.names.fresh(None)
+        self.emit(pad, f"{c} = {first if first is not None else 'True'}")
+        uses_counter = counter.hasUses() or steps is not None
         i = self.bind(counter) if uses_counter else None
         if i is not None:
             self.emit(pad, f"{i} = 0")
-        test = c if trip_c == INT_MAX else f"{c} and ({i} < {self.ref(trip)})"
+        test = c if steps is None else f"{c} and ({i} < {steps})"
         self.emit(pad, f"while {test}:")
-        self.emit_block(body, pad + 1)
-        self._carry(names + [c], carried_out + [next_cond], carried_in, pad + 1)
+        start = len(self.lines)
+        outer = self.emit_block(body, pad + 1)
+        self._carry([c] + names, [next_cond] + carried_out, pad + 1, start)
+        self.pending = outer
         if i is not None:
-            self.emit(pad + 1, f"{i} = {i} + 1")
+            self.emit(pad + 1, f"{i} = torch.add({i}, 1)")
 
-    def _carry(self, names, outs, carried_in, pad: int) -> None:
+    def _carry(self, names, outs, pad: int, start: int) -> None:
+        """End a loop body: the carried variables take the body's outputs, all at once (one
+        tuple assignment: every output is read before any variable changes)."""
         exprs = [self.ref(r) for r in outs]
-        # an output that reads another carried variable must be read before that one is set
-        if any(e in names and e != nm for nm, e in zip(names, exprs)):
-            temps = []
-            for e in exprs:
-                t = self.names.fresh("_tmp")
-                self.emit(pad, f"{t} = {e}")
-                temps.append(t)
-            exprs = temps
-        for nm, e in zip(names, exprs):
-            if nm != e:
-                self.emit(pad, f"{nm} = {e}")
-        if not names and not self.lines[-1].startswith("  " * pad):
+        self.flush(pad)
+        pairs = [(nm, e) for nm, e in zip(names, exprs) if nm != e]
+        if len(pairs) == 1:
+            self.emit(pad, f"{pairs[0][0]} = {pairs[0][1]}")
+        elif pairs:
+            lhs = ", ".join(nm for nm, _ in pairs)
+            self.emit(pad, f"{lhs} = " + ", ".join(e for _, e in pairs))
+        if len(self.lines) == start:
             self.emit(pad, "pass")
 
 
 _MISSING = object()
+_ARITHMETIC = frozenset(
+    {"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floordiv", "aten::remainder",
+     "aten::pow", "aten::lt", "aten::gt", "aten::le", "aten::ge", "aten::eq", "aten::ne"}
+)  # fmt: skip
 
 
 def unwrap(m):
@@ -465,13 +560,26 @@ def _is_tensor(v) -> bool:
 
 
 def _hint(v) -> str | None:
-    if not v.hasDebugName():
-        return None
-    name = v.debugName()
-    base, dot, suffix = name.rpartition(".")
-    if dot and suffix.isdigit():
-        return f"{base}_{suffix}"
-    return name
+    return v.debugName() if v.hasDebugName() else None
+
+
+def _feeds_branch_output(v) -> bool:
+    """``v`` is an output of a branch or loop body (it is assigned to the variable the
+    block's output lives in, so it keeps its name there)."""
+    user = v.uses()[0].user
+    return user.kind() == "prim::Return" and user.owningBlock().owningNode() is not None
+
+
+def _read_once_here(v, n) -> bool:
+    """``v`` (defined by ``n``) is read once, by a later node of ``n``'s block that is not a
+    loop's start value (those are assigned to the loop's variables, as torch writes them)."""
+    uses = v.uses()
+    if len(uses) != 1:
+        return False
+    user = uses[0].user
+    if user.kind() == "prim::Loop" and uses[0].offset != 1:  # the condition is written in
+        return False
+    return user.owningBlock() is n.owningBlock()
 
 
 def _inlinable(v) -> bool:

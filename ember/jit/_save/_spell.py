@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 
-__all__ = ["KEYWORD_ONLY", "INFIX", "node_keywords", "payload_vars"]
+__all__ = ["DEFAULT_NONE_TAIL", "KEYWORD_ONLY", "INFIX", "node_keywords", "payload_vars"]
 
 # kind -> the trailing arguments that are keyword-only in torch's schema: (name, default)
 _ALPHA = (("alpha", 1),)
@@ -29,6 +29,16 @@ KEYWORD_ONLY: dict[str, tuple] = {
     "aten::gelu": (("approximate", "none"),),
     "aten::clone": (("memory_format", None),),
     "aten::contiguous": (("memory_format", 0),),
+}
+
+# kind -> how many leading arguments are required: the ones after may be left out when None
+# (their schema default), as torch's printer leaves them out
+DEFAULT_NONE_TAIL: dict[str, int] = {
+    "aten::softmax": 2,
+    "aten::log_softmax": 2,
+    "aten::linear": 2,
+    "aten::clamp": 1,
+    "aten::to": 2,
 }
 
 # Python operators for arithmetic on numbers (ints, floats, bools), where torch's printer too
