@@ -420,3 +420,22 @@ def test_traced_code_is_torchs_text(fn):
         warnings.simplefilter("ignore")
         theirs = torch.jit.trace(fn, tuple(torch.tensor(a) for a in args)).code
     assert mine == theirs
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_versioned_operators_raise_the_file_version(approximate):
+    # integer division: a version-3 file would make torch's loader truncate (its upgrader)
+    a, b = np.array([7, -7, 9]), np.array([2, 2, 4])
+    traced = _trace(lambda x, y: ember.div(x, y), (ember.tensor(a), ember.tensor(b)))
+    loaded, raw = _torch_load(traced)
+    out = loaded(torch.from_numpy(a), torch.from_numpy(b))
+    assert out.tolist() == [3.5, -3.5, 2.25] == traced(ember.tensor(a), ember.tensor(b)).tolist()
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        assert z.read("archive/version") == b"4\n"
+    # gelu with its approximate argument: format 10, whose version record is .data/version
+    x = np.linspace(-2, 2, 7).astype(np.float32)
+    gelu = _trace(lambda t: ember.nn.functional.gelu(t, approximate=approximate), ember.tensor(x))
+    loaded, raw = _torch_load(gelu)
+    _close(loaded(torch.from_numpy(x)), gelu(ember.tensor(x)))
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        assert z.read("archive/.data/version") == b"10\n"

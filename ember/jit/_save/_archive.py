@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import re
 import sys
 import warnings
 
@@ -25,8 +26,18 @@ from ember.serialization._zip import ZipWriter
 
 __all__ = ["write_archive", "ArchivePickler"]
 
-# the file format version torch 2.x writes for code without versioned operators
-_VERSION = b"3\n"
+# the file format version: 3 for code without versioned operators, else the version that
+# introduced the newest operator schema the code calls (an older number makes torch's loader
+# run its upgraders: ``div`` of integer tensors as truncation, ``gelu`` without ``approximate``)
+_BASE_VERSION = 3
+_OP_VERSIONS = {"div": 4, "div_": 4, "full": 5, "linspace": 8, "logspace": 9, "gelu": 10}
+_CALL = re.compile(r"(?:\btorch|\))\.(" + "|".join(_OP_VERSIONS) + r")\(")
+
+
+def file_version(sources) -> int:
+    """The file format version torch writes for an archive holding ``sources``."""
+    found = {m.group(1) for src in sources for m in _CALL.finditer(src)}
+    return max([_BASE_VERSION] + [_OP_VERSIONS[k] for k in found])
 
 
 class ArchivePickler(TorchPickler):
@@ -198,10 +209,13 @@ def archive_bytes(obj, extra_files=None) -> list[tuple[str, bytes]]:
                         bytes(content)))  # fmt: skip
     records += [(f"data/{s.key}", s.bytes()) for s in storages]
     records.append(("data.pkl", data))
-    records += [(path, src.encode()) for path, src in table.files().items()]
+    files = table.files()
+    records += [(path, src.encode()) for path, src in files.items()]
     records.append(("constants.pkl", consts))
     records += [(f"constants/{s.key}", s.bytes()) for s in const_storages]
-    records.append(("version", _VERSION))
+    version = file_version(files.values())
+    # torch moved the record to .data/version with format 6
+    records.append(("version" if version < 6 else ".data/version", f"{version}\n".encode()))
     records.append(("byteorder", sys.byteorder.encode()))
     return records
 
