@@ -439,3 +439,58 @@ def test_versioned_operators_raise_the_file_version(approximate):
     _close(loaded(torch.from_numpy(x)), gelu(ember.tensor(x)))
     with zipfile.ZipFile(io.BytesIO(raw)) as z:
         assert z.read("archive/.data/version") == b"10\n"
+
+
+# ------------------------------------------------------------------------ ops
+
+
+_OPS = {
+    "slice": lambda x: x[:, 1:] * 2,
+    "cat_stack": lambda x: ember.stack([ember.cat([x, x * 2], 1)] * 2, 0).sum(0),
+    "expand": lambda x: x.unsqueeze(0).expand(3, 2, 4),
+    "reshape_permute": lambda x: x.reshape(-1).view(4, 2).permute(1, 0).contiguous(),
+    "chunk_index": lambda x: x.chunk(2, 1)[1] + x[0, 2],
+    "clamp_where": lambda x: ember.where(x > 0, x, -x).clamp(-0.5, 0.5),
+    "pow_sqrt": lambda x: x**2 + x.abs().sqrt() + (x.abs() + 1).rsqrt(),
+    "softmaxes": lambda x: F.softmax(x, -1) + F.log_softmax(x, 1),
+    "activations": lambda x: F.gelu(x) + F.silu(x) + F.leaky_relu(x, 0.1) + ember.erf(x),
+    "pad": lambda x: F.pad(x, (1, 2)),
+    "max_argmax": lambda x: x.max(1)[0] + x.argmax(1),
+    "moments": lambda x: x.mean(1, keepdim=True) + x.var(1, keepdim=True) + x.norm(dim=1),
+    "products": lambda x: (x @ x.t()).sum() + ember.einsum("ij,ij->i", x, x),
+    "double": lambda x: x.double() * 2,
+    "factories": lambda x: ember.zeros_like(x) + x + ember.ones(2, 4) + ember.arange(4),
+    "masked_fill_flip": lambda x: x.masked_fill(x > 0, 0.0).flip(0).cumsum(1),
+    "sort_topk": lambda x: x.sort(1)[0][:, :2] + x.topk(2, 1)[0],
+    "norms": lambda x: F.layer_norm(x, (4,)) + F.dropout(x, 0.5, False),
+    "pools": lambda x: (
+        F.avg_pool2d(x.view(1, 1, 2, 4), 2) + F.adaptive_avg_pool2d(x.view(1, 1, 2, 4), 1)
+    ),
+    "losses": lambda x: F.mse_loss(x, x * 0.5) + F.cross_entropy(x, ember.tensor([1, 3])),
+    "scalars": lambda x: (1 - x) / 3,
+    "tuple_out": lambda x: (x.neg(), x.sign(), x.tril(), x.repeat(2, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(_OPS))
+def test_traced_ops_load_in_torch(name):
+    x = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+    traced = _trace(_OPS[name], ember.tensor(x))
+    loaded, _ = _torch_load(traced)
+    got, want = loaded(torch.from_numpy(x)), traced(ember.tensor(x))
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        _close(g, w)
+
+
+def test_an_op_without_a_spelling_is_named():
+    from ember.jit._save import SaveError
+
+    f = _trace(
+        lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"), ember.ones(1, 1, 2, 2)
+    )
+    with pytest.raises(SaveError, match="has no TorchScript spelling"):
+        ember.jit.save(f, io.BytesIO())

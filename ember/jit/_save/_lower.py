@@ -79,7 +79,17 @@ _MEMORY_FORMATS = {
 
 
 def _generic(name, ins, params, n) -> str:
-    kw = [f"{k}={_lit(v)}" for k, v in params.items()]
+    from ember.jit._save._source import SaveError
+
+    kw = []
+    for k, v in params.items():
+        try:
+            kw.append(f"{k}={_lit(v)}")
+        except SaveError:
+            raise SaveError(
+                f"ember.jit.save: the graph holds ember's op {name!r}, which has no TorchScript "
+                f"spelling here (its parameter {k!r} is a {type(v).__name__})"
+            ) from None
     return f"torch.{n.kind().partition('::')[2]}(" + ", ".join(ins + kw) + ")"
 
 
@@ -90,7 +100,72 @@ def _split(name, ins, params, n) -> str:
     return _generic(name, ins, params, n)
 
 
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _loss(name, ins, p, n) -> str:
+    return f"torch.{name}({ins[0]}, {ins[1]}, {_REDUCTION[p.get('reduction', 'mean')]})"
+
+
+def _nll(name, ins, p, n) -> str:
+    weight = ins[2] if len(ins) > 2 else "None"
+    return (
+        f"torch.nll_loss_nd({ins[0]}, {ins[1]}, {weight}, "
+        f"{_REDUCTION[p.get('reduction', 'mean')]}, {int(p.get('ignore_index', -100))})"
+    )
+
+
+def _pad(name, ins, p, n) -> str:
+    flat = [int(e) for pair in p["pads"] for e in pair]
+    value = p.get("value")
+    return f"torch.pad({ins[0]}, {_lit(flat)}, {_lit(p.get('mode', 'constant'))}, {_lit(value)})"
+
+
+def _var(name, ins, p, n) -> str:
+    dims = p.get("dims")
+    return (
+        f"torch.{name}({ins[0]}, {_lit(None if dims is None else list(dims))}, "
+        f"correction={_lit(p.get('correction', 1))}, keepdim={_lit(bool(p.get('keepdim')))})"
+    )
+
+
+def _vector_norm(name, ins, p, n) -> str:
+    dims = p.get("dims")
+    out = (
+        f"torch.linalg_vector_norm({ins[0]}, {_lit(p.get('ord', 2.0))}, "
+        f"{_lit(None if dims is None else list(dims))}, {_lit(bool(p.get('keepdim')))}"
+    )
+    return out + (f", dtype={_lit(p['dtype'])})" if p.get("dtype") is not None else ")")
+
+
+def _avg_pool(name, ins, p, n) -> str:
+    args = [ins[0], _lit(p["kernel"]), _lit(p["stride"]), _lit(p["padding"]),
+            _lit(bool(p["ceil_mode"])), _lit(bool(p["count_include_pad"]))]  # fmt: skip
+    if name != "avg_pool1d":
+        args.append(_lit(p.get("divisor_override")))
+    return f"torch.{name}(" + ", ".join(args) + ")"
+
+
+def _einsum(name, ins, p, n) -> str:
+    equation = ",".join(p["labels"]) + "->" + p["output"]
+    return f"torch.einsum({_lit(equation)}, [{', '.join(ins)}])"
+
+
 _SPELL = {
+    "expand": lambda name, ins, p, n: f"torch.expand({ins[0]}, {_lit(p['shape'])})",
+    "pad": _pad,
+    "var": _var,
+    "std": _var,
+    "linalg_vector_norm": _vector_norm,
+    "avg_pool1d": _avg_pool,
+    "avg_pool2d": _avg_pool,
+    "avg_pool3d": _avg_pool,
+    "mse_loss": _loss,
+    "l1_loss": _loss,
+    "nll_loss": _nll,
+    "_log_softmax": lambda name, ins, p, n: f"torch._log_softmax({ins[0]}, {p['dim']}, False)",
+    "_softmax": lambda name, ins, p, n: f"torch._softmax({ins[0]}, {p['dim']}, False)",
+    "einsum": _einsum,
     "split": _split,
     "split_with_sizes": _split,
     "_unsafe_view": lambda name, ins, p, n: f"torch.reshape({ins[0]}, {_lit(p['shape'])})",
