@@ -65,6 +65,11 @@ def test_traced_zoo_loads_in_torch(name):
         np.testing.assert_array_equal(theirs[k].numpy(), v.numpy())
     assert [k for k, _ in loaded.named_parameters()] == [k for k, _ in m.named_parameters()]
     assert loaded.training is False
+    # its layers have a forward of their own, as in torch's traced archives
+    if name == "lenet":
+        y = np.random.default_rng(4).normal(size=(2, 400)).astype(np.float32)
+        _close(loaded.fc1(torch.from_numpy(y)), m.fc1(ember.tensor(y)))
+        _close(loaded.conv1(torch.from_numpy(x)), m.conv1(ember.tensor(x)))
 
 
 @pytest.mark.parametrize("name", ["mlp", "lenet", "resnet"])

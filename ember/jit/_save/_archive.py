@@ -18,7 +18,7 @@ import sys
 import warnings
 
 from ember.jit._save._classes import SELF, ClassDecl, ClassTable, ModuleObj, python_qualname
-from ember.jit._save._layers import layer_forward
+from ember.jit._save._layers import layer_forward, leaf_forward
 from ember.jit._save._source import FunctionPrinter, SaveError
 from ember.serialization._pickler import REBUILD_V2, TorchGlobal, TorchPickler
 from ember.serialization._save import _serialization_id, atomic_write, is_path
@@ -94,6 +94,10 @@ class _Builder:
                 self.called.update((id(c), c) for c in calls)
         if forward is not None:
             decl.methods.append(self.method(forward, "forward", m))
+        elif not decl.methods and only is None:
+            leaf = leaf_forward(target)
+            if leaf is not None:
+                decl.methods.append(leaf)
         state: dict = {}
 
         def keep(name):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ember.jit._save._classes import SELF
 from ember.jit._save._source import SaveError, literal
 
-__all__ = ["layer_forward"]
+__all__ = ["layer_forward", "leaf_forward"]
 
 
 def _method(body: list[str], arg: str = "input") -> list[str]:
@@ -202,3 +202,14 @@ def layer_forward(m) -> tuple[list[str], list]:
             "trace the module (ember.jit.trace) to save it"
         )
     return _method(make(m)), []
+
+
+def leaf_forward(m) -> list[str] | None:
+    """The ``forward`` of a leaf layer ember writes (``Linear``, ``Conv2d``...), or None: a
+    traced archive gives its layers their own ``forward``, as torch's traced ones have."""
+    if type(m).__name__ not in _LAYERS or not type(m).__module__.startswith("ember."):
+        return None
+    try:
+        return _method(_LAYERS[type(m).__name__](m))
+    except (SaveError, AttributeError, TypeError, ValueError):
+        return None
