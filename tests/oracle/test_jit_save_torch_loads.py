@@ -72,7 +72,7 @@ def test_traced_zoo_loads_in_torch(name):
         _close(loaded.conv1(torch.from_numpy(x)), m.conv1(ember.tensor(x)))
 
 
-@pytest.mark.parametrize("name", ["mlp", "lenet", "resnet"])
+@pytest.mark.parametrize("name", zoo.NAMES)
 def test_gradients_through_the_loaded_archive(name):
     m = _model(name)
     x = zoo.example(name)

@@ -54,6 +54,8 @@ _IMPURE = frozenset(
      "aten::randperm", "aten::warn", "aten::wait", "aten::numpy_T"}
 )  # fmt: skip
 
+_READS_ONLY = frozenset({"prim::GetAttr", "prim::TupleUnpack", "prim::ListUnpack"})
+
 _MUTATES_LIST = frozenset(
     {"aten::append", "aten::insert", "aten::extend", "aten::_set_item", "aten::pop",
      "aten::clear", "aten::remove", "aten::reverse", "aten::sort", "aten::__setitem__"}
@@ -291,7 +293,8 @@ class FunctionPrinter:
         if _lower.lower(self, n, pad):
             return
         args = [self.ref(v) for v in n.inputs()]
-        self.flush(pad)
+        if k not in _READS_ONLY:  # a node that may write memory: deferred reads go first
+            self.flush(pad)
         src = n.inputs()[0].node() if n.inputs() else None
         if (
             k == "prim::TupleUnpack"
