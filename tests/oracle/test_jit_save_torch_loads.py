@@ -343,7 +343,7 @@ class _Net(ember.nn.Module):
         return self.norm(self.fc(self.drop(h)))
 
 
-@pytest.mark.parametrize("name", ["mlp", "lenet"])
+@pytest.mark.parametrize("name", ["mlp", "lenet", "lstm", "gru"])
 def test_scripted_zoo_loads_in_torch(name):
     m = _model(name)
     scripted = ember.jit.script(m)
@@ -355,7 +355,10 @@ def test_scripted_zoo_loads_in_torch(name):
     # the layers are callable on their own in torch, as in a torch-scripted archive
     first = next(iter(m.named_children()))[0]
     sub = zoo.example(name)
-    _close(getattr(loaded, first)(torch.from_numpy(sub)), getattr(m, first)(ember.tensor(sub)))
+    got, want = getattr(loaded, first)(torch.from_numpy(sub)), getattr(m, first)(ember.tensor(sub))
+    if isinstance(want, tuple):  # a recurrent layer: (output, h_n)
+        got, want = got[0], want[0]
+    _close(got, want)
 
 
 @pytest.mark.parametrize("train", [False, True])
@@ -382,11 +385,12 @@ def test_scripted_module_with_layers_and_control_flow(train):
 
 
 def test_scripted_module_the_archive_cannot_spell_raises_before_writing(tmp_path):
-    m = ember.jit.script(_model("lstm"))  # LSTM runs as Python in a scripted module
-    path = tmp_path / "lstm.pt"
+    # the Transformer encoder runs as Python in a scripted module, and has no layer forward
+    m = ember.jit.script(_model("transformer"))
+    path = tmp_path / "encoder.pt"
     from ember.jit._save import SaveError
 
-    with pytest.raises(SaveError, match="LSTM.forward"):
+    with pytest.raises(SaveError, match="TransformerEncoder.forward"):
         ember.jit.save(m, path)
     assert not path.exists() and os.listdir(tmp_path) == []
 
@@ -499,3 +503,41 @@ def test_an_op_without_a_spelling_is_named():
     )
     with pytest.raises(SaveError, match="has no TorchScript spelling"):
         ember.jit.save(f, io.BytesIO())
+
+
+_RNNS = {
+    "lstm_proj_bidir": lambda nn: nn.LSTM(4, 6, 2, batch_first=True, bidirectional=True,
+                                          proj_size=3),
+    "gru_no_bias": lambda nn: nn.GRU(4, 5, bias=False),
+    "rnn_relu": lambda nn: nn.RNN(4, 5, 2, nonlinearity="relu"),
+    "rnn_tanh_bidir": lambda nn: nn.RNN(4, 3, bidirectional=True, batch_first=True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_RNNS))
+def test_recurrent_layers_forward_in_the_archive(name):
+    """A recurrent layer's own forward (written from its configuration) and the traced
+    model's (ember's recurrent kernel as a loop) both run in torch."""
+    ember.manual_seed(0)
+
+    class Wrap(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = _RNNS[name](ember.nn)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return out
+
+    m = Wrap().eval()
+    x = np.random.default_rng(5).normal(size=(3, 2, 4)).astype(np.float32)
+    for obj in (_trace(m, ember.tensor(x)), ember.jit.script(m)):
+        loaded, _ = _torch_load(obj)
+        _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)))
+        out, h = loaded.rnn(torch.from_numpy(x))
+        eout, eh = m.rnn(ember.tensor(x))
+        _close(out, eout)
+        for a, b in zip(
+            h if isinstance(h, tuple) else (h,), eh if isinstance(eh, tuple) else (eh,)
+        ):
+            _close(a, b)

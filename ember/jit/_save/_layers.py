@@ -11,8 +11,11 @@ from ember.jit._save._source import SaveError, literal
 __all__ = ["layer_forward", "leaf_forward"]
 
 
-def _method(body: list[str], arg: str = "input") -> list[str]:
-    head = [f"  def forward(self: {SELF},", f"    {arg}: Tensor) -> Tensor:"]
+def _method(body, arg: str = "input") -> list[str]:
+    ret = "Tensor"
+    if isinstance(body, tuple):  # (lines, return annotation)
+        body, ret = body
+    head = [f"  def forward(self: {SELF},", f"    {arg}: Tensor) -> {ret}:"]
     return head + ["    " + line for line in body]
 
 
@@ -142,6 +145,55 @@ def _softmax(name):
     return body
 
 
+def _rnn(m):
+    """LSTM / GRU / RNN over a full (unpacked) batch, without an initial state argument."""
+    from ember.jit._save._lower import rnn_steps
+    from ember.jit._save._source import Names
+
+    names = Names()
+    names.used.update({"self", "input"})
+    lines: list[str] = []
+    mode = m.mode  # LSTM, GRU, RNN_TANH or RNN_RELU
+    proj = getattr(m, "proj_size", 0) or 0
+    hidden_out = proj if proj else m.hidden_size
+    x = names.fresh("x")
+    lines.append(f"{x} = torch.transpose(input, 0, 1)" if m.batch_first else f"{x} = input")
+    b = names.fresh("batch")
+    lines.append(f"{b} = torch.size({x}, 1)")
+    finals_h, finals_c = [], []
+    directions = 2 if m.bidirectional else 1
+    for layer in range(m.num_layers):
+        outs = []
+        for d in range(directions):
+            sfx = f"_l{layer}" + ("_reverse" if d else "")
+            xp = names.fresh("xp")
+            b_ih = f"self.bias_ih{sfx}" if m.bias else "None"
+            lines.append(f"{xp} = torch.linear({x}, self.weight_ih{sfx}, {b_ih})")
+            h0 = f"torch.new_zeros({x}, [{b}, {hidden_out}])"
+            c0 = f"torch.new_zeros({x}, [{b}, {m.hidden_size}])"
+            out, h, c = rnn_steps(
+                lambda depth, line: lines.append("  " * depth + line), names.fresh, mode, xp,
+                h0, c0, f"self.weight_hh{sfx}", f"self.bias_hh{sfx}" if m.bias else "None",
+                f"self.weight_hr{sfx}" if proj else "None", bool(d),
+            )  # fmt: skip
+            outs.append(out)
+            finals_h.append(h)
+            finals_c.append(c)
+        x = names.fresh("x")
+        lines.append(f"{x} = {outs[0]}" if directions == 1 else
+                     f"{x} = torch.cat([{outs[0]}, {outs[1]}], 2)")  # fmt: skip
+        if m.dropout and layer < m.num_layers - 1:
+            lines.append(f"{x} = torch.dropout({x}, {literal(float(m.dropout))}, self.training)")
+    output = f"torch.transpose({x}, 0, 1)" if m.batch_first else x
+    h_n = f"torch.stack([{', '.join(finals_h)}])"
+    if mode == "LSTM":
+        c_n = f"torch.stack([{', '.join(finals_c)}])"
+        lines.append(f"return ({output}, ({h_n}, {c_n}))")
+        return lines, "Tuple[Tensor, Tuple[Tensor, Tensor]]"
+    lines.append(f"return ({output}, {h_n})")
+    return lines, "Tuple[Tensor, Tensor]"
+
+
 def _simple(call: str):
     return lambda m: [f"return {call}"]
 
@@ -178,6 +230,9 @@ _LAYERS = {
     "GELU": lambda m: [f"return torch.gelu(input, approximate={literal(m.approximate)})"],
     "SiLU": _simple("torch.silu(input)"),
     "Identity": _simple("input"),
+    "LSTM": _rnn,
+    "GRU": _rnn,
+    "RNN": _rnn,
 }
 
 

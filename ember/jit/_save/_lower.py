@@ -184,51 +184,57 @@ def _rnn_layer(p, n, ins, params, pad: int) -> None:
 
     if params.get("batch_sizes") is not None:
         raise SaveError("ember.jit.save: a packed sequence's recurrent layer cannot be saved yet")
-    mode = params["mode"]
     xp, h0, c0, w_hh, b_hh, w_hr = ins
-    fresh = p.names.fresh
+    out, h, c = rnn_steps(
+        lambda depth, line: p.emit(pad + depth, line), p.names.fresh, params["mode"],
+        xp, h0, c0, w_hh, b_hh, w_hr, bool(params.get("reverse")),
+    )  # fmt: skip
+    outs = n.outputs()
+    p.emit(pad, f"{p.bind(outs[0])} = {out}")
+    p.emit(pad, f"{p.bind(outs[1])} = {h}")
+    if params["mode"] == "LSTM":
+        p.emit(pad, f"{p.bind(outs[2])} = {c}")
+
+
+def rnn_steps(emit, fresh, mode, xp, h0, c0, w_hh, b_hh, w_hr, reverse) -> tuple:
+    """Write the time loop of one RNN layer and direction: ``emit(depth, line)`` takes the
+    lines, ``fresh(hint)`` makes names, the other arguments are source expressions (``xp``
+    the (T, B, gates) input projection). Return the names of (output, h_n, c_n or None)."""
     h, hs, t, x, g = fresh("_h"), fresh("_hs"), fresh("_t"), fresh("_x"), fresh("_g")
-    p.emit(pad, f"{h} = {h0}")
+    emit(0, f"{h} = {h0}")
     c = None
     if mode == "LSTM":
         c = fresh("_c")
-        p.emit(pad, f"{c} = {c0}")
-    p.emit(pad, f"{hs} = annotate(List[Tensor], [])")
+        emit(0, f"{c} = {c0}")
+    emit(0, f"{hs} = annotate(List[Tensor], [])")
     steps = fresh("_steps")
-    p.emit(pad, f"{steps} = torch.size({xp}, 0)")
-    p.emit(pad, f"for {t} in range({steps}):")
-    q = pad + 1
-    index = f"({steps} - 1 - {t})" if params.get("reverse") else t
-    p.emit(q, f"{x} = torch.select({xp}, 0, {index})")
-    p.emit(q, f"{g} = torch.linear({h}, {w_hh}, {b_hh})")
+    emit(0, f"{steps} = torch.size({xp}, 0)")
+    emit(0, f"for {t} in range({steps}):")
+    index = f"torch.sub(torch.sub({steps}, 1), {t})" if reverse else t
+    emit(1, f"{x} = torch.select({xp}, 0, {index})")
+    emit(1, f"{g} = torch.linear({h}, {w_hh}, {b_hh})")
     if mode == "LSTM":
         gs = fresh("_gates")
-        p.emit(q, f"{gs} = torch.chunk(torch.add({x}, {g}), 4, 1)")
+        emit(1, f"{gs} = torch.chunk(torch.add({x}, {g}), 4, 1)")
         i, f, gg, o = (f"{gs}[{k}]" for k in range(4))
-        p.emit(q, f"{c} = torch.add(torch.mul(torch.sigmoid({f}), {c}), "
-                  f"torch.mul(torch.sigmoid({i}), torch.tanh({gg})))")  # fmt: skip
-        p.emit(q, f"{h} = torch.mul(torch.sigmoid({o}), torch.tanh({c}))")
+        emit(1, f"{c} = torch.add(torch.mul(torch.sigmoid({f}), {c}), "
+                f"torch.mul(torch.sigmoid({i}), torch.tanh({gg})))")  # fmt: skip
+        emit(1, f"{h} = torch.mul(torch.sigmoid({o}), torch.tanh({c}))")
         if w_hr != "None":
-            p.emit(q, f"{h} = torch.linear({h}, {w_hr})")
+            emit(1, f"{h} = torch.linear({h}, {w_hr})")
     elif mode == "GRU":
-        xs, hg = fresh("_xs"), fresh("_hg")
-        p.emit(q, f"{xs} = torch.chunk({x}, 3, 1)")
-        p.emit(q, f"{hg} = torch.chunk({g}, 3, 1)")
-        r, z = fresh("_r"), fresh("_z")
-        p.emit(q, f"{r} = torch.sigmoid(torch.add({xs}[0], {hg}[0]))")
-        p.emit(q, f"{z} = torch.sigmoid(torch.add({xs}[1], {hg}[1]))")
-        nn_ = fresh("_n")
-        p.emit(q, f"{nn_} = torch.tanh(torch.add({xs}[2], torch.mul({r}, {hg}[2])))")
-        p.emit(q, f"{h} = torch.add({nn_}, torch.mul({z}, torch.sub({h}, {nn_})))")
+        xs, hg, r, z, nn_ = fresh("_xs"), fresh("_hg"), fresh("_r"), fresh("_z"), fresh("_n")
+        emit(1, f"{xs} = torch.chunk({x}, 3, 1)")
+        emit(1, f"{hg} = torch.chunk({g}, 3, 1)")
+        emit(1, f"{r} = torch.sigmoid(torch.add({xs}[0], {hg}[0]))")
+        emit(1, f"{z} = torch.sigmoid(torch.add({xs}[1], {hg}[1]))")
+        emit(1, f"{nn_} = torch.tanh(torch.add({xs}[2], torch.mul({r}, {hg}[2])))")
+        emit(1, f"{h} = torch.add({nn_}, torch.mul({z}, torch.sub({h}, {nn_})))")
     else:
         act = "torch.tanh" if mode == "RNN_TANH" else "torch.relu"
-        p.emit(q, f"{h} = {act}(torch.add({x}, {g}))")
-    p.emit(q, f"{hs}.append({h})")
-    outs = n.outputs()
+        emit(1, f"{h} = {act}(torch.add({x}, {g}))")
+    emit(1, f"{hs}.append({h})")
+    out = fresh("_out")
     stacked = f"torch.stack({hs})"
-    if params.get("reverse"):
-        stacked = f"torch.flip({stacked}, [0])"
-    p.emit(pad, f"{p.bind(outs[0])} = {stacked}")
-    p.emit(pad, f"{p.bind(outs[1])} = {h}")
-    if mode == "LSTM":
-        p.emit(pad, f"{p.bind(outs[2])} = {c}")
+    emit(0, f"{out} = torch.flip({stacked}, [0])" if reverse else f"{out} = {stacked}")
+    return out, h, c
