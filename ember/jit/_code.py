@@ -1,6 +1,5 @@
 """``.code``: the TorchScript source of a graph, as ``jit.save`` writes it into an archive
-(``ember.jit._save``'s printer; torch's printer also folds values read once into the
-expression that reads them, which this one does not)."""
+(``ember.jit._save``'s printer, which writes torch's text for scripted and traced functions)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,14 @@
 """TorchScript source from a graph: ``def forward(self, x: Tensor) -> Tensor:`` and its body.
 
-One statement per node (a value read once by a pure list or tuple is written in place);
-``prim::If`` prints as ``if``/``else`` whose branches assign the node's outputs,
-``prim::Loop`` as ``for i in range(n)`` or ``while``, loop-carried values living in one
-variable each. Constants print in place: numbers, strings, ``None``, tensors as
-``CONSTANTS.cN`` (the archive's ``constants.pkl``). Names come from the values' debug names,
-made unique and kept clear of the words TorchScript gives a meaning.
+One statement per node, except that a pure op's unnamed value read once, later in the same
+block, is written into its reader while the line stays short (torch's printer does the same:
+``bool(torch.gt(torch.sum(y), 0))``); a deferred value is written out before any node that
+may write memory. ``prim::If`` prints as ``if``/``else`` whose branches assign the node's
+outputs, ``prim::Loop`` as ``for i in range(n)`` or ``while``, loop-carried values living in
+one variable each and updated by one tuple assignment. Constants print in place: numbers,
+strings, ``None``, tensors as ``CONSTANTS.cN`` (the archive's ``constants.pkl``). Names
+come from the values' debug names (``x.3`` -> ``x``, then ``x0``), made unique and kept clear
+of the words TorchScript gives a meaning.
 """
 
 from __future__ import annotations
