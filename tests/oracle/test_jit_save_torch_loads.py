@@ -8,6 +8,7 @@ import io
 import os
 import warnings
 import zipfile
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -168,7 +169,48 @@ def early_return(x, flag: bool):
     return x.neg()
 
 
+def optional_arg(x, y: Optional[float]):  # noqa: UP045  (the form ember's compiler reads)
+    if y is None:  # the archive's code keeps the test on y itself: TorchScript refines y
+        return x
+    return x * y
+
+
+def nested_loops(x, n: int):
+    s = x * 0
+    for i in range(n):
+        for j in range(i):
+            if j % 2 == 0:
+                s = s + x
+            else:
+                s = s - 1
+    return s
+
+
+def shapes_and_casts(x, a: int, b: int):
+    k = max(a, b) - min(a, b)
+    y = x.view(x.size(0), -1).sum(1) / x.shape[1]
+    return y.float().abs() * k + x.mean()
+
+
+def early_exits(x, n: int):
+    if n > 2:
+        return x * 2
+    y = x + 1
+    if n == 0:
+        return y
+    else:
+        y = y * 3
+    return y - n
+
+
 _SCRIPTED = [
+    (optional_arg, (None,)),
+    (optional_arg, (2.0,)),
+    (nested_loops, (4,)),
+    (shapes_and_casts, (2, 5)),
+    (early_exits, (0,)),
+    (early_exits, (1,)),
+    (early_exits, (5,)),
     (loop_and_branch, (3,)),
     (loop_and_branch, (0,)),
     (while_loop, (2,)),
@@ -399,7 +441,9 @@ def test_scripted_module_the_archive_cannot_spell_raises_before_writing(tmp_path
 
 
 @pytest.mark.parametrize(
-    "fn", [loop_and_branch, while_loop, swaps, early_return], ids=lambda f: f.__name__
+    "fn",
+    [loop_and_branch, while_loop, swaps, early_return, early_exits],
+    ids=lambda f: f.__name__,
 )
 def test_scripted_code_is_torchs_text(fn):
     assert ember.jit.script(fn).code == torch.jit.script(fn).code

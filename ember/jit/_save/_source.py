@@ -252,7 +252,8 @@ class FunctionPrinter:
         """A pure op read once, later in the same block: written into its reader, as torch's
         printer writes it."""
         k = n.kind()
-        if not k.startswith("aten::") or k.endswith("_") or k in _IMPURE or k in _MUTATES_LIST:
+        inplace = k.endswith("_") and not k.endswith("__")
+        if not k.startswith("aten::") or inplace or k in _IMPURE or k in _MUTATES_LIST:
             return False
         if n.outputsSize() != 1 or payload_vars(n).get("op") is not None:
             return False
@@ -414,6 +415,10 @@ class FunctionPrinter:
             if k in _ARITHMETIC:  # torch writes numbers' arithmetic as calls too
                 return f"torch.{k[6:]}({args[0]}, {args[1]})"
             return f"({args[0]} {INFIX[k]} {args[1]})"
+        if k in _CONVERSIONS and len(args) == 1:  # x.float(): torch.to(x, dtype)
+            from ember.jit.ir import DTYPE_CODES
+
+            return f"torch.to({args[0]}, {DTYPE_CODES[_CONVERSIONS[k]]})"
         if k == "aten::numpy_T":
             attr = _lower.payload_attr(n)
             return f"torch.{'mT' if attr == 'mT' else 'numpy_T'}({args[0]})"
@@ -431,8 +436,9 @@ class FunctionPrinter:
         return f"{head}.{op}(" + ", ".join(self.arguments(n, args)) + ")"
 
     def arguments(self, n, args: list[str]) -> list[str]:
-        npos, names = node_keywords(n, len(args))
-        if names:
+        written = node_keywords(n, len(args))
+        if written is not None:
+            npos, names = written
             return args[:npos] + [f"{nm}={a}" for nm, a in zip(names, args[npos:])]
         if n.kind() in DEFAULT_NONE_TAIL:
             while len(args) > DEFAULT_NONE_TAIL[n.kind()] and args[-1] == "None":
@@ -460,18 +466,20 @@ class FunctionPrinter:
         outs = n.outputs()
         cond = self.ref(n.inputs()[0])
         self.flush(pad)
-        names = [self.bind(o) for o in outs]
+        # an output nothing reads is not assigned (torch's graphs have none such)
+        names = [self.bind(o) if o.hasUses() else None for o in outs]
         self.emit(pad, f"if {cond}:")
         for i, b in enumerate(n.blocks()):
             if i == 1:
                 self.emit(pad, "else:")
             start = len(self.lines)
             outer = self.emit_block(b, pad + 1)
-            exprs = [self.ref(r) for r in b.outputs()]
+            exprs = [self.ref(r) if name else None for name, r in zip(names, b.outputs())]
             self.flush(pad + 1)
             self.pending = outer
             for name, e in zip(names, exprs):
-                self.emit(pad + 1, f"{name} = {e}")
+                if name is not None:
+                    self.emit(pad + 1, f"{name} = {e}")
             if len(self.lines) == start:
                 self.emit(pad + 1, "pass")
 
@@ -533,6 +541,12 @@ class FunctionPrinter:
 
 
 _MISSING = object()
+_CONVERSIONS = {
+    "aten::float": "torch.float32", "aten::double": "torch.float64", "aten::half": "torch.float16",
+    "aten::bfloat16": "torch.bfloat16", "aten::int": "torch.int32", "aten::long": "torch.int64",
+    "aten::short": "torch.int16", "aten::char": "torch.int8", "aten::byte": "torch.uint8",
+    "aten::bool": "torch.bool",
+}  # fmt: skip
 _ARITHMETIC = frozenset(
     {"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floordiv", "aten::remainder",
      "aten::pow", "aten::lt", "aten::gt", "aten::le", "aten::ge", "aten::eq", "aten::ne"}

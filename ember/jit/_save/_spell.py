@@ -79,14 +79,13 @@ def payload_vars(node) -> dict:
     return found
 
 
-def node_keywords(node, n_args: int) -> tuple[int, list[str]]:
-    """Return ``(n_positional, keyword names)`` for a node's arguments: the compiler's calls
-    carry the names of the keyword arguments they were written with; the schemas above
-    give the keyword-only tail of recorded ops."""
+def node_keywords(node, n_args: int) -> tuple[int, list[str]] | None:
+    """Return ``(n_positional, keyword names)`` for a node the compiler made from a call as
+    the user wrote it (its payload carries the keyword names), or None for a recorded op
+    (whose arguments follow the schema: its keyword-only tail is ``KEYWORD_ONLY``'s)."""
     found = payload_vars(node)
     names = found.get("names")
-    npos = found.get("npos")
-    if isinstance(names, list) and isinstance(npos, int) and names:
+    if isinstance(names, list) and isinstance(found.get("npos"), int):
         lead = n_args - len(names)  # the receiver of a method call counts as positional
         return lead, list(names)
-    return n_args, []
+    return None
