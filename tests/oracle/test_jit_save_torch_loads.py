@@ -585,3 +585,13 @@ def test_recurrent_layers_forward_in_the_archive(name):
             h if isinstance(h, tuple) else (h,), eh if isinstance(eh, tuple) else (eh,)
         ):
             _close(a, b)
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "lstm"])
+def test_frozen_scripted_module_keeps_what_its_layers_read(name):
+    # ember's freeze leaves the calls of layers it runs eagerly: their weights stay attributes
+    m = _model(name)
+    frozen = ember.jit.freeze(ember.jit.script(m))
+    loaded, _ = _torch_load(frozen)
+    x = zoo.example(name)
+    _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)))

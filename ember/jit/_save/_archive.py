@@ -84,6 +84,8 @@ class _Builder:
 
         target = m._original if isinstance(m, ScriptModule) and m._original is not None else m
         decl = ClassDecl(python_qualname(type(target)))
+        if id(target) in self.called:
+            only = None  # a module the code calls keeps what its own forward reads
         if forward is None and id(target) in self.called:
             own = m.__dict__.get("_graph") if isinstance(m, ScriptModule) else None
             if own is not None:
