@@ -148,7 +148,7 @@ class ScriptModule(Module):
             return _python_source(type(target).forward)
         from ember.jit._code import graph_to_code
 
-        return graph_to_code(self.graph)
+        return graph_to_code(self.graph, module=self)
 
     def _get_name(self) -> str:
         return self.original_name
