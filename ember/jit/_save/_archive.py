@@ -86,14 +86,13 @@ class _Builder:
         decl = ClassDecl(python_qualname(type(target)))
         if id(target) in self.called:
             only = None  # a module the code calls keeps what its own forward reads
-        if forward is None and id(target) in self.called:
-            own = m.__dict__.get("_graph") if isinstance(m, ScriptModule) else None
-            if own is not None:
-                forward = prepare(own)
-            else:
-                lines, calls = layer_forward(target)
-                decl.methods.append(lines)
-                self.called.update((id(c), c) for c in calls)
+        own = m.__dict__.get("_graph") if isinstance(m, ScriptModule) else None
+        if forward is None and own is not None and (only is None or id(target) in self.called):
+            forward = prepare(own)  # a script or traced submodule: its own graph
+        elif forward is None and id(target) in self.called:
+            lines, calls = layer_forward(target)
+            decl.methods.append(lines)
+            self.called.update((id(c), c) for c in calls)
         if forward is not None:
             decl.methods.append(self.method(forward, "forward", m))
         elif not decl.methods and only is None:
