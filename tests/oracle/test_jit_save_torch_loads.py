@@ -595,3 +595,55 @@ def test_frozen_scripted_module_keeps_what_its_layers_read(name):
     loaded, _ = _torch_load(frozen)
     x = zoo.example(name)
     _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)))
+
+
+class _Cell(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = ember.nn.Linear(4, 4)
+
+    def forward(self, x, h):
+        new_h = ember.tanh(self.linear(x) + h)
+        return new_h, new_h
+
+
+class _Loop(ember.nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.cell = cell
+
+    def forward(self, xs):
+        h = ember.zeros(3, 4)
+        y = h
+        for i in range(xs.size(0)):
+            y, h = self.cell(xs[i], h)
+        return y, h
+
+
+def test_script_and_traced_submodules_keep_their_own_forward():
+    # the TorchScript tutorial's shape: a traced model holding a scripted loop over a traced cell
+    ember.manual_seed(0)
+    x, h = ember.rand(3, 4), ember.rand(3, 4)
+    cell = _trace(_Cell(), (x, h))
+    loop = ember.jit.script(_Loop(cell))
+    assert loop._graph is not None
+
+    class Wrap(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.loop = loop
+
+        def forward(self, xs):
+            y, h = self.loop(xs)
+            return ember.relu(y)
+
+    xs = np.random.default_rng(6).random((5, 3, 4)).astype(np.float32)
+    traced = _trace(Wrap(), ember.tensor(xs))
+    loaded, _ = _torch_load(traced)
+    _close(loaded(torch.from_numpy(xs)), traced(ember.tensor(xs)))
+    y, h_n = loaded.loop(torch.from_numpy(xs))
+    ey, eh = loop(ember.tensor(xs))
+    _close(y, ey)
+    _close(h_n, eh)
+    a, b = torch.from_numpy(xs[0]), torch.from_numpy(xs[1])
+    _close(loaded.loop.cell(a, b)[0], cell(ember.tensor(xs[0]), ember.tensor(xs[1]))[0])
