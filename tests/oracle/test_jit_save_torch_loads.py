@@ -385,7 +385,7 @@ class _Net(ember.nn.Module):
         return self.norm(self.fc(self.drop(h)))
 
 
-@pytest.mark.parametrize("name", ["mlp", "lenet", "lstm", "gru"])
+@pytest.mark.parametrize("name", ["mlp", "lenet", "lstm", "gru", "transformer"])
 def test_scripted_zoo_loads_in_torch(name):
     m = _model(name)
     scripted = ember.jit.script(m)
@@ -426,13 +426,28 @@ def test_scripted_module_with_layers_and_control_flow(train):
     assert "archive/code/__torch__/torch/nn/modules/batchnorm.py" in names
 
 
+class _NoGrad(ember.nn.Module):
+    def forward(self, x):
+        with ember.no_grad():  # beyond ember's compiler: runs as Python in a scripted parent
+            return x * 2
+
+
+class _Parent(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = _NoGrad()
+
+    def forward(self, x):
+        return self.child(x) + 1
+
+
 def test_scripted_module_the_archive_cannot_spell_raises_before_writing(tmp_path):
-    # the Transformer encoder runs as Python in a scripted module, and has no layer forward
-    m = ember.jit.script(_model("transformer"))
-    path = tmp_path / "encoder.pt"
+    m = ember.jit.script(_Parent())
+    assert m._graph is not None
+    path = tmp_path / "parent.pt"
     from ember.jit._save import SaveError
 
-    with pytest.raises(SaveError, match="TransformerEncoder.forward"):
+    with pytest.raises(SaveError, match="_NoGrad.forward"):
         ember.jit.save(m, path)
     assert not path.exists() and os.listdir(tmp_path) == []
 
@@ -647,3 +662,38 @@ def test_script_and_traced_submodules_keep_their_own_forward():
     _close(h_n, eh)
     a, b = torch.from_numpy(xs[0]), torch.from_numpy(xs[1])
     _close(loaded.loop.cell(a, b)[0], cell(ember.tensor(xs[0]), ember.tensor(xs[1]))[0])
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"batch_first": True},
+        {"batch_first": False, "norm_first": True, "activation": "gelu"},
+        {"batch_first": True, "dropout": 0.0, "bias": False},
+    ],
+    ids=["post_norm", "pre_norm_gelu", "no_bias"],
+)
+def test_transformer_encoder_layer_forward_in_the_archive(kw):
+    ember.manual_seed(0)
+    kw = {"dropout": 0.0, **kw}
+    layer = ember.nn.TransformerEncoderLayer(8, 2, 16, **kw)
+    m = ember.nn.TransformerEncoder(layer, 2, norm=ember.nn.LayerNorm(8),
+                                    enable_nested_tensor=False).eval()  # fmt: skip
+
+    class Wrap(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = m
+
+        def forward(self, x):
+            return self.encoder(x)
+
+    x = np.random.default_rng(7).normal(size=(3, 4, 8)).astype(np.float32)
+    for obj in (ember.jit.script(Wrap()), _trace(Wrap(), ember.tensor(x))):
+        loaded, _ = _torch_load(obj)
+        _close(loaded(torch.from_numpy(x)), m(ember.tensor(x)), 1e-4)
+        _close(
+            getattr(loaded.encoder.layers, "1")(torch.from_numpy(x)),
+            m.layers[1](ember.tensor(x)),
+            1e-4,
+        )

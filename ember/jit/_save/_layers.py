@@ -5,6 +5,8 @@ or configured beyond what its entry writes, raises ``SaveError`` naming it."""
 
 from __future__ import annotations
 
+import math
+
 from ember.jit._save._classes import SELF
 from ember.jit._save._source import SaveError, literal
 
@@ -194,6 +196,100 @@ def _rnn(m):
     return lines, "Tuple[Tensor, Tensor]"
 
 
+def _self_attention(m, x: str, attn_name: str, lines: list[str], names) -> str:
+    """Append the lines of ``MultiheadAttention`` ``self.<attn_name>`` attending ``x`` to
+    itself (no masks); return the name of its output."""
+    a = getattr(m, attn_name)
+    if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
+        raise SaveError(
+            "ember.jit.save: a MultiheadAttention with separate key/value sizes, bias_k or "
+            "add_zero_attn has no spelling here; trace the module instead"
+        )
+    me, heads, hd = f"self.{attn_name}", int(a.num_heads), int(a.head_dim)
+    q, t, b, qkv, parts = (names.fresh(h) for h in ("q", "tgt_len", "bsz", "qkv", "parts"))
+    lines.append(f"{q} = torch.transpose({x}, 0, 1)" if a.batch_first else f"{q} = {x}")
+    lines.append(f"{t} = torch.size({q}, 0)")
+    lines.append(f"{b} = torch.size({q}, 1)")
+    bias = f"{me}.in_proj_bias" if a.in_proj_bias is not None else "None"
+    lines.append(f"{qkv} = torch.linear({q}, {me}.in_proj_weight, {bias})")
+    lines.append(f"{parts} = torch.chunk({qkv}, 3, -1)")
+    heads_of = []
+    for i, hint in enumerate(("qh", "kh", "vh")):
+        h = names.fresh(hint)
+        lines.append(
+            f"{h} = torch.transpose(torch.reshape({parts}[{i}], [{t}, {b} * {heads}, {hd}]), 0, 1)"
+        )
+        heads_of.append(h)
+    qh, kh, vh = heads_of
+    w, o = names.fresh("weights"), names.fresh("attn")
+    scale = literal(1.0 / math.sqrt(hd))
+    lines.append(
+        f"{w} = torch.softmax(torch.bmm(torch.mul({qh}, {scale}), torch.transpose({kh}, 1, 2)), -1)"
+    )
+    if a.dropout:
+        lines.append(f"{w} = torch.dropout({w}, {literal(float(a.dropout))}, self.training)")
+    out_bias = f"{me}.out_proj.bias" if a.out_proj.bias is not None else "None"
+    lines.append(f"{o} = torch.reshape(torch.transpose(torch.bmm({w}, {vh}), 0, 1), "
+                 f"[{t} * {b}, {int(a.embed_dim)}])")  # fmt: skip
+    lines.append(f"{o} = torch.linear({o}, {me}.out_proj.weight, {out_bias})")
+    lines.append(f"{o} = torch.reshape({o}, [{t}, {b}, {int(a.embed_dim)}])")
+    if a.batch_first:
+        lines.append(f"{o} = torch.transpose({o}, 0, 1)")
+    return o
+
+
+def _encoder_layer(m):
+    """TransformerEncoderLayer without masks: attention and feed-forward blocks, each with
+    its residual and LayerNorm (before the block with ``norm_first``)."""
+    from ember.jit._save._source import Names
+
+    act = {1: "torch.relu", 2: "torch.gelu"}.get(m.activation_relu_or_gelu)
+    if act is None:
+        raise SaveError("ember.jit.save: a TransformerEncoderLayer with a custom activation "
+                        "has no spelling here; trace the module instead")  # fmt: skip
+    names = Names()
+    names.used.update({"self", "input"})
+    lines: list[str] = []
+
+    def norm(k, x):
+        n = getattr(m, k)
+        return (f"torch.layer_norm({x}, {literal(list(n.normalized_shape))}, "
+                f"{_opt(n, 'weight').replace('self.', f'self.{k}.')}, "
+                f"{_opt(n, 'bias').replace('self.', f'self.{k}.')}, {literal(float(n.eps))}, "
+                "True)")  # fmt: skip
+
+    def drop(k, x):
+        return f"torch.dropout({x}, {literal(float(getattr(m, k).p))}, self.training)"
+
+    def lin(k, x):
+        n = getattr(m, k)
+        bias = f"self.{k}.bias" if n.bias is not None else "None"
+        return f"torch.linear({x}, self.{k}.weight, {bias})"
+
+    def feed_forward(x):
+        h = names.fresh("ff")
+        lines.append(f"{h} = {act}({lin('linear1', x)})")
+        return drop("dropout2", lin("linear2", drop("dropout", h)))
+
+    x = names.fresh("x")
+    lines.append(f"{x} = input")
+    if m.norm_first:
+        y = names.fresh("y")
+        lines.append(f"{y} = {norm('norm1', x)}")
+        sa = _self_attention(m, y, "self_attn", lines, names)
+        lines.append(f"{x} = torch.add({x}, {drop('dropout1', sa)})")
+        lines.append(f"{y} = {norm('norm2', x)}")
+        lines.append(f"{x} = torch.add({x}, {feed_forward(y)})")
+    else:
+        sa = _self_attention(m, x, "self_attn", lines, names)
+        residual = f"torch.add({x}, {drop('dropout1', sa)})"
+        lines.append(f"{x} = {norm('norm1', residual)}")
+        residual = f"torch.add({x}, {feed_forward(x)})"
+        lines.append(f"{x} = {norm('norm2', residual)}")
+    lines.append(f"return {x}")
+    return lines
+
+
 def _simple(call: str):
     return lambda m: [f"return {call}"]
 
@@ -230,6 +326,7 @@ _LAYERS = {
     "GELU": lambda m: [f"return torch.gelu(input, approximate={literal(m.approximate)})"],
     "SiLU": _simple("torch.silu(input)"),
     "Identity": _simple("input"),
+    "TransformerEncoderLayer": _encoder_layer,
     "LSTM": _rnn,
     "GRU": _rnn,
     "RNN": _rnn,
@@ -249,6 +346,15 @@ def layer_forward(m) -> tuple[list[str], list]:
             body.append(f"input = (_{i}).forward(input, )")
         body.append("return input")
         return _method(body), [c for c in m._modules.values() if c is not None]
+    if name == "TransformerEncoder":
+        body = ["output = input"]
+        layers = [c for c in m.layers._modules.values() if c is not None]
+        for i in range(len(layers)):
+            body.append(f'output = (getattr(self.layers, "{i}")).forward(output, )')
+        if m.norm is not None:
+            body.append("output = (self.norm).forward(output, )")
+        body.append("return output")
+        return _method(body), layers + ([m.norm] if m.norm is not None else [])
     make = _LAYERS.get(name)
     if make is None or not type(m).__module__.startswith("ember."):
         raise SaveError(
