@@ -44,6 +44,9 @@ def lower(p, n, pad: int) -> bool:
     if name == "rnn_layer":
         _rnn_layer(p, n, ins, params, pad)
         return True
+    if "mats" in params and set(params) <= {"mats", "nearest"}:
+        _separable(p, n, ins[0], params, pad)
+        return True
     expr = _SPELL.get(name, _generic)(name, ins, params, n)
     if len(outs) == 1:
         p.emit(pad, f"{p.bind(outs[0])} = {expr}")
@@ -151,7 +154,37 @@ def _einsum(name, ins, p, n) -> str:
     return f"torch.einsum({_lit(equation)}, [{', '.join(ins)}])"
 
 
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _grid_sampler(name, ins, p, n) -> str:
+    return (
+        f"torch.{name}({ins[0]}, {ins[1]}, {_GRID_MODES[p['mode']]}, "
+        f"{_GRID_PADDING[p['padding_mode']]}, {_lit(bool(p['align_corners']))})"
+    )
+
+
+def _fft(name, ins, p, n) -> str:
+    args = [ins[0], _lit(list(p["dims"])), _lit(p["norm"])]
+    if "onesided" in p:
+        args.append(_lit(bool(p["onesided"])))
+    if "forward" in p:
+        args.append(_lit(bool(p["forward"])))
+    if "last_dim_size" in p:
+        args.append(_lit(p["last_dim_size"]))
+    return f"torch.{name}(" + ", ".join(args) + ")"
+
+
 _SPELL = {
+    "gather": lambda name, ins, p, n: f"torch.gather({ins[0]}, {int(p['dim'])}, {ins[1]})",
+    "pixel_shuffle": lambda name, ins, p, n: f"torch.pixel_shuffle({ins[0]}, {int(p['r'])})",
+    "pixel_unshuffle": lambda name, ins, p, n: f"torch.pixel_unshuffle({ins[0]}, {int(p['r'])})",
+    "grid_sampler_2d": _grid_sampler,
+    "grid_sampler_3d": _grid_sampler,
+    "_fft_r2c": _fft,
+    "_fft_c2c": _fft,
+    "_fft_c2r": _fft,
     "expand": lambda name, ins, p, n: f"torch.expand({ins[0]}, {_lit(p['shape'])})",
     "pad": _pad,
     "var": _var,
@@ -175,6 +208,37 @@ _SPELL = {
         f"{_lit(bool(p.get('scale_grad_by_freq', False)))}, {_lit(bool(p.get('sparse', False)))})"
     ),
 }
+
+
+def _separable(p, n, x: str, params, pad: int) -> None:
+    """ember's separable resampling (interpolation, adaptive pooling): one matrix per trailing
+    dim, or for nearest modes the rows' chosen indices; written with the same matrices."""
+    import numpy as np
+
+    import ember
+
+    mats = params["mats"]
+    nd = len(mats)
+    out = p.names.fresh("_resampled")
+    p.emit(pad, f"{out} = {x}")
+    dtype = p.names.fresh("_dtype")
+    p.emit(pad, f"{dtype} = ops.prim.dtype({x})")
+    for i, m in enumerate(mats):
+        axis = f"torch.sub(torch.dim({out}), {nd - i})"
+        if params.get("nearest"):
+            idx = p.tensor_constant(ember.tensor(np.asarray(m).argmax(1).astype(np.int64)))
+            p.emit(pad, f"{out} = torch.index_select({out}, {axis}, {idx})")
+            continue
+        c = p.tensor_constant(ember.tensor(np.ascontiguousarray(np.asarray(m, np.float64))))
+        mat = f"torch.to({c}, {dtype})"
+        if i == nd - 1:
+            p.emit(pad, f"{out} = torch.matmul({out}, torch.t({mat}))")
+        elif i == nd - 2:
+            p.emit(pad, f"{out} = torch.matmul({mat}, {out})")
+        else:
+            p.emit(pad, f"{out} = torch.movedim(torch.tensordot({out}, {mat}, [{axis}], [1]), "
+                        f"-1, {axis})")  # fmt: skip
+    p.emit(pad, f"{p.bind(n.output())} = torch.contiguous({out})")
 
 
 def _rnn_layer(p, n, ins, params, pad: int) -> None:

@@ -176,11 +176,7 @@ class FunctionPrinter:
             return "None"
         kind, val = n._attrs["value"]
         if kind == "t":
-            for i, c in enumerate(self.constants):
-                if c is val:
-                    return f"CONSTANTS.c{i}"
-            self.constants.append(val)
-            return f"CONSTANTS.c{len(self.constants) - 1}"
+            return self.tensor_constant(val)
         t = n.output().type()
         if isinstance(t, IR.DeviceObjType):
             return f"torch.device({quote(str(val))})"
@@ -193,6 +189,14 @@ class FunctionPrinter:
         if kind == "ss":
             return literal(list(val))
         return literal(val)
+
+    def tensor_constant(self, t) -> str:
+        """``CONSTANTS.cN`` for tensor ``t`` (one entry per tensor in the archive)."""
+        for i, c in enumerate(self.constants):
+            if c is t:
+                return f"CONSTANTS.c{i}"
+        self.constants.append(t)
+        return f"CONSTANTS.c{len(self.constants) - 1}"
 
     def bind(self, v, hint: str | None = None) -> str:
         name = self.names.fresh(hint if hint is not None else _hint(v))
