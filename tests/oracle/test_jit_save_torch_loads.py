@@ -721,3 +721,22 @@ def test_transformer_encoder_layer_forward_in_the_archive(kw):
             m.layers[1](ember.tensor(x)),
             1e-4,
         )
+
+
+@pytest.mark.parametrize("name", ["lenet", "lstm", "transformer"])
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_torch_resaves_and_freezes_the_archive(name, how):
+    # the loaded module is a well-formed TorchScript module: torch saves it again and freezes it
+    m = _model(name)
+    x = zoo.example(name)
+    obj = _trace(m, ember.tensor(x)) if how == "trace" else ember.jit.script(m)
+    loaded, _ = _torch_load(obj)
+    assert loaded.original_name == type(m).__name__
+    buf = io.BytesIO()
+    torch.jit.save(loaded, buf)
+    buf.seek(0)
+    again = torch.jit.load(buf)
+    frozen = torch.jit.freeze(again.eval())
+    xs = torch.from_numpy(x)
+    _close(again(xs), m(ember.tensor(x)))
+    _close(frozen(xs), m(ember.tensor(x)), 1e-4)
