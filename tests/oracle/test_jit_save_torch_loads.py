@@ -624,6 +624,10 @@ def test_recurrent_layers_forward_in_the_archive(name):
             h if isinstance(h, tuple) else (h,), eh if isinstance(eh, tuple) else (eh,)
         ):
             _close(a, b)
+        # with an initial state, as the layer takes it
+        out2, _ = loaded.rnn(torch.from_numpy(x), h)
+        eout2, _ = m.rnn(ember.tensor(x), eh)
+        _close(out2, eout2)
 
 
 @pytest.mark.parametrize("name", ["mlp", "lenet", "lstm"])

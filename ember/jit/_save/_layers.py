@@ -14,10 +14,13 @@ __all__ = ["layer_forward", "leaf_forward"]
 
 
 def _method(body, arg: str = "input") -> list[str]:
-    ret = "Tensor"
-    if isinstance(body, tuple):  # (lines, return annotation)
-        body, ret = body
-    head = [f"  def forward(self: {SELF},", f"    {arg}: Tensor) -> {ret}:"]
+    ret, extra = "Tensor", []
+    if isinstance(body, tuple):  # (lines, return annotation[, further parameters])
+        body, ret, *more = body
+        extra = more[0] if more else []
+    params = [f"{arg}: Tensor", *extra]
+    head = [f"  def forward(self: {SELF},", *(f"    {p}," for p in params[:-1])]
+    head.append(f"    {params[-1]}) -> {ret}:")
     return head + ["    " + line for line in body]
 
 
@@ -148,7 +151,8 @@ def _softmax(name):
 
 
 def _rnn(m):
-    """LSTM / GRU / RNN over a full (unpacked) batch, without an initial state argument."""
+    """LSTM / GRU / RNN over a full (unpacked, batched) input, with an optional initial state
+    ``hx`` as the layer takes it."""
     from ember.jit._save._lower import rnn_steps
     from ember.jit._save._source import Names
 
@@ -164,6 +168,15 @@ def _rnn(m):
     lines.append(f"{b} = torch.size({x}, 1)")
     finals_h, finals_c = [], []
     directions = 2 if m.bidirectional else 1
+    n_states = m.num_layers * directions
+    h_all, c_all = names.fresh("hx0"), names.fresh("cx0")
+    lines.append("if hx is None:")  # the initial state: zeros, or the caller's (refined) hx
+    lines.append(f"  {h_all} = torch.new_zeros({x}, [{n_states}, {b}, {hidden_out}])")
+    if mode == "LSTM":
+        lines.append(f"  {c_all} = torch.new_zeros({x}, [{n_states}, {b}, {m.hidden_size}])")
+        lines += ["else:", f"  {h_all}, {c_all} = hx"]
+    else:
+        lines += ["else:", f"  {h_all} = hx"]
     for layer in range(m.num_layers):
         outs = []
         for d in range(directions):
@@ -171,8 +184,8 @@ def _rnn(m):
             xp = names.fresh("xp")
             b_ih = f"self.bias_ih{sfx}" if m.bias else "None"
             lines.append(f"{xp} = torch.linear({x}, self.weight_ih{sfx}, {b_ih})")
-            h0 = f"torch.new_zeros({x}, [{b}, {hidden_out}])"
-            c0 = f"torch.new_zeros({x}, [{b}, {m.hidden_size}])"
+            h0 = f"torch.select({h_all}, 0, {layer * directions + d})"
+            c0 = f"torch.select({c_all}, 0, {layer * directions + d})"
             out, h, c = rnn_steps(
                 lambda depth, line: lines.append("  " * depth + line), names.fresh, mode, xp,
                 h0, c0, f"self.weight_hh{sfx}", f"self.bias_hh{sfx}" if m.bias else "None",
@@ -191,9 +204,10 @@ def _rnn(m):
     if mode == "LSTM":
         c_n = f"torch.stack([{', '.join(finals_c)}])"
         lines.append(f"return ({output}, ({h_n}, {c_n}))")
-        return lines, "Tuple[Tensor, Tuple[Tensor, Tensor]]"
+        return (lines, "Tuple[Tensor, Tuple[Tensor, Tensor]]",
+                ["hx: Optional[Tuple[Tensor, Tensor]]=None"])  # fmt: skip
     lines.append(f"return ({output}, {h_n})")
-    return lines, "Tuple[Tensor, Tensor]"
+    return lines, "Tuple[Tensor, Tensor]", ["hx: Optional[Tensor]=None"]
 
 
 def _self_attention(m, x: str, attn_name: str, lines: list[str], names) -> str:
