@@ -42,7 +42,7 @@ _RESERVED = frozenset(
         "range", "len", "int", "float", "bool", "str", "list", "tuple", "dict", "print",
         "Tensor", "List", "Tuple", "Optional", "Dict", "Any", "NoneType", "Future", "Module",
         "Final", "math", "fork", "wait", "isinstance", "getattr", "hasattr", "min", "max",
-        "abs", "sum", "all", "any", "zip", "enumerate", "super", "number", "Device",
+        "abs", "sum", "all", "any", "zip", "enumerate", "super", "number", "Device", "setattr",
         "device", "dtype", "inf", "nan", "rpc_async", "sorted", "divmod", "chr", "ord",
         "round", "hash", "id", "hex", "oct", "bin", "__torch__", "Union", "Callable",
         "Await", "RRef", "Storage", "Stream", "Event", "Layout", "ScalarType", "Generator",
