@@ -744,3 +744,34 @@ def test_torch_resaves_and_freezes_the_archive(name, how):
     xs = torch.from_numpy(x)
     _close(again(xs), m(ember.tensor(x)))
     _close(frozen(xs), m(ember.tensor(x)), 1e-4)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_scripted_multihead_attention_in_the_archive(batch_first):
+    ember.manual_seed(0)
+
+    class Attend(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = ember.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+            self.fc = ember.nn.Linear(8, 3)
+
+        def forward(self, x, memory):
+            a, w = self.attn(x, memory, memory)  # cross-attention, weights averaged over heads
+            b, _ = self.attn(x, x, x)
+            return self.fc(a + b), w
+
+    m = Attend().eval()
+    rng = np.random.default_rng(8)
+    shape_x, shape_m = ((2, 5, 8), (2, 3, 8)) if batch_first else ((5, 2, 8), (3, 2, 8))
+    x, mem = (
+        rng.normal(size=shape_x).astype(np.float32),
+        rng.normal(size=shape_m).astype(np.float32),
+    )
+    loaded, _ = _torch_load(ember.jit.script(m))
+    (out, w), (eout, ew) = (
+        loaded(torch.from_numpy(x), torch.from_numpy(mem)),
+        m(ember.tensor(x), ember.tensor(mem)),
+    )
+    _close(out, eout)
+    _close(w, ew)

@@ -15,9 +15,10 @@ __all__ = ["layer_forward", "leaf_forward"]
 
 def _method(body, arg: str = "input") -> list[str]:
     ret, extra = "Tensor", []
-    if isinstance(body, tuple):  # (lines, return annotation[, further parameters])
+    if isinstance(body, tuple):  # (lines, return annotation[, more parameters[, first name]])
         body, ret, *more = body
         extra = more[0] if more else []
+        arg = more[1] if len(more) > 1 else arg
     params = [f"{arg}: Tensor", *extra]
     head = [f"  def forward(self: {SELF},", *(f"    {p}," for p in params[:-1])]
     head.append(f"    {params[-1]}) -> {ret}:")
@@ -213,25 +214,51 @@ def _rnn(m):
 def _self_attention(m, x: str, attn_name: str, lines: list[str], names) -> str:
     """Append the lines of ``MultiheadAttention`` ``self.<attn_name>`` attending ``x`` to
     itself (no masks); return the name of its output."""
-    a = getattr(m, attn_name)
+    return _attention(getattr(m, attn_name), f"self.{attn_name}", x, x, x, lines, names)[0]
+
+
+def _attention(a, me: str, query: str, key: str, value: str, lines: list[str], names) -> tuple:
+    """Append the lines of MultiheadAttention ``a`` (reached as ``me``) without masks; return
+    the names of (output, attention weights averaged over the heads)."""
     if not a._qkv_same_embed_dim or a.bias_k is not None or a.add_zero_attn:
         raise SaveError(
             "ember.jit.save: a MultiheadAttention with separate key/value sizes, bias_k or "
             "add_zero_attn has no spelling here; trace the module instead"
         )
-    me, heads, hd = f"self.{attn_name}", int(a.num_heads), int(a.head_dim)
-    q, t, b, qkv, parts = (names.fresh(h) for h in ("q", "tgt_len", "bsz", "qkv", "parts"))
-    lines.append(f"{q} = torch.transpose({x}, 0, 1)" if a.batch_first else f"{q} = {x}")
-    lines.append(f"{t} = torch.size({q}, 0)")
-    lines.append(f"{b} = torch.size({q}, 1)")
-    bias = f"{me}.in_proj_bias" if a.in_proj_bias is not None else "None"
-    lines.append(f"{qkv} = torch.linear({q}, {me}.in_proj_weight, {bias})")
-    lines.append(f"{parts} = torch.chunk({qkv}, 3, -1)")
+    heads, hd, e = int(a.num_heads), int(a.head_dim), int(a.embed_dim)
+    same = query == key == value
+    ins = []
+    for src, hint in ((query, "q"), (key, "k"), (value, "v")):
+        v = names.fresh(hint)
+        lines.append(f"{v} = torch.transpose({src}, 0, 1)" if a.batch_first else f"{v} = {src}")
+        ins.append(v)
+        if same:
+            break
+    t, s, b = names.fresh("tgt_len"), names.fresh("src_len"), names.fresh("bsz")
+    lines.append(f"{t} = torch.size({ins[0]}, 0)")
+    lines.append(f"{s} = torch.size({ins[-1]}, 0)")
+    lines.append(f"{b} = torch.size({ins[0]}, 1)")
+    parts = names.fresh("parts")
+    if same:  # one projection, split in three (as the layer computes it)
+        bias = f"{me}.in_proj_bias" if a.in_proj_bias is not None else "None"
+        lines.append(f"{parts} = torch.chunk(torch.linear({ins[0]}, {me}.in_proj_weight, "
+                     f"{bias}), 3, -1)")  # fmt: skip
+        projected = [f"{parts}[{i}]" for i in range(3)]
+    else:
+        w, bb = names.fresh("w"), names.fresh("b")
+        lines.append(f"{w} = torch.chunk({me}.in_proj_weight, 3, 0)")
+        if a.in_proj_bias is not None:
+            lines.append(f"{bb} = torch.chunk({me}.in_proj_bias, 3, 0)")
+        projected = [
+            f"torch.linear({x}, {w}[{i}], {f'{bb}[{i}]' if a.in_proj_bias is not None else 'None'})"
+            for i, x in enumerate(ins)
+        ]
     heads_of = []
-    for i, hint in enumerate(("qh", "kh", "vh")):
+    for i, (hint, n) in enumerate((("qh", t), ("kh", s), ("vh", s))):
         h = names.fresh(hint)
         lines.append(
-            f"{h} = torch.transpose(torch.reshape({parts}[{i}], [{t}, {b} * {heads}, {hd}]), 0, 1)"
+            f"{h} = torch.transpose(torch.reshape({projected[i]}, [{n}, {b} * {heads}, {hd}]), "
+            "0, 1)"
         )
         heads_of.append(h)
     qh, kh, vh = heads_of
@@ -240,16 +267,34 @@ def _self_attention(m, x: str, attn_name: str, lines: list[str], names) -> str:
     lines.append(
         f"{w} = torch.softmax(torch.bmm(torch.mul({qh}, {scale}), torch.transpose({kh}, 1, 2)), -1)"
     )
+    used = w
     if a.dropout:
-        lines.append(f"{w} = torch.dropout({w}, {literal(float(a.dropout))}, self.training)")
+        used = names.fresh("dropped")
+        lines.append(f"{used} = torch.dropout({w}, {literal(float(a.dropout))}, self.training)")
     out_bias = f"{me}.out_proj.bias" if a.out_proj.bias is not None else "None"
-    lines.append(f"{o} = torch.reshape(torch.transpose(torch.bmm({w}, {vh}), 0, 1), "
-                 f"[{t} * {b}, {int(a.embed_dim)}])")  # fmt: skip
+    lines.append(f"{o} = torch.reshape(torch.transpose(torch.bmm({used}, {vh}), 0, 1), "
+                 f"[{t} * {b}, {e}])")  # fmt: skip
     lines.append(f"{o} = torch.linear({o}, {me}.out_proj.weight, {out_bias})")
-    lines.append(f"{o} = torch.reshape({o}, [{t}, {b}, {int(a.embed_dim)}])")
+    lines.append(f"{o} = torch.reshape({o}, [{t}, {b}, {e}])")
     if a.batch_first:
         lines.append(f"{o} = torch.transpose({o}, 0, 1)")
-    return o
+    return o, w
+
+
+def _mha(m):
+    """MultiheadAttention(query, key, value) without masks: (output, weights averaged over
+    the heads), as the layer returns them by default."""
+    from ember.jit._save._source import Names
+
+    names = Names()
+    names.used.update({"self", "query", "key", "value"})
+    lines: list[str] = []
+    o, w = _attention(m, "self", "query", "key", "value", lines, names)
+    h, t = int(m.num_heads), names.fresh("t")
+    lines.append(f"{t} = torch.size({w}, 1)")
+    avg = f"torch.mean(torch.reshape({w}, [-1, {h}, {t}, torch.size({w}, 2)]), [1])"
+    lines.append(f"return ({o}, {avg})")
+    return lines, "Tuple[Tensor, Tensor]", ["key: Tensor", "value: Tensor"], "query"
 
 
 def _encoder_layer(m):
@@ -341,6 +386,7 @@ _LAYERS = {
     "SiLU": _simple("torch.silu(input)"),
     "Identity": _simple("input"),
     "TransformerEncoderLayer": _encoder_layer,
+    "MultiheadAttention": _mha,
     "LSTM": _rnn,
     "GRU": _rnn,
     "RNN": _rnn,
