@@ -7,7 +7,7 @@
 - ``passes`` (dce, cse, constant propagation, peephole, inline, remove dropout, Conv-BN
   folding) and ``freeze``/``optimize_for_inference`` rewrite graphs.
 - ``fork``/``wait`` run tasks on the inter-op thread pool.
-- ``save``/``load`` round-trip within ember, in ember's own format.
+- ``save`` writes TorchScript archives real ``torch.jit.load`` runs (``_save``).
 """
 
 from typing import Final  # noqa: F401  (torch.jit.Final is typing.Final)

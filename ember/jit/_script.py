@@ -6,9 +6,8 @@ It shares the original's parameters, buffers and submodules, so ``state_dict`` k
 and attribute access are the original's. A traced object also keeps the ``graph`` recorded
 on the example inputs, for inspection.
 
-``save``/``load`` use ember's own format (a zip archive holding the pickled module, written by
-``ember.save``): torch cannot read it, and ``load`` refuses TorchScript archives written by
-torch, whose compiled code ember cannot run.
+``save`` writes torch's TorchScript archive (``ember.jit._save``): real ``torch.jit.load`` runs
+it. ``load`` reads ember's older own-format archives and refuses TorchScript archives.
 """
 
 from __future__ import annotations
@@ -149,7 +148,7 @@ class ScriptModule(Module):
             return _python_source(type(target).forward)
         from ember.jit._code import graph_to_code
 
-        return graph_to_code(self.graph)
+        return graph_to_code(self.graph, module=self)
 
     def _get_name(self) -> str:
         return self.original_name
@@ -239,7 +238,9 @@ class ScriptFunction:
         return graph_to_code(self.graph, self.name, method=False)
 
     def save(self, f, _extra_files=None) -> None:
-        raise RuntimeError("ember.jit.save saves modules only; wrap the function in a Module")
+        """Save this function with ``ember.jit.save`` (torch loads it as a module whose
+        ``forward`` is the function)."""
+        save(self, f, _extra_files)
 
     def __repr__(self) -> str:
         return f"<ember.jit.ScriptFunction object {self.name}>"
@@ -250,43 +251,23 @@ class ScriptFunction:
 
 
 def save(m, f, _extra_files=None) -> None:
-    """Save a script or traced module (or a plain ``nn.Module``) to ``f``, a path or a binary
-    file object, in ember's own format (torch cannot read it; reload with ``ember.jit.load``)."""
-    from ember.serialization import save as ember_save
+    """Save a script or traced module, or a ScriptFunction, to ``f`` (a path, written
+    atomically, or a binary file object) as a TorchScript archive: real ``torch.jit.load``
+    runs it, and ``state_dict`` keeps ember's keys. ``_extra_files`` maps names to str or
+    bytes stored beside it (``torch.jit.load(f, _extra_files=...)`` reads them back)."""
+    from ember.jit._save import write_archive
 
     deprecated("save", "export")
-    if isinstance(m, ScriptFunction) or not isinstance(m, Module):
+    if not isinstance(m, (ScriptModule, ScriptFunction)):
+        if isinstance(m, Module):
+            raise RuntimeError(
+                f"ember.jit.save expects a ScriptModule, got {type(m).__name__}: script or "
+                "trace it first (ember.jit.trace(m, example_inputs))"
+            )
         raise RuntimeError(
-            f"ember.jit.save expects a ScriptModule or an nn.Module, got {type(m).__name__}"
+            f"ember.jit.save expects a ScriptModule or a ScriptFunction, got {type(m).__name__}"
         )
-    original = m._original if isinstance(m, ScriptModule) and m._original is not None else m
-    payload = io.BytesIO()
-    # a recorded graph points at op-table entries, which do not pickle: nested script and
-    # traced modules are saved as the modules they run, without their graphs
-    graphs = [
-        (s, s.__dict__["_graph"])
-        for s in original.modules()
-        if isinstance(s, ScriptModule) and s.__dict__.get("_graph") is not None
-    ]
-    for s, _ in graphs:
-        s.__dict__["_graph"] = None
-    try:
-        ember_save(original, payload)
-    finally:
-        for s, g in graphs:
-            s.__dict__["_graph"] = g
-    own = isinstance(f, (str, os.PathLike))
-    fh = open(f, "wb") if own else f  # noqa: SIM115
-    try:
-        with zipfile.ZipFile(fh, "w") as z:
-            z.writestr(_MAGIC, _FORMAT_VERSION)
-            z.writestr("ember_jit/module.pt", payload.getvalue())
-            for name, content in (_extra_files or {}).items():
-                data = content.encode() if isinstance(content, str) else bytes(content)
-                z.writestr(f"ember_jit/extra/{name}", data)
-    finally:
-        if own:
-            fh.close()
+    write_archive(m, f, _extra_files)
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False) -> RecursiveScriptModule:
@@ -379,6 +360,7 @@ def freeze(mod, preserved_attrs: list[str] | None = None, optimize_numerics: boo
         eliminate_dead_code(frozen)
     out = type(mod)(mod._original, frozen)
     out.__dict__["training"] = False
+    out.__dict__["_frozen"] = True  # jit.save writes only the attributes its code reads
     return out
 
 
