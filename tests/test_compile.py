@@ -432,3 +432,52 @@ def test_backward_only_dependence_on_outside_data_is_caught():
         x = _x(3, grad=True, seed=seed)
         f(x).backward()
     assert f._ember_compiled.entries[0].failure is not None
+
+
+# --- one IR: the generated code is emitted from the jit IR graph, after its passes
+
+
+def test_codegen_consumes_the_jit_ir_after_dce_and_cse():
+    from ember.jit import ir
+
+    w = _x(4, 3, grad=True)
+
+    def f(x):
+        dead = x.exp()  # noqa: F841 (unused: DCE removes it)
+        y = (x @ w).tanh()
+        z = (x @ w).tanh()  # the same computation: CSE merges it
+        return (y * z).sum() if x.sum() > 0 else y.sum()
+
+    g = ember.compile(f)
+    x = ember.from_numpy(np.abs(np.random.default_rng(0).standard_normal((2, 4))).astype("f"))
+    for _ in range(2):
+        w.grad = None
+        got = g(x)
+        got.backward()
+    w2 = w.detach().clone().requires_grad_()
+    y = (x @ w2).tanh()
+    want = (y * y).sum()
+    want.backward()
+    _same(got, want)
+    assert np.array_equal(w.grad.numpy(), w2.grad.numpy())
+    e = g._ember_compiled.entries[0]
+    assert isinstance(e.graph, ir.Graph) and isinstance(e.backward_graph, ir.Graph)
+    kinds = [n.kind() for n in e.graph.nodes()]
+    assert kinds.count("aten::matmul") == 1 and kinds.count("aten::tanh") == 1
+    assert "aten::exp" not in kinds and "prim::Guard" in kinds
+    assert "def forward" in e.source and "tanh" in e.source
+    e.graph.lint()
+
+
+def test_results_merged_by_cse_stay_distinct_arrays():
+    g = ember.compile(lambda x: (x + 1, x + 1, (x + 1).t(), x * 2 + x * 2))
+    x = _x(2, 3)
+    for _ in range(2):
+        a, b, c, d = g(x)
+    assert np.array_equal(a.numpy(), b.numpy()) and not np.shares_memory(a.numpy(), b.numpy())
+    a.add_(1)  # writing one result leaves the other as eager leaves it
+    assert np.array_equal(b.numpy(), (x + 1).numpy())
+    _same(c, (x + 1).t())
+    _same(d, x * 2 + x * 2)
+    kinds = [n.kind() for n in g._ember_compiled.entries[0].graph.nodes()]
+    assert kinds.count("aten::add") == 4 and kinds.count("aten::mul") == 1  # x * 2 is merged

@@ -37,6 +37,8 @@ class Entry:
         self.source = ""
         self.ops: list = []  # the forward's kernel names (for explain)
         self.backward_source = ""
+        self.graph = None  # the optimised IR the forward was generated from
+        self.backward_graph = None
 
 
 def _by_identity(obj):
@@ -286,13 +288,17 @@ def _compile_entry(cf, entry, rec, tensors, result):
     else:
         saved = []
     env: dict = {}
-    source = codegen.generate("forward", inputs, calls, out_vals + saved, set(), env)
+    source = codegen.generate(
+        "forward", inputs, calls, out_vals + saved, set(), env, n_results=len(out_vals)
+    )
     fwd = codegen.build("forward", source, env)
     entry.source = source
+    entry.graph = env["graph"]
     entry.ops = [c.label for c in calls if type(c) is C.Call]
     _log(source, cf)
     if bw is not None:
         entry.backward_source = bw.source
+        entry.backward_graph = bw.graph
         _log(bw.source, cf)
     # bump the version of inputs written in place, as eager does
     bumps: dict = {}
@@ -404,9 +410,13 @@ def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, r
     elif cf.backend in ("eager", "aot_eager"):
         from ember.jit import executor
 
-        graph = to_ir.to_graph(inputs, calls, out_vals)
-        if graph is None:
-            raise C.Unsupported("a helper kernel has no IR node")
+        if any(type(c) is C.Call and c.op is None for c in calls):
+            raise C.Unsupported("a helper kernel (a recorded random draw) has no op-table node")
+        low = to_ir.to_graph(inputs, calls, out_vals, payloads=True)
+        from ember.jit import passes
+
+        passes.dce(low.graph)
+        graph = entry.graph = low.graph
         entry.source = str(graph)
 
         def compiled(*xs):

@@ -56,6 +56,7 @@ class Backward:
     def __init__(self):
         self.saved: list = []  # forward Values the backward reads
         self.source = ""
+        self.graph = None  # the optimised IR of the backward
         self.fn = None
         self.seeds: list = []  # (shape, dtype) per differentiable output
         self.diff_outputs: list = []  # output positions (in out_vals order) that get grad_fn
@@ -242,6 +243,7 @@ def derive_backward(rec: C.Recorder, tensors, leaves, out_plan) -> Backward:
         v.name = names[v.id]
     params = used + seeds_vals
     bw.source = codegen.generate("backward", params, calls, outs, set(), env)
+    bw.graph = env["graph"]
     bw.fn = codegen.build("backward", bw.source, env)
     bw.expected = [None if g is None else g._data for g in target_grads]
     _verify(bw, used, seeds_vals)
