@@ -162,7 +162,7 @@ class CompiledFunction:
         try:
             if rec.failure is None:
                 _compile_entry(self, entry, rec, tensors, result)
-                if self.backend == "inductor" and not rec.mutated_roots:
+                if self.backend == "inductor" and not rec.mutated_roots and not rec.effects:
                     _shadow_check(self, entry, args, kwargs, tensors, rec)
         except C.Unsupported as e:
             rec.failure = str(e)
@@ -374,7 +374,7 @@ def _compile_entry(cf, entry, rec, tensors, result):
     if bw is not None:
         bw.saved = bw.expected = None
     draws = any(getattr(c.fn, "draws", False) for c in calls if type(c) is C.Call)
-    if not rec.mutated_roots and not draws:
+    if not rec.mutated_roots and not draws and not rec.effects:
         arrays = fwd(*[tensors[i]._data for i in first_of])
         for k, t in enumerate(leaves):
             kind, j, _ = out_plan[k]

@@ -222,8 +222,8 @@ def derive_backward(rec: C.Recorder, tensors, leaves, out_plan) -> Backward:
     used = []
     seen_ids = set()
     for c in calls:
-        for a in c.args:
-            if type(a) is C.Value and a.id in fwd_ids and a.kind != "ref" and a.id not in seen_ids:
+        for a in C.call_values(c):
+            if a.id in fwd_ids and a.kind != "ref" and a.id not in seen_ids:
                 seen_ids.add(a.id)
                 used.append(a)
     for v in outs:
@@ -282,8 +282,19 @@ def _traced(rec, fn):
         STATE.grad_enabled = prev
 
 
+# ops whose backward formula ignores the arrays among its params (when the predicate holds):
+# training batch norm recomputes its statistics from the saved input
+_ARRAY_PARAMS_UNREAD = {"native_batch_norm": lambda p: p.get("training") is True}
+
+
 def _apply(rec, node, grads):
     op = node.op
+    if node.params and any(isinstance(x, np.ndarray) for x in node.params.values()):
+        unread = _ARRAY_PARAMS_UNREAD.get(op.name)
+        if unread is None or not unread(node.params):
+            # the formula would read capture-time arrays: data the trace would freeze
+            raise C.Unsupported(f"the backward of {op.name} reads an array parameter")
+        return _formula(node, grads)
     if op.array_backward_fn is not None:
         arrays = [None if g is None else g._data for g in grads]
         out = op.array_backward_fn(node, *arrays, **node.params)
@@ -314,7 +325,11 @@ def _apply(rec, node, grads):
             rec.calls.append(call)
             _pad(call, len(results))
             return results
-    out = op.backward_fn(node, *grads, **node.params)
+    return _formula(node, grads)
+
+
+def _formula(node, grads):
+    out = node.op.backward_fn(node, *grads, **node.params)
     return out if type(out) is tuple else (out,)
 
 

@@ -206,17 +206,20 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 lines.append(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
             continue
         label = op.name
-        params = {k: a[1] for k, a in n._attrs.items() if k != "casts"}
+        params = {k: a[1] for k, a in n._attrs.items() if k not in ("casts", "tensor_params")}
         casts = _attr(n, "casts") or ()
+        keyed = _attr(n, "tensor_params") or ()
         inplace = getattr(n, "_inplace", 0)
-        ins = n._inputs[1:] if inplace == 2 else n._inputs
+        ins = n._inputs[1 if inplace == 2 else 0 : len(n._inputs) - len(keyed)]
         args = [arg(v, casts[i] if i < len(casts) else None) for i, v in enumerate(ins)]
         env[fname] = op.forward
-        kw = ""
+        kw = "".join(
+            f", {k}={arg(v)}" for k, v in zip(keyed, n._inputs[len(n._inputs) - len(keyed) :])
+        )
         if params:
             env[f"_p{pos}"] = params
-            kw = f", **_p{pos}"
-        uf = ufuncs.get(op) if not params else None
+            kw += f", **_p{pos}"
+        uf = ufuncs.get(op) if not params and not keyed else None
         out = n._outputs[0]
         if inplace:
             tgt = n._inputs[0]

@@ -128,7 +128,7 @@ def to_graph(params: list, calls: list, outputs: list, payloads: bool = False) -
             n = g.create(f"ember::{c.label}", ins, len(c.outs))
             n._payload = c.fn
             n._multi = c.multi
-            if getattr(c.fn, "draws", False):
+            if getattr(c.fn, "draws", False) or getattr(c.fn, "effects", False):
                 effects.extend(n.outputs())
         else:
             inplace = c.target is not None
@@ -142,8 +142,14 @@ def to_graph(params: list, calls: list, outputs: list, payloads: bool = False) -
             n = g.create(kind, ins, len(c.outs))
             n._op = c.op
             n._inplace = 2 if extra else int(inplace)  # 2: input 0 is the target only
+            keyed = [k for k in sorted(c.params) if type(c.params[k]) is Value]
+            for k in keyed:  # a param holding a recorded value: an input after the args
+                n.addInput(val(c.params[k]))
+            if keyed:
+                n.ss_("tensor_params", tuple(keyed))
             for k in sorted(c.params):
-                n.ival_(k, c.params[k])
+                if type(c.params[k]) is not Value:
+                    n.ival_(k, c.params[k])
             if c.casts is not None and any(x is not None for x in c.casts):
                 n.ival_("casts", tuple(c.casts))
             n._multi = c.multi

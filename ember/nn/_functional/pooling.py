@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember._dynamo.capture import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 from ember.nn._functional.conv import _ntuple, _pad_array, _windows
@@ -239,7 +240,7 @@ def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, retur
     _check_pool_args(nd, f"max_pool{nd}d", x, kernel, stride, padding, dilation)
     out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
     _check_pool_out(nd, x, out)
-    idx = _wrap(_max_indices(x._data, kernel, stride, padding, dilation, ceil_mode))
+    idx = _wrap(_recorded_max_indices(x, kernel, stride, padding, dilation, ceil_mode))
     # windows that do not overlap pick each input element at most once
     unique = all(t >= d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
     vals = dispatch(_GATHER[nd], (x, idx), {"nd": nd, "unique": unique})
@@ -752,6 +753,11 @@ def _check_nonempty(name: str, x) -> None:
             )
 
 
+# the indices are computed on arrays: a compiled program records each as one kernel
+_recorded_max_indices = array_kernel(_max_indices)
+_recorded_adaptive_max_indices = array_kernel(_adaptive_max_indices)
+
+
 def _adaptive_max_nd(nd, x, output_size, return_indices):
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
@@ -764,7 +770,7 @@ def _adaptive_max_nd(nd, x, output_size, return_indices):
         shape = [*x.shape[:-nd], *sizes]
         neg = next(o for o in shape if o < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: {shape}")
-    idx = _wrap(_adaptive_max_indices(x._data, sizes))
+    idx = _wrap(_recorded_adaptive_max_indices(x, sizes))
     vals = dispatch(_GATHER["adaptive3d" if nd == 3 else "adaptive"], (x, idx), {"nd": nd})
     return (vals, idx) if return_indices else vals
 
