@@ -334,41 +334,10 @@ def _compile_entry(cf, entry, rec, tensors, result):
     # keep nothing of the capture alive (its arrays, its autograd graph)
     out_plan = [(kind, k, None) for kind, k, _ in out_plan]
 
-    def run(ts):
-        arrays = fwd(*[ts[i]._data for i in first_of]) if n_in else fwd()
-        for i, n in bump_inputs:
-            ts[first_of[i]]._vc[0] += n
-        for t, n in bump_refs:
-            t._vc[0] += n
-        outs = [_wrap(arrays[k]) for k in range(nout)]
-        for o, m in zip(outs, [m for m in meta if m is not None]):
-            vc, b, vf = m
-            if b is not None:
-                base = ts[b[1]] if b[0] == "input" else b[1]
-                o._base = base
-                o._vc = base._vc
-                o._view_fn = vf
-            elif vc:
-                o._vc[0] = vc
-        if bw is not None:
-            bw.attach(outs, arrays[nout:], ts)
-        it = []
-        for kind, k, _ in out_plan:
-            if kind == "input":
-                it.append(ts[k])
-            elif kind == "ref":
-                it.append(k)
-            else:
-                it.append(outs[k])
-        return _unflatten(rspec, iter(it))
-
-    def guarded(ts):
-        try:
-            return run(ts)
-        except codegen.GuardFail:
-            raise GuardFailure from None
-
-    entry.run = guarded if any(type(c) is C.Read for c in calls) else run
+    entry.run = _make_runner(
+        fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
+        any(type(c) is C.Read for c in calls),
+    )  # fmt: skip
     entry.check = _make_check(cf, rec, tensors, refs)
     # verify once: the generated code reproduces eager's result on the captured inputs
     if bw is not None:
@@ -388,6 +357,87 @@ def _compile_entry(cf, entry, rec, tensors, result):
                     raise C.Unsupported("generated code did not reproduce eager (a bug)")
     for v in rec.values:
         v.arr = None
+
+
+def _make_runner(fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
+                 guarded):  # fmt: skip
+    """Generate an entry's ``run(ts)``: call the forward on the inputs' arrays, bump the
+    versions of what it wrote, wrap the results (views keep their bases), attach the
+    backward node, and rebuild the result's structure. One straight-line function: the
+    per-call cost of a compiled program is this and its guards."""
+    from ember._inductor import codegen
+
+    env: dict = {"fwd": fwd, "bw": bw, "_wrap": _wrap, "GuardFail": codegen.GuardFail}
+    env["GuardFailure"] = GuardFailure
+    body = []
+    call = ", ".join(f"ts[{i}]._data" for i in first_of) if n_in else ""
+    body.append(f"arrays = fwd({call})")
+    for i, n in bump_inputs:
+        body.append(f"ts[{first_of[i]}]._vc[0] += {n}")
+    for k, (t, n) in enumerate(bump_refs):
+        env[f"_bump{k}"] = t
+        body.append(f"_bump{k}._vc[0] += {n}")
+    vals = [m for m in meta if m is not None]
+    for k in range(nout):
+        body.append(f"o{k} = _wrap(arrays[{k}])")
+        vc, b, vf = vals[k]
+        if b is not None:
+            if b[0] == "input":
+                base = f"ts[{b[1]}]"
+            else:
+                env[f"_base{k}"] = b[1]
+                base = f"_base{k}"
+            env[f"_vf{k}"] = vf
+            body.append(f"o{k}._base = {base}")
+            body.append(f"o{k}._vc = {base}._vc")
+            body.append(f"o{k}._view_fn = _vf{k}")
+        elif vc:
+            body.append(f"o{k}._vc[0] = {vc}")
+    if bw is not None:
+        outs = "".join(f"o{k}, " for k in range(nout))
+        body.append(f"bw.attach([{outs}], arrays[{nout}:], ts)")
+    leaves = []
+    for kind, k, _ in out_plan:
+        if kind == "input":
+            leaves.append(f"ts[{k}]")
+        elif kind == "ref":
+            env[f"_ref{len(leaves)}"] = k
+            leaves.append(f"_ref{len(leaves)}")
+        else:
+            leaves.append(f"o{k}")
+    body.append(f"return {_spec_expr(rspec, [0], iter(leaves), env)}")
+    if guarded:
+        body = ["try:"] + ["    " + x for x in body]
+        body += ["except GuardFail:", "    raise GuardFailure from None"]
+    src = "def run(ts):\n" + "".join(f"    {x}\n" for x in body)
+    exec(compile(src, "<ember compiled run>", "exec"), env)
+    env["run"].source = src
+    return env["run"]
+
+
+def _spec_expr(spec, pos, leaves, env) -> str:
+    # the source rebuilding the result ``spec`` describes (``_build``, generated)
+    kind, meta = spec[pos[0]]
+    pos[0] += 1
+    if kind == "T":
+        return next(leaves)
+    if kind in (tuple, list):
+        items = [_spec_expr(spec, pos, leaves, env) for _ in range(meta)]
+        inner = ", ".join(items)
+        if kind is tuple:
+            return f"({inner},)" if len(items) == 1 else f"({inner})"
+        return f"[{inner}]"
+    if kind is dict:
+        parts = []
+        for key in meta:
+            env[f"_key{len(env)}"] = key
+            name = f"_key{len(env) - 1}"
+            parts.append(f"{name}: {_spec_expr(spec, pos, leaves, env)}")
+        return "{" + ", ".join(parts) + "}"
+    if meta is None or type(meta) in (bool, int, str):
+        return repr(meta)
+    env[f"_const{len(env)}"] = meta
+    return f"_const{len(env) - 1}"
 
 
 def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec):

@@ -307,23 +307,37 @@ def _apply(rec, node, grads):
                 if isinstance(s, np.ndarray):
                     raise C.Unsupported("array saved outside a tensor")
             args += [rec.value_of(t) if isinstance(t, Tensor) else t for t in tsaved]
-            fn = functools.partial(
-                _array_backward_kernel,
-                op.array_backward_fn,
-                node.needs_input_grad,
-                node._input_meta,
-                _edge_tokens(node.next_functions),
-                len(grads),
-                node.params,
-            )
             results = tuple(None if a is None else _wrap(np.asarray(a)) for a in outs)
             live = [r for r in results if r is not None]
             vals = [rec.new_value("op", r) for r in live]
-            call = C.Call(None, fn, args, {}, vals, multi=True)
+            np_fn = getattr(op.array_backward_fn, "np_fn", None)
+            if np_fn is not None and len(grads) == 1:
+                # a NumPy formula behind checks on dtypes and ranks, which hold on every run
+                # as they held now: call it directly, on a context built once
+                ctx = _Ctx()
+                ctx.next_functions = _edge_tokens(node.next_functions)
+                ctx.needs_input_grad = node.needs_input_grad
+                ctx._input_meta = node._input_meta
+                ctx.saved_arrays = None
+                fn = functools.partial(np_fn, ctx, **node.params)
+                single = single and len(results) == 1 and results[0] is not None
+            else:
+                fn = functools.partial(
+                    _array_backward_kernel,
+                    op.array_backward_fn,
+                    node.needs_input_grad,
+                    node._input_meta,
+                    _edge_tokens(node.next_functions),
+                    len(grads),
+                    node.params,
+                )
+                single = False
+            call = C.Call(None, fn, args, {}, vals, multi=not single)
             call.label = f"{type(node).__name__}.array_backward"
             call.slots = [i for i, r in enumerate(results) if r is not None]
             rec.calls.append(call)
-            _pad(call, len(results))
+            if not single:
+                _pad(call, len(results))
             return results
     return _formula(node, grads)
 

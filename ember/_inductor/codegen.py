@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dynamo.capture import OUT_TARGET, read_value
+from ember._inductor import kernels
 
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
 
@@ -172,6 +173,48 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             return f"{ref}.astype(_dt_{cast})"
         return ref
 
+    def place(om, pos):
+        # a reused buffer for value ``om`` made at ``pos``, when it never leaves the function
+        nonlocal nbuf
+        if not (
+            om.root == om.id
+            and om.id not in escaping
+            and om.dtype in _UFUNC_DTYPES
+            and last.get(om.id, -1) > pos
+        ):
+            return None
+        key = (om.shape, om.dtype.str)
+        pool = free.get(key)
+        if pool:
+            buf = pool.pop()
+        else:
+            buf = f"_b{nbuf}"
+            nbuf += 1
+            env[buf] = np.empty(om.shape, om.dtype)
+        dying.setdefault(last[om.id], []).append((key, buf))
+        return buf
+
+    def special(n, em, args, pos, label):
+        # an inlined kernel (kernels.py); True when it emitted the node
+        metas = [meta.get(v) for v in n._inputs]
+        outs = out_names(n)
+        oms = [meta.get(o) for o in n._outputs]
+        placed: dict = {}
+
+        def out(k):
+            if k not in placed:
+                buf = place(oms[k], pos) if oms[k] is not None and outs[k] != "_" else None
+                placed[k] = f", out={buf}" if buf else ""
+            return placed[k]
+
+        site = kernels.Site(args, metas, outs, oms, None, out)
+        got = em(site)
+        if got is None:
+            return False
+        lines.append(f"    {got[0]}  # {label}")
+        lines.extend(f"    {x}" for x in got[1:])
+        return True
+
     def out_names(n):
         outs = []
         for o in n._outputs:
@@ -196,6 +239,9 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         fname = f"_f{pos}"
         op = getattr(n, "_op", None)
         if op is None:  # a helper kernel: returns arrays already
+            em = kernels.backward_emitter(n._payload)
+            if em is not None and special(n, em, [arg(v) for v in n._inputs], pos, kind[7:]):
+                continue
             env[fname] = n._payload
             args = ", ".join(arg(v) for v in n._inputs)
             if n._multi:
@@ -221,6 +267,10 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             kw += f", **_p{pos}"
         uf = ufuncs.get(op) if not params and not keyed else None
         out = n._outputs[0]
+        if not inplace and not n._multi and not casts and not keyed and not kw:
+            em = kernels.forward_emitter(op)
+            if em is not None and special(n, em, args, pos, label):
+                continue
         if inplace:
             tgt = n._inputs[0]
             dst = arg(tgt)
@@ -248,24 +298,10 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             continue
         om = meta[out]
         names[out] = om.name
-        if (
-            uf is not None
-            and om.root == om.id
-            and om.id not in escaping
-            and om.dtype in _UFUNC_DTYPES
-            and last.get(om.id, -1) > pos
-        ):
-            key = (om.shape, om.dtype.str)
-            pool = free.get(key)
-            if pool:
-                buf = pool.pop()
-            else:
-                buf = f"_b{nbuf}"
-                nbuf += 1
-                env[buf] = np.empty(om.shape, om.dtype)
+        buf = place(om, pos) if uf is not None else None
+        if buf is not None:
             env[f"_u{pos}"] = uf
             lines.append(f"    {om.name} = _u{pos}({', '.join(args)}, out={buf})  # {label}")
-            dying.setdefault(last[om.id], []).append((key, buf))
         elif uf is not None:
             env[f"_u{pos}"] = uf
             lines.append(f"    {om.name} = _u{pos}({', '.join(args)})  # {label}")
