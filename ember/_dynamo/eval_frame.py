@@ -18,11 +18,13 @@ from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
 from ember._dynamo import capture as C
+from ember._ops import registry as R
 from ember.nn.modules.module import Module
 
 __all__ = ["OptimizedModule"]
 
 COMPILING = [0]  # > 0 while a capture runs (``is_compiling``)
+_TENSOR_SPECS: dict = {}  # n -> the spec of a call with n tensor arguments
 _ALL: list = []  # every compiled function's cache, for ``reset``
 
 
@@ -116,14 +118,35 @@ class CompiledFunction:
         self.breaks = []
 
     def __call__(self, *args, **kwargs):
-        if COMPILING[0] or STATE.inference or _autocast_on():
+        if COMPILING[0] or STATE.inference or R.AUTOCAST:
             return self.fn(*args, **kwargs)
+        for a in args:  # the common call: tensors only (its spec is one shared tuple)
+            if type(a) is not Tensor:
+                break
+        else:
+            if not kwargs:
+                spec = _TENSOR_SPECS.get(len(args))
+                if spec is None:
+                    spec = _TENSOR_SPECS[len(args)] = ((tuple, len(args)),) + (
+                        ("T", Tensor),
+                    ) * len(args)
+                for e in self.entries:
+                    if e.spec is spec and e.check(args):
+                        if e.run is None:
+                            return self.fn(*args)
+                        try:
+                            return e.run(args)
+                        except GuardFailure:
+                            continue
+                return self._miss(args, kwargs, list(args), spec)
         tensors: list = []
         spec: list = []
         _flatten(args, tensors, spec)
         if kwargs:
             _flatten(kwargs, tensors, spec)
         spec = tuple(spec)
+        if spec == _TENSOR_SPECS.get(len(args)):
+            spec = _TENSOR_SPECS[len(args)]
         for e in self.entries:
             if e.spec == spec and e.check(tensors):
                 if e.run is None:
@@ -132,6 +155,9 @@ class CompiledFunction:
                     return e.run(tensors)
                 except GuardFailure:
                     continue
+        return self._miss(args, kwargs, tensors, spec)
+
+    def _miss(self, args, kwargs, tensors, spec):
         from ember._dynamo import config
 
         if len(self.entries) >= config.cache_size_limit:
@@ -183,12 +209,6 @@ class CompiledFunction:
 
 class GuardFailure(Exception):
     pass
-
-
-def _autocast_on() -> bool:
-    from ember._ops import registry as R
-
-    return bool(R.AUTOCAST)
 
 
 def _modules_of(cf) -> list:
