@@ -703,3 +703,71 @@ def test_entry_runner_rebuilds_structures_views_and_versions():
         got[0]["v"][0] = 100.0  # a view of the input, as in eager
         assert a[0, 0].item() == 100.0
     assert g._ember_compiled.entries[0].failure is None
+
+
+# --- graph breaks split a module: its own code eager, its children compiled
+
+
+class _Breaks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.b = nn.Linear(8, 3)
+        self.seen = []
+
+    def forward(self, x):
+        h = self.a(x)
+        self.seen.append(float(h.sum()))  # a side effect on a Python object: a break
+        return self.b(h).tanh()
+
+
+def test_graph_break_splits_module_into_compiled_children():
+    def make():
+        ember.manual_seed(0)
+        return _Breaks()
+
+    m1, m2 = make(), make()
+    c = ember.compile(m2)
+    for seed in range(4):
+        x = _x(5, 4, seed=seed)
+        for m in (m1, m2):
+            m.zero_grad()
+        want = m1(x)
+        got = c(x)
+        _same(got, want)
+        want.sum().backward()
+        got.sum().backward()
+        for p, q in zip(m1.parameters(), m2.parameters()):
+            assert np.array_equal(p.grad.numpy(), q.grad.numpy())
+    assert m1.seen == m2.seen[: len(m1.seen)] and len(m2.seen) == len(m1.seen)
+    (e,) = c.forward.entries
+    assert "list.append" in e.failure and e.split is not None
+    kids = c.forward.children
+    assert len(kids) == 2 and all(k.entries[0].failure is None for k in kids.values())
+    assert "forward" not in m2.a.__dict__  # the children are left as they were
+    out = ember._dynamo.explain(make())(_x(5, 4))
+    assert out.graph_break_count == 1 and out.graph_count == 2
+
+
+def test_fullgraph_module_break_still_raises():
+    with pytest.raises(Unsupported, match="list.append"):
+        ember.compile(_Breaks(), fullgraph=True)(_x(2, 4))
+
+
+class _Prints(nn.Module):
+    def forward(self, x):
+        print("inside")
+        return x * 2
+
+
+def test_graph_break_in_a_child_keeps_its_siblings_compiled(capsys):
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), _Prints(), nn.Sequential(nn.Linear(4, 2), nn.Tanh()))
+    c = ember.compile(m)
+    for seed in range(4):
+        x = _x(2, 3, seed=seed)
+        _same(c(x), m(x))
+    assert capsys.readouterr().out.count("inside") == 8  # once per call, as eager
+    kids = list(c.forward.children.values())
+    assert [k.entries[0].failure is None for k in kids] == [True, False, True]
+    assert "print" in kids[1].entries[0].failure

@@ -451,7 +451,14 @@ def _in_globals(obj, frame) -> bool:
 
 def _roots_of(fn, args) -> tuple:
     roots = []
-    for a in args:
+    owner = getattr(fn, "__self__", None)  # a bound method (a module's __call__/forward)
+    objs = list(args)
+    if owner is not None:
+        objs.append(owner)
+        modules = getattr(owner, "modules", None)
+        if callable(modules) and hasattr(owner, "_modules"):
+            objs.extend(modules())
+    for a in objs:
         d = getattr(a, "__dict__", None)
         if d is not None:
             roots.extend(v for v in d.values() if isinstance(v, (list, dict, set)))

@@ -39,6 +39,7 @@ class Entry:
         self.source = ""
         self.ops: list = []  # the forward's kernel names (for explain)
         self.backward_source = ""
+        self.split = None  # a graph break's run: the module eager, its children compiled
         self.graph = None  # the optimised IR the forward was generated from
         self.backward_graph = None
 
@@ -110,12 +111,14 @@ class CompiledFunction:
         self.entries: list[Entry] = []
         self.warned = False
         self.breaks: list = []
+        self.children: dict = {}  # id(child module) -> its CompiledFunction (graph breaks)
         _ALL.append(self)
 
     def reset(self):
         self.entries = []
         self.warned = False
         self.breaks = []
+        self.children = {}
 
     def __call__(self, *args, **kwargs):
         if COMPILING[0] or STATE.inference or R.AUTOCAST:
@@ -133,7 +136,7 @@ class CompiledFunction:
                 for e in self.entries:
                     if e.spec is spec and e.check(args):
                         if e.run is None:
-                            return self.fn(*args)
+                            return self.fn(*args) if e.split is None else e.split(args, {})
                         try:
                             return e.run(args)
                         except GuardFailure:
@@ -150,6 +153,8 @@ class CompiledFunction:
         for e in self.entries:
             if e.spec == spec and e.check(tensors):
                 if e.run is None:
+                    if e.split is not None:
+                        return e.split(args, kwargs)
                     return self.fn(*args, **kwargs)
                 try:
                     return e.run(tensors)
@@ -203,12 +208,51 @@ class CompiledFunction:
                 from ember._dynamo.exc import Unsupported
 
                 raise Unsupported(rec.failure)
+            entry.split = _splitter(self)
         self.entries.append(entry)
         return result
 
 
 class GuardFailure(Exception):
     pass
+
+
+_NO_FORWARD = object()
+
+
+def _splitter(cf):
+    """The run of a module entry that broke: the module's own code runs eagerly while each
+    direct child module runs through its own compiled function (its own guards, entries and
+    breaks, splitting further in turn): compiled pieces around the eager part, as torch's
+    graph breaks make. None for a function or a module without children."""
+    if cf.module is None:
+        return None
+    kids = []
+    for child in cf.module.children():
+        if isinstance(child.__dict__.get("forward"), CompiledFunction):
+            continue  # compiled already (Module.compile)
+        kcf = cf.children.get(id(child))
+        if kcf is None:
+            kcf = CompiledFunction(child.forward, child, False, cf.backend, cf.options)
+            cf.children[id(child)] = kcf
+        kids.append((child, kcf))
+    if not kids:
+        return None
+
+    def split(args, kwargs):
+        saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
+        for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
+            object.__setattr__(child, "forward", kcf)
+        try:
+            return cf.fn(*args, **kwargs)
+        finally:
+            for (child, _), old in zip(kids, saved):
+                if old is _NO_FORWARD:
+                    del child.__dict__["forward"]
+                else:
+                    object.__setattr__(child, "forward", old)
+
+    return split
 
 
 def _modules_of(cf) -> list:
