@@ -13,6 +13,7 @@ import numpy as np
 from ember._dynamo.capture import OUT_TARGET, read_value
 from ember._inductor import kernels
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
 
 
@@ -143,6 +144,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 last[r] = pos
     escaping = {root(v) for v in rets} | {root(v) for v in g.inputs()} | set(escapes)
 
+    zeros: dict = {}  # 0-d constants
     free: dict = {}  # (shape, dtype) -> [buffer names]
     dying: dict = {}  # position -> [(key, buffer name)]
     nbuf = 0
@@ -207,13 +209,31 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 placed[k] = f", out={buf}" if buf else ""
             return placed[k]
 
-        site = kernels.Site(args, metas, outs, oms, None, out)
+        def number(i, dt):
+            return scalars_0d([n._inputs[i]], [args[i]], dt)[0]
+
+        site = kernels.Site(args, metas, outs, oms, None, out, number)
         got = em(site)
         if got is None:
             return False
         lines.append(f"    {got[0]}  # {label}")
         lines.extend(f"    {x}" for x in got[1:])
         return True
+
+    def scalars_0d(ins, args, dt):
+        # a Python number beside arrays of the result's float dtype: NumPy converts it to that
+        # dtype on every call; a 0-d array of it, made once, is the same operand, read faster
+        if dt not in _FLOATS or any(v in meta and meta[v].dtype != dt for v in ins):
+            return args
+        out = list(args)
+        for i, v in enumerate(ins):
+            if v not in meta:
+                x = _attr(v._node, "value")
+                if type(x) in (int, float):
+                    key = f"_z{len(zeros)}"
+                    zeros[key] = env[key] = np.asarray(x, dt)
+                    out[i] = key
+        return out
 
     def out_names(n):
         outs = []
@@ -298,6 +318,8 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             continue
         om = meta[out]
         names[out] = om.name
+        if uf is not None:
+            args = scalars_0d(ins, args, om.dtype)
         buf = place(om, pos) if uf is not None else None
         if buf is not None:
             env[f"_u{pos}"] = uf

@@ -19,11 +19,13 @@ class Site:
     """What an emitter sees of one node: ``args`` (source expressions), ``ins`` (the capture
     Value of each input, None for a constant), ``outs`` (the output names, ``"_"`` for an
     unused one), ``params``; ``out(k)`` is ``", out=<buffer>"`` when output ``k`` may be
-    written into a reused buffer (else "")."""
+    written into a reused buffer (else ""); ``number(i, dtype)`` is input ``i`` as a 0-d
+    array of ``dtype`` when it is a Python number (the operand NumPy would convert it to)."""
 
-    __slots__ = ("args", "ins", "outs", "out_meta", "params", "out")
+    __slots__ = ("args", "ins", "outs", "out_meta", "params", "out", "number")
 
-    def __init__(self, args, ins, outs, out_meta, params, out):
+    def __init__(self, args, ins, outs, out_meta, params, out, number):
+        self.number = number
         self.args = args
         self.ins = ins
         self.outs = outs
@@ -100,11 +102,13 @@ def _mul_backward(ctx):
         if need[0]:
             if s.outs[0] == "_":
                 return None
-            lines.append(f"{s.outs[0]} = np.multiply({s.args[0]}, {s.args[2]}{s.out(0)})")
+            y = s.number(2, g.dtype) if s.ins[2] is None else s.args[2]
+            lines.append(f"{s.outs[0]} = np.multiply({s.args[0]}, {y}{s.out(0)})")
         if need[1]:
             if s.outs[1] == "_":
                 return None
-            lines.append(f"{s.outs[1]} = np.multiply({s.args[0]}, {s.args[1]}{s.out(1)})")
+            x = s.number(1, g.dtype) if s.ins[1] is None else s.args[1]
+            lines.append(f"{s.outs[1]} = np.multiply({s.args[0]}, {x}{s.out(1)})")
         return lines
 
     return emit
