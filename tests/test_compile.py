@@ -771,3 +771,17 @@ def test_graph_break_in_a_child_keeps_its_siblings_compiled(capsys):
     kids = list(c.forward.children.values())
     assert [k.entries[0].failure is None for k in kids] == [True, False, True]
     assert "print" in kids[1].entries[0].failure
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_python_numbers_as_0d_constants_bit_equal(dtype):
+    def f(x):
+        y = (x * 16777217 + 0.1) / 3 - 2**60  # numbers NumPy rounds to the array's dtype
+        return (y * 1.0000001).sin() * 7
+
+    g = ember.compile(f)
+    for seed in range(3):
+        x = _x(6, dtype=dtype, seed=seed)
+        _same(g(x), f(x))
+    e = g._ember_compiled.entries[0]
+    assert e.failure is None and "_z0" in e.source
