@@ -106,6 +106,12 @@ def main(argv=None) -> int:
         help="torch.set_num_threads(N) (set OPENBLAS_NUM_THREADS=N for NumPy's BLAS too): on a "
         "loaded machine, threads spinning against each other dominate otherwise",
     )
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time CPU (process) time instead of wall time: steadier on a loaded machine; use "
+        "with --threads 1 and OPENBLAS_NUM_THREADS=1",
+    )
     args = ap.parse_args(argv)
     args.repeat = args.repeat or (5 if args.quick else 15)
     min_time = 0.05 if args.quick else 0.2
@@ -124,7 +130,7 @@ def main(argv=None) -> int:
     blas = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(
         f"load average {os.getloadavg()[0]:.2f}; torch threads {threads}, OPENBLAS_NUM_THREADS "
-        f"{blas} (modes interleaved)"
+        f"{blas} (modes interleaved; {'CPU' if args.cpu_time else 'wall'} time)"
     )
 
     def bench(name, make):
@@ -141,7 +147,10 @@ def main(argv=None) -> int:
                 steps["torch_compiled"] = make(torch, True)
                 steps["torch_compiled"]()
                 torch_first = time.perf_counter() - t0
-        got = measure_interleaved(steps, repeat=args.repeat, min_time=min_time, warmup=2)
+        clock = time.process_time if args.cpu_time else time.perf_counter
+        got = measure_interleaved(
+            steps, repeat=args.repeat, min_time=min_time, warmup=2, clock=clock
+        )
         row = {k: v.median * 1e3 for k, v in got.items() if not isinstance(v, Exception)}
         line = f"{name:34s} ember {row['ember']:8.3f} ms  compiled {row['compiled']:8.3f} ms"
         line += f"  (first call {first:.2f} s)"
