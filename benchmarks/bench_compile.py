@@ -112,6 +112,7 @@ def main(argv=None) -> int:
         help="time CPU (process) time instead of wall time: steadier on a loaded machine; use "
         "with --threads 1 and OPENBLAS_NUM_THREADS=1",
     )
+    ap.add_argument("--only", metavar="TEXT", help="run the workloads whose name contains TEXT")
     args = ap.parse_args(argv)
     args.repeat = args.repeat or (5 if args.quick else 15)
     min_time = 0.05 if args.quick else 0.2
@@ -134,6 +135,8 @@ def main(argv=None) -> int:
     )
 
     def bench(name, make):
+        if args.only and args.only not in name:
+            return
         steps = {"ember": make(ember, False)}
         t0 = time.perf_counter()
         steps["compiled"] = make(ember, True)
