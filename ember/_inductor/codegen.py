@@ -302,7 +302,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             om = meta[out]
             if uf is not None and om.dtype == meta[tgt].dtype and om.dtype in _UFUNC_DTYPES:
                 env[f"_u{pos}"] = uf
-                lines.append(f"    _u{pos}({', '.join(args)}, out={dst})  # {label}_")
+                lines.append(f"    _u{pos}({', '.join(args)}, {dst})  # {label}_")
             else:
                 lines.append(
                     f"    np.copyto({dst}, {fname}({', '.join(args)}{kw}), casting='unsafe')"
@@ -323,7 +323,8 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         buf = place(om, pos) if uf is not None else None
         if buf is not None:
             env[f"_u{pos}"] = uf
-            lines.append(f"    {om.name} = _u{pos}({', '.join(args)}, out={buf})  # {label}")
+            # (the output positional: a keyword costs the call a dict)
+            lines.append(f"    {om.name} = _u{pos}({', '.join(args)}, {buf})  # {label}")
         elif uf is not None:
             env[f"_u{pos}"] = uf
             lines.append(f"    {om.name} = _u{pos}({', '.join(args)})  # {label}")

@@ -84,7 +84,7 @@ def _sin_backward(s: Site):
     o = s.outs[0]
     return [
         f"{o} = np.cos({s.args[1]}{s.out(0)})",
-        f"np.multiply({o}, {_lone(s, 0, x.shape)}, out={o})",
+        f"np.multiply({o}, {_lone(s, 0, x.shape)}, {o})",
     ]
 
 
