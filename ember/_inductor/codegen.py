@@ -74,15 +74,19 @@ def generate(
 
 def optimize(low, n_results: int | None = None) -> None:
     """The IR passes a compiled graph gets: dead code elimination, and common subexpression
-    elimination when no node writes in place (CSE knows no aliasing: a view read before and
-    after a write into its base would merge). A node making the storage of one of the first
-    ``n_results`` outputs is never merged: each result owns its storage, as in eager."""
+    elimination when no node writes in place or runs a kernel with effects (CSE knows no
+    aliasing: a value read before and after a write into its storage would merge). A node
+    making the storage of one of the first ``n_results`` outputs is never merged: each result
+    owns its storage, as in eager."""
     from ember.jit import passes
 
     g = low.graph
     passes.dce(g)
-    if any(getattr(n, "_inplace", 0) for n in g.nodes()):
-        return
+    if any(
+        getattr(n, "_inplace", 0) or getattr(getattr(n, "_payload", None), "effects", False)
+        for n in g.nodes()
+    ):
+        return  # (a write, or a kernel writing into data: batch norm's running statistics)
     rets = g.outputs()
     rets = rets[: low.n_outputs if n_results is None else n_results]
     owned = {low.meta[v].root for v in rets if v in low.meta}
