@@ -282,7 +282,8 @@ def _make_check(cf, rec, tensors, refs):
         conds.append(f"len({{id(t._vc) for t in ts}}) == {len({id(t._vc) for t in tensors})}")
     conds.append(f"STATE.grad_enabled is {STATE.grad_enabled}")
     env["_ddt"] = D.get_default_dtype()
-    conds.append("D.get_default_dtype() is _ddt")
+    env["_dflt"] = D._default_float  # (the setting itself: no call per guard check)
+    conds.append("_dflt[0] is _ddt")
     for k, m in enumerate(_modules_of(cf)):
         env[f"_m{k}"] = m
         conds.append(f"_m{k}.training is {m.training}")
@@ -307,6 +308,7 @@ def _make_check(cf, rec, tensors, refs):
                 conds.append(f"_o{v.id}.get({own[1]!r}) is _r{v.id}")
     src = "def check(ts):\n    return (\n        " + "\n        and ".join(conds) + "\n    )\n"
     exec(compile(src, "<ember guards>", "exec"), env)
+    env["check"].source = src
     return env["check"]
 
 
