@@ -9,6 +9,7 @@ matrix per spatial dim. The 1D functions run the 2D ops on an unsqueezed input, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -69,22 +70,16 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
     nd = len(kernel)
     size = x.shape[-nd:]
-    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
-    pads = _pads(size, kernel, stride, padding, dilation, out)
+    out, pads, offsets, koff, it, base = _max_plan(
+        size, tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), ceil_mode
+    )
     fill = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf  # (bfloat16: kind V)
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
-    # flat input offset of each kernel offset; the result is base(output position) + offset
-    offsets = list(np.ndindex(*kernel))
-    koff = [
-        sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
-        for k in offsets
-    ]
     # whole-array passes per kernel offset (an argmax over a short last axis is slow, and so
     # are masked copies): a strictly greater value takes the window, so the first offset
     # reaching the max wins, as in torch; ``off += (koff - off) * greater`` in int32
     views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
     best = views[0].copy()
-    it = np.int32 if math.prod(size) + max(koff) < 2**31 else np.int64
     off = np.full(best.shape, koff[0], dtype=it)
     gt = np.empty(best.shape, bool)
     step = np.empty(best.shape, dtype=it)
@@ -99,13 +94,31 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
         if nan.any():  # a NaN wins the window (torch: the last one)
             for v, k in zip(views, koff):
                 np.copyto(off, k, where=nan & np.isnan(v))
+    idx = off.astype(np.int64)
+    idx += base
+    return idx
+
+
+@functools.lru_cache(maxsize=256)
+def _max_plan(size, kernel, stride, padding, dilation, ceil_mode):
+    # what max pooling's indices depend on besides the data: computed once per geometry
+    nd = len(kernel)
+    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
+    pads = _pads(size, kernel, stride, padding, dilation, out)
+    # flat input offset of each kernel offset; the result is base(output position) + offset
+    offsets = tuple(np.ndindex(*kernel))
+    koff = tuple(
+        sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
+        for k in offsets
+    )
+    it = np.int32 if math.prod(size) + max(koff) < 2**31 else np.int64
     base = 0
     for i in range(nd):
         o = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         base = base * size[i] + (o * stride[i] - padding[i])
-    idx = off.astype(np.int64)
-    idx += base
-    return idx
+    base = np.asarray(base, dtype=np.int64)
+    base.flags.writeable = False
+    return out, pads, offsets, koff, it, base
 
 
 def _plane_index(idx, shape, nd):
