@@ -1,8 +1,11 @@
 """ember eager vs ember compiled vs torch eager (and torch.compile with --torch-compile).
 
 Workloads: a 200-tiny-op chain forward+backward, an MLP 784-512-256-10 train step (batch 128),
-batch-1 MLP inference. Prints one line per workload: median milliseconds per step and the
-compiled/torch-eager ratio; the first compiled call (capture + compile) in seconds.
+batch-1 MLP inference, a LeNet-5 train step (batch 32) and batch-1 LeNet inference. The modes
+of a workload are timed interleaved (round-robin repeats, ``_timing.measure_interleaved``), so
+load on a shared machine hits them alike. Prints one line per workload: median milliseconds
+per step and the compiled/torch-eager ratio; the first compiled call (capture + compile) in
+seconds; the load average first.
 
     PYTHONPATH=. python benchmarks/bench_compile.py [--torch-compile] [--repeat N] [--json PATH]
     PYTHONPATH=. python benchmarks/bench_compile.py --quick    # 5 repeats (CI smoke)
@@ -14,7 +17,6 @@ eager, torch.compile when run, and the first compiled call in seconds).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,17 +26,7 @@ for _p in (str(HERE), str(HERE.parent)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _timing import bench_record, write_json  # noqa: E402
-
-
-def _timeit(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+from _timing import bench_record, measure_interleaved, write_json  # noqa: E402
 
 
 def _chain(lib):
@@ -88,84 +80,124 @@ def _infer(lib, model, x):
     return step
 
 
+def _lenet(lib, batch):
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10),
+    )  # fmt: skip
+    x = lib.randn(batch, 1, 28, 28)
+    y = lib.randint(0, 10, (batch,))
+    return model, x, y
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 repeats per case (CI smoke)")
     ap.add_argument("--torch-compile", action="store_true")
-    ap.add_argument("--repeat", type=int, default=None, help="timed steps per case (default 30)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed repeats per case (default 15)")
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads(N) (set OPENBLAS_NUM_THREADS=N for NumPy's BLAS too): on a "
+        "loaded machine, threads spinning against each other dominate otherwise",
+    )
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time CPU (process) time instead of wall time: steadier on a loaded machine; use "
+        "with --threads 1 and OPENBLAS_NUM_THREADS=1",
+    )
+    ap.add_argument("--only", metavar="TEXT", help="run the workloads whose name contains TEXT")
     args = ap.parse_args(argv)
-    args.repeat = args.repeat or (5 if args.quick else 30)
+    args.repeat = args.repeat or (5 if args.quick else 15)
+    min_time = 0.05 if args.quick else 0.2
+    import os
+
     import ember
 
     try:
         import torch
     except ImportError:
         torch = None
-    rows, records = [], []
+    if torch is not None and args.threads:
+        torch.set_num_threads(args.threads)
+    records = []
+    threads = torch.get_num_threads() if torch is not None else "-"
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; torch threads {threads}, OPENBLAS_NUM_THREADS "
+        f"{blas} (modes interleaved; {'CPU' if args.cpu_time else 'wall'} time)"
+    )
 
     def bench(name, make):
-        row = {"name": name}
-        row["ember"] = _timeit(make(ember, False), args.repeat)
+        if args.only and args.only not in name:
+            return
+        steps = {"ember": make(ember, False)}
         t0 = time.perf_counter()
-        step = make(ember, True)
-        step()
-        row["first"] = time.perf_counter() - t0
-        row["compiled"] = _timeit(step, args.repeat)
+        steps["compiled"] = make(ember, True)
+        steps["compiled"]()
+        first = time.perf_counter() - t0
+        torch_first = None
         if torch is not None:
-            row["torch"] = _timeit(make(torch, False), args.repeat)
+            steps["torch"] = make(torch, False)
             if args.torch_compile:
                 t0 = time.perf_counter()
-                step = make(torch, True)
-                step()
-                row["torch_first"] = time.perf_counter() - t0
-                row["torch_compiled"] = _timeit(step, args.repeat)
-        rows.append(row)
+                steps["torch_compiled"] = make(torch, True)
+                steps["torch_compiled"]()
+                torch_first = time.perf_counter() - t0
+        clock = time.process_time if args.cpu_time else time.perf_counter
+        got = measure_interleaved(
+            steps, repeat=args.repeat, min_time=min_time, warmup=2, clock=clock
+        )
+        row = {k: v.median * 1e3 for k, v in got.items() if not isinstance(v, Exception)}
         line = f"{name:34s} ember {row['ember']:8.3f} ms  compiled {row['compiled']:8.3f} ms"
-        line += f"  (first call {row['first']:.2f} s)"
+        line += f"  (first call {first:.2f} s)"
         if "torch" in row:
             line += f"  torch {row['torch']:8.3f} ms  ratio {row['compiled'] / row['torch']:.2f}x"
         if "torch_compiled" in row:
-            tc, tf = row["torch_compiled"], row["torch_first"]
-            line += f"  torch.compile {tc:.3f} ms (first {tf:.1f} s)"
+            tc = row["torch_compiled"]
+            line += f"  torch.compile {tc:.3f} ms (first {torch_first:.1f} s)"
+            line += f" ratio {row['compiled'] / tc:.2f}x"
         print(line, flush=True)
         t = row.get("torch")
         records.append(bench_record("compile", f"{name} eager", row["ember"], t))
         records.append(bench_record("compile", f"{name} compiled", row["compiled"], t))
         records.append(
-            bench_record(
-                "compile",
-                f"{name} first compiled call",
-                row["first"],
-                row.get("torch_first"),
-                unit="s",
-            )
+            bench_record("compile", f"{name} first compiled call", first, torch_first, unit="s")
         )
         if "torch_compiled" in row:
             records.append(
-                bench_record(
-                    "compile",
-                    f"{name} compiled vs torch.compile",
-                    row["compiled"],
-                    row["torch_compiled"],
-                )
+                bench_record("compile", f"{name} compiled vs torch.compile", row["compiled"], tc)
             )
 
     def chain(lib, compiled):
         f, x = _chain(lib)
         return _chain_step(lib.compile(f) if compiled else f, x)
 
-    def mlp_train(lib, compiled):
-        model, x, y = _mlp(lib, 128)
-        return _train_step(lib, lib.compile(model) if compiled else model, x, y)
+    def train(builder, batch):
+        def make(lib, compiled):
+            model, x, y = builder(lib, batch)
+            return _train_step(lib, lib.compile(model) if compiled else model, x, y)
 
-    def mlp_infer(lib, compiled):
-        model, x, _ = _mlp(lib, 1)
-        return _infer(lib, lib.compile(model) if compiled else model, x)
+        return make
+
+    def infer(builder):
+        def make(lib, compiled):
+            model, x, _ = builder(lib, 1)
+            return _infer(lib, lib.compile(model) if compiled else model, x)
+
+        return make
 
     bench("200-op chain fwd+bwd", chain)
-    bench("MLP 784-512-256-10 b128 train step", mlp_train)
-    bench("MLP b1 inference", mlp_infer)
+    bench("MLP 784-512-256-10 b128 train step", train(_mlp, 128))
+    bench("MLP b1 inference", infer(_mlp))
+    bench("LeNet b32 train step", train(_lenet, 32))
+    bench("LeNet b1 inference", infer(_lenet))
     write_json(args.json, records)
     return 0
 

@@ -128,16 +128,25 @@ def explain(f, *extra_args, **extra_kwargs):
     @functools.wraps(f)
     def inner(*args, **kwargs):
         from ember._dynamo.eval_frame import CompiledFunction
+        from ember.nn.modules.module import Module
 
-        cf = CompiledFunction(f)
+        cf = CompiledFunction(f.__call__, f) if isinstance(f, Module) else CompiledFunction(f)
         cf(*args, **kwargs)
+        if any(e.split is not None for e in cf.entries):
+            cf(*args, **kwargs)  # a module that broke: its children compile on this call
         graphs, reasons, ops = [], [], []
-        for e in cf.entries:
-            if e.failure is not None:
-                reasons.append(e.failure)
-            else:
-                graphs.append(e.source)
-                ops.append(e.ops)
+
+        def walk(cf):
+            for e in cf.entries:
+                if e.failure is not None:
+                    reasons.append(e.failure)
+                else:
+                    graphs.append(e.source)
+                    ops.append(e.ops)
+            for kid in cf.children.values():
+                walk(kid)
+
+        walk(cf)
         return ExplainOutput(graphs, reasons, ops, [])
 
     if extra_args or extra_kwargs:

@@ -112,6 +112,7 @@ class Recorder:
         self.first_mutation: int | None = None  # call index of the first such write
         self.node_call: dict = {}  # id(autograd node) -> Call
         self.rng_expected = None  # the generator's state after the last recorded draw
+        self.effects = False  # a recorded kernel wrote into data (running statistics)
 
     # -- values ----------------------------------------------------------------------------
 
@@ -158,8 +159,13 @@ class Recorder:
             params = {**params, "out": OUT_TARGET}
         for k, x in params.items():
             if x is not OUT_TARGET and _holds_array(x):
-                # an array computed outside the op table (batch_norm's statistics): data the
-                # trace would freeze as a constant
+                v = self.by_array.get(id(x)) if type(x) is np.ndarray else None
+                if v is not None and v.kind == "op":
+                    # an array a recorded kernel made (batch_norm's statistics): the call
+                    # reads that value
+                    params = {**params, k: v}
+                    continue
+                # an array computed outside the op table: data the trace would freeze
                 self.failure = f"op {op.name} got an array in its parameter {k!r}"
                 return None
         casts = None
@@ -269,6 +275,50 @@ def rng_kernel(fn):
 
     wrapper.__wrapped__ = fn
     return wrapper
+
+
+def array_kernel(fn=None, *, effects: bool = False):
+    """Decorate ``fn(*arrays_and_consts) -> array or tuple of arrays``, a helper computing on
+    arrays outside the op table (max-pool's indices, batch norm's statistics): called with
+    Tensors in place of the arrays, it runs ``fn`` on their data, and a capture records the
+    call as one kernel whose results later ops read. ``effects``: ``fn`` also writes into
+    its inputs' data (batch norm's running statistics), so the compiled code runs it exactly
+    once per call, as eager does."""
+
+    def deco(fn):
+        fn.effects = effects
+
+        def wrapper(*args):
+            rec = ACTIVE[-1] if ACTIVE else None
+            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+            if rec is None or rec.depth or rec.failure is not None:
+                return fn(*arrays)
+            ins = [rec.value_of(a) if isinstance(a, Tensor) else a for a in args]
+            out = fn(*arrays)
+            from ember._core.tensor import _wrap
+
+            multi = type(out) is tuple
+            outs = [rec.new_value("op", _wrap(a)) for a in (out if multi else (out,))]
+            call = Call(None, fn, ins, {}, outs, multi=multi)
+            call.label = fn.__name__.lstrip("_")
+            rec.calls.append(call)
+            if effects:
+                rec.effects = True
+            return out
+
+        wrapper.__wrapped__ = fn
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    return deco if fn is None else deco(fn)
+
+
+def call_values(c: Call):
+    """The Values a call reads: its arguments, then the values in its params."""
+    vals = [a for a in c.args if type(a) is Value]
+    if c.params:
+        vals += [x for x in c.params.values() if type(x) is Value]
+    return vals
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,7 +563,8 @@ def _in_globals(obj, frame) -> bool:
 
 def _roots_of(fn, args, kwargs=None) -> tuple:
     """The containers that exist before the call and are reachable from it: the arguments
-    themselves, what they hold (a few levels deep), their attributes, the closure's cells."""
+    themselves, what they hold (a few levels deep), their attributes, the closure's cells;
+    for a bound method (a module's __call__/forward) also its owner and its submodules."""
     roots: list = []
     seen: set = set()
 
@@ -536,7 +587,14 @@ def _roots_of(fn, args, kwargs=None) -> tuple:
                 for v in d.values():
                     walk(v, 1)
 
-    for a in (*args, *(kwargs or {}).values()):
+    objs = [*args, *(kwargs or {}).values()]
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        objs.append(owner)
+        modules = getattr(owner, "modules", None)
+        if callable(modules) and hasattr(owner, "_modules"):
+            objs.extend(modules())
+    for a in objs:
         walk(a, 0)
     for cell in getattr(fn, "__closure__", None) or ():
         try:

@@ -18,11 +18,13 @@ from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
 from ember._dynamo import capture as C
+from ember._ops import registry as R
 from ember.nn.modules.module import Module
 
 __all__ = ["OptimizedModule"]
 
 COMPILING = [0]  # > 0 while a capture runs (``is_compiling``)
+_TENSOR_SPECS: dict = {}  # n -> the spec of a call with n tensor arguments
 _ALL: list = []  # every compiled function's cache, for ``reset``
 
 
@@ -37,6 +39,9 @@ class Entry:
         self.source = ""
         self.ops: list = []  # the forward's kernel names (for explain)
         self.backward_source = ""
+        self.split = None  # a graph break's run: the module eager, its children compiled
+        self.graph = None  # the optimised IR the forward was generated from
+        self.backward_graph = None
 
 
 def _by_identity(obj):
@@ -106,30 +111,58 @@ class CompiledFunction:
         self.entries: list[Entry] = []
         self.warned = False
         self.breaks: list = []
+        self.children: dict = {}  # id(child module) -> its CompiledFunction (graph breaks)
         _ALL.append(self)
 
     def reset(self):
         self.entries = []
         self.warned = False
         self.breaks = []
+        self.children = {}
 
     def __call__(self, *args, **kwargs):
-        if COMPILING[0] or STATE.inference or _autocast_on():
+        if COMPILING[0] or STATE.inference or R.AUTOCAST:
             return self.fn(*args, **kwargs)
+        for a in args:  # the common call: tensors only (its spec is one shared tuple)
+            if type(a) is not Tensor:
+                break
+        else:
+            if not kwargs:
+                spec = _TENSOR_SPECS.get(len(args))
+                if spec is None:
+                    spec = _TENSOR_SPECS[len(args)] = ((tuple, len(args)),) + (
+                        ("T", Tensor),
+                    ) * len(args)
+                for e in self.entries:
+                    if e.spec is spec and e.check(args):
+                        if e.run is None:
+                            return self.fn(*args) if e.split is None else e.split(args, {})
+                        try:
+                            return e.run(args)
+                        except GuardFailure:
+                            continue
+                return self._miss(args, kwargs, list(args), spec)
         tensors: list = []
         spec: list = []
         _flatten(args, tensors, spec)
         if kwargs:
             _flatten(kwargs, tensors, spec)
         spec = tuple(spec)
+        if spec == _TENSOR_SPECS.get(len(args)):
+            spec = _TENSOR_SPECS[len(args)]
         for e in self.entries:
             if e.spec == spec and e.check(tensors):
                 if e.run is None:
+                    if e.split is not None:
+                        return e.split(args, kwargs)
                     return self.fn(*args, **kwargs)
                 try:
                     return e.run(tensors)
                 except GuardFailure:
                     continue
+        return self._miss(args, kwargs, tensors, spec)
+
+    def _miss(self, args, kwargs, tensors, spec):
         from ember._dynamo import config
 
         if len(self.entries) >= config.cache_size_limit:
@@ -160,7 +193,7 @@ class CompiledFunction:
         try:
             if rec.failure is None:
                 _compile_entry(self, entry, rec, tensors, result)
-                if self.backend == "inductor" and not rec.mutated_roots:
+                if self.backend == "inductor" and not rec.mutated_roots and not rec.effects:
                     _shadow_check(self, entry, args, kwargs, tensors, rec)
         except C.Unsupported as e:
             rec.failure = str(e)
@@ -175,6 +208,7 @@ class CompiledFunction:
                 from ember._dynamo.exc import Unsupported
 
                 raise Unsupported(rec.failure)
+            entry.split = _splitter(self)
         self.entries.append(entry)
         return result
 
@@ -183,10 +217,42 @@ class GuardFailure(Exception):
     pass
 
 
-def _autocast_on() -> bool:
-    from ember._ops import registry as R
+_NO_FORWARD = object()
 
-    return bool(R.AUTOCAST)
+
+def _splitter(cf):
+    """The run of a module entry that broke: the module's own code runs eagerly while each
+    direct child module runs through its own compiled function (its own guards, entries and
+    breaks, splitting further in turn): compiled pieces around the eager part, as torch's
+    graph breaks make. None for a function or a module without children."""
+    if cf.module is None:
+        return None
+    kids = []
+    for child in cf.module.children():
+        if isinstance(child.__dict__.get("forward"), CompiledFunction):
+            continue  # compiled already (Module.compile)
+        kcf = cf.children.get(id(child))
+        if kcf is None:
+            kcf = CompiledFunction(child.forward, child, False, cf.backend, cf.options)
+            cf.children[id(child)] = kcf
+        kids.append((child, kcf))
+    if not kids:
+        return None
+
+    def split(args, kwargs):
+        saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
+        for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
+            object.__setattr__(child, "forward", kcf)
+        try:
+            return cf.fn(*args, **kwargs)
+        finally:
+            for (child, _), old in zip(kids, saved):
+                if old is _NO_FORWARD:
+                    del child.__dict__["forward"]
+                else:
+                    object.__setattr__(child, "forward", old)
+
+    return split
 
 
 def _modules_of(cf) -> list:
@@ -216,7 +282,8 @@ def _make_check(cf, rec, tensors, refs):
         conds.append(f"len({{id(t._vc) for t in ts}}) == {len({id(t._vc) for t in tensors})}")
     conds.append(f"STATE.grad_enabled is {STATE.grad_enabled}")
     env["_ddt"] = D.get_default_dtype()
-    conds.append("D.get_default_dtype() is _ddt")
+    env["_dflt"] = D._default_float  # (the setting itself: no call per guard check)
+    conds.append("_dflt[0] is _ddt")
     for k, m in enumerate(_modules_of(cf)):
         env[f"_m{k}"] = m
         conds.append(f"_m{k}.training is {m.training}")
@@ -241,6 +308,7 @@ def _make_check(cf, rec, tensors, refs):
                 conds.append(f"_o{v.id}.get({own[1]!r}) is _r{v.id}")
     src = "def check(ts):\n    return (\n        " + "\n        and ".join(conds) + "\n    )\n"
     exec(compile(src, "<ember guards>", "exec"), env)
+    env["check"].source = src
     return env["check"]
 
 
@@ -286,13 +354,17 @@ def _compile_entry(cf, entry, rec, tensors, result):
     else:
         saved = []
     env: dict = {}
-    source = codegen.generate("forward", inputs, calls, out_vals + saved, set(), env)
+    source = codegen.generate(
+        "forward", inputs, calls, out_vals + saved, set(), env, n_results=len(out_vals)
+    )
     fwd = codegen.build("forward", source, env)
     entry.source = source
+    entry.graph = env["graph"]
     entry.ops = [c.label for c in calls if type(c) is C.Call]
     _log(source, cf)
     if bw is not None:
         entry.backward_source = bw.source
+        entry.backward_graph = bw.graph
         _log(bw.source, cf)
     # bump the version of inputs written in place, as eager does
     bumps: dict = {}
@@ -328,47 +400,16 @@ def _compile_entry(cf, entry, rec, tensors, result):
     # keep nothing of the capture alive (its arrays, its autograd graph)
     out_plan = [(kind, k, None) for kind, k, _ in out_plan]
 
-    def run(ts):
-        arrays = fwd(*[ts[i]._data for i in first_of]) if n_in else fwd()
-        for i, n in bump_inputs:
-            ts[first_of[i]]._vc[0] += n
-        for t, n in bump_refs:
-            t._vc[0] += n
-        outs = [_wrap(arrays[k]) for k in range(nout)]
-        for o, m in zip(outs, [m for m in meta if m is not None]):
-            vc, b, vf = m
-            if b is not None:
-                base = ts[b[1]] if b[0] == "input" else b[1]
-                o._base = base
-                o._vc = base._vc
-                o._view_fn = vf
-            elif vc:
-                o._vc[0] = vc
-        if bw is not None:
-            bw.attach(outs, arrays[nout:], ts)
-        it = []
-        for kind, k, _ in out_plan:
-            if kind == "input":
-                it.append(ts[k])
-            elif kind == "ref":
-                it.append(k)
-            else:
-                it.append(outs[k])
-        return _unflatten(rspec, iter(it))
-
-    def guarded(ts):
-        try:
-            return run(ts)
-        except codegen.GuardFail:
-            raise GuardFailure from None
-
-    entry.run = guarded if any(type(c) is C.Read for c in calls) else run
+    entry.run = _make_runner(
+        fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
+        any(type(c) is C.Read for c in calls),
+    )  # fmt: skip
     entry.check = _make_check(cf, rec, tensors, refs)
     # verify once: the generated code reproduces eager's result on the captured inputs
     if bw is not None:
         bw.saved = bw.expected = None
     draws = any(getattr(c.fn, "draws", False) for c in calls if type(c) is C.Call)
-    if not rec.mutated_roots and not draws:
+    if not rec.mutated_roots and not draws and not rec.effects:
         arrays = fwd(*[tensors[i]._data for i in first_of])
         for k, t in enumerate(leaves):
             kind, j, _ = out_plan[k]
@@ -382,6 +423,87 @@ def _compile_entry(cf, entry, rec, tensors, result):
                     raise C.Unsupported("generated code did not reproduce eager (a bug)")
     for v in rec.values:
         v.arr = None
+
+
+def _make_runner(fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
+                 guarded):  # fmt: skip
+    """Generate an entry's ``run(ts)``: call the forward on the inputs' arrays, bump the
+    versions of what it wrote, wrap the results (views keep their bases), attach the
+    backward node, and rebuild the result's structure. One straight-line function: the
+    per-call cost of a compiled program is this and its guards."""
+    from ember._inductor import codegen
+
+    env: dict = {"fwd": fwd, "bw": bw, "_wrap": _wrap, "GuardFail": codegen.GuardFail}
+    env["GuardFailure"] = GuardFailure
+    body = []
+    call = ", ".join(f"ts[{i}]._data" for i in first_of) if n_in else ""
+    body.append(f"arrays = fwd({call})")
+    for i, n in bump_inputs:
+        body.append(f"ts[{first_of[i]}]._vc[0] += {n}")
+    for k, (t, n) in enumerate(bump_refs):
+        env[f"_bump{k}"] = t
+        body.append(f"_bump{k}._vc[0] += {n}")
+    vals = [m for m in meta if m is not None]
+    for k in range(nout):
+        body.append(f"o{k} = _wrap(arrays[{k}])")
+        vc, b, vf = vals[k]
+        if b is not None:
+            if b[0] == "input":
+                base = f"ts[{b[1]}]"
+            else:
+                env[f"_base{k}"] = b[1]
+                base = f"_base{k}"
+            env[f"_vf{k}"] = vf
+            body.append(f"o{k}._base = {base}")
+            body.append(f"o{k}._vc = {base}._vc")
+            body.append(f"o{k}._view_fn = _vf{k}")
+        elif vc:
+            body.append(f"o{k}._vc[0] = {vc}")
+    if bw is not None:
+        outs = "".join(f"o{k}, " for k in range(nout))
+        body.append(f"bw.attach([{outs}], arrays[{nout}:], ts)")
+    leaves = []
+    for kind, k, _ in out_plan:
+        if kind == "input":
+            leaves.append(f"ts[{k}]")
+        elif kind == "ref":
+            env[f"_ref{len(leaves)}"] = k
+            leaves.append(f"_ref{len(leaves)}")
+        else:
+            leaves.append(f"o{k}")
+    body.append(f"return {_spec_expr(rspec, [0], iter(leaves), env)}")
+    if guarded:
+        body = ["try:"] + ["    " + x for x in body]
+        body += ["except GuardFail:", "    raise GuardFailure from None"]
+    src = "def run(ts):\n" + "".join(f"    {x}\n" for x in body)
+    exec(compile(src, "<ember compiled run>", "exec"), env)
+    env["run"].source = src
+    return env["run"]
+
+
+def _spec_expr(spec, pos, leaves, env) -> str:
+    # the source rebuilding the result ``spec`` describes (``_build``, generated)
+    kind, meta = spec[pos[0]]
+    pos[0] += 1
+    if kind == "T":
+        return next(leaves)
+    if kind in (tuple, list):
+        items = [_spec_expr(spec, pos, leaves, env) for _ in range(meta)]
+        inner = ", ".join(items)
+        if kind is tuple:
+            return f"({inner},)" if len(items) == 1 else f"({inner})"
+        return f"[{inner}]"
+    if kind is dict:
+        parts = []
+        for key in meta:
+            env[f"_key{len(env)}"] = key
+            name = f"_key{len(env) - 1}"
+            parts.append(f"{name}: {_spec_expr(spec, pos, leaves, env)}")
+        return "{" + ", ".join(parts) + "}"
+    if meta is None or type(meta) in (bool, int, str):
+        return repr(meta)
+    env[f"_const{len(env)}"] = meta
+    return f"_const{len(env) - 1}"
 
 
 def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec):
@@ -404,9 +526,13 @@ def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, r
     elif cf.backend in ("eager", "aot_eager"):
         from ember.jit import executor
 
-        graph = to_ir.to_graph(inputs, calls, out_vals)
-        if graph is None:
-            raise C.Unsupported("a helper kernel has no IR node")
+        if any(type(c) is C.Call and c.op is None for c in calls):
+            raise C.Unsupported("a helper kernel (a recorded random draw) has no op-table node")
+        low = to_ir.to_graph(inputs, calls, out_vals, payloads=True)
+        from ember.jit import passes
+
+        passes.dce(low.graph)
+        graph = entry.graph = low.graph
         entry.source = str(graph)
 
         def compiled(*xs):

@@ -56,6 +56,7 @@ class Backward:
     def __init__(self):
         self.saved: list = []  # forward Values the backward reads
         self.source = ""
+        self.graph = None  # the optimised IR of the backward
         self.fn = None
         self.seeds: list = []  # (shape, dtype) per differentiable output
         self.diff_outputs: list = []  # output positions (in out_vals order) that get grad_fn
@@ -221,8 +222,8 @@ def derive_backward(rec: C.Recorder, tensors, leaves, out_plan) -> Backward:
     used = []
     seen_ids = set()
     for c in calls:
-        for a in c.args:
-            if type(a) is C.Value and a.id in fwd_ids and a.kind != "ref" and a.id not in seen_ids:
+        for a in C.call_values(c):
+            if a.id in fwd_ids and a.kind != "ref" and a.id not in seen_ids:
                 seen_ids.add(a.id)
                 used.append(a)
     for v in outs:
@@ -242,6 +243,7 @@ def derive_backward(rec: C.Recorder, tensors, leaves, out_plan) -> Backward:
         v.name = names[v.id]
     params = used + seeds_vals
     bw.source = codegen.generate("backward", params, calls, outs, set(), env)
+    bw.graph = env["graph"]
     bw.fn = codegen.build("backward", bw.source, env)
     bw.expected = [None if g is None else g._data for g in target_grads]
     _verify(bw, used, seeds_vals)
@@ -280,8 +282,19 @@ def _traced(rec, fn):
         STATE.grad_enabled = prev
 
 
+# ops whose backward formula ignores the arrays among its params (when the predicate holds):
+# training batch norm recomputes its statistics from the saved input
+_ARRAY_PARAMS_UNREAD = {"native_batch_norm": lambda p: p.get("training") is True}
+
+
 def _apply(rec, node, grads):
     op = node.op
+    if node.params and any(isinstance(x, np.ndarray) for x in node.params.values()):
+        unread = _ARRAY_PARAMS_UNREAD.get(op.name)
+        if unread is None or not unread(node.params):
+            # the formula would read capture-time arrays: data the trace would freeze
+            raise C.Unsupported(f"the backward of {op.name} reads an array parameter")
+        return _formula(node, grads)
     if op.array_backward_fn is not None:
         arrays = [None if g is None else g._data for g in grads]
         out = op.array_backward_fn(node, *arrays, **node.params)
@@ -294,25 +307,43 @@ def _apply(rec, node, grads):
                 if isinstance(s, np.ndarray):
                     raise C.Unsupported("array saved outside a tensor")
             args += [rec.value_of(t) if isinstance(t, Tensor) else t for t in tsaved]
-            fn = functools.partial(
-                _array_backward_kernel,
-                op.array_backward_fn,
-                node.needs_input_grad,
-                node._input_meta,
-                _edge_tokens(node.next_functions),
-                len(grads),
-                node.params,
-            )
             results = tuple(None if a is None else _wrap(np.asarray(a)) for a in outs)
             live = [r for r in results if r is not None]
             vals = [rec.new_value("op", r) for r in live]
-            call = C.Call(None, fn, args, {}, vals, multi=True)
+            np_fn = getattr(op.array_backward_fn, "np_fn", None)
+            if np_fn is not None and len(grads) == 1:
+                # a NumPy formula behind checks on dtypes and ranks, which hold on every run
+                # as they held now: call it directly, on a context built once
+                ctx = _Ctx()
+                ctx.next_functions = _edge_tokens(node.next_functions)
+                ctx.needs_input_grad = node.needs_input_grad
+                ctx._input_meta = node._input_meta
+                ctx.saved_arrays = None
+                fn = functools.partial(np_fn, ctx, **node.params)
+                single = single and len(results) == 1 and results[0] is not None
+            else:
+                fn = functools.partial(
+                    _array_backward_kernel,
+                    op.array_backward_fn,
+                    node.needs_input_grad,
+                    node._input_meta,
+                    _edge_tokens(node.next_functions),
+                    len(grads),
+                    node.params,
+                )
+                single = False
+            call = C.Call(None, fn, args, {}, vals, multi=not single)
             call.label = f"{type(node).__name__}.array_backward"
             call.slots = [i for i, r in enumerate(results) if r is not None]
             rec.calls.append(call)
-            _pad(call, len(results))
+            if not single:
+                _pad(call, len(results))
             return results
-    out = op.backward_fn(node, *grads, **node.params)
+    return _formula(node, grads)
+
+
+def _formula(node, grads):
+    out = node.op.backward_fn(node, *grads, **node.params)
     return out if type(out) is tuple else (out,)
 
 

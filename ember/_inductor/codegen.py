@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._dynamo.capture import OUT_TARGET, Call, Read, Value, read_value
+from ember._dynamo.capture import OUT_TARGET, read_value
+from ember._inductor import kernels
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
 
 
@@ -47,158 +49,299 @@ def _same(a, b) -> bool:
     return a == b or (a != a and b != b)
 
 
-def generate(name: str, params: list, calls: list, outputs: list, escapes: set, env: dict):
+def generate(
+    name: str,
+    params: list,
+    calls: list,
+    outputs: list,
+    escapes: set,
+    env: dict,
+    n_results: int | None = None,
+):
     """Return the source of ``def name(*params)`` running ``calls`` and returning ``outputs``
-    (Values or None); ``escapes``: value ids whose arrays outlive the call (never put in a
-    reused buffer). ``env`` receives the globals the source refers to."""
+    (Values or None): the trace is lowered to the IR (``to_ir.to_graph``), optimised by the
+    IR passes (``optimize``) and emitted (``emit``). ``escapes``: capture value ids whose
+    arrays outlive the call (never put in a reused buffer). ``env`` receives the globals the
+    source refers to, and the optimised graph as ``env["graph"]``. The first ``n_results``
+    outputs (all by default) are results: CSE never merges their storage (see ``optimize``)."""
+    from ember._inductor import to_ir
+
+    low = to_ir.to_graph(params, calls, outputs)
+    optimize(low, n_results)
+    env["graph"] = low.graph
+    return emit(name, low, escapes, env)
+
+
+def optimize(low, n_results: int | None = None) -> None:
+    """The IR passes a compiled graph gets: dead code elimination, and common subexpression
+    elimination when no node writes in place or runs a kernel with effects (CSE knows no
+    aliasing: a value read before and after a write into its storage would merge). A node
+    making the storage of one of the first ``n_results`` outputs is never merged: each result
+    owns its storage, as in eager."""
+    from ember.jit import passes
+
+    g = low.graph
+    passes.dce(g)
+    if any(
+        getattr(n, "_inplace", 0) or getattr(getattr(n, "_payload", None), "effects", False)
+        for n in g.nodes()
+    ):
+        return  # (a write, or a kernel writing into data: batch norm's running statistics)
+    rets = g.outputs()
+    rets = rets[: low.n_outputs if n_results is None else n_results]
+    owned = {low.meta[v].root for v in rets if v in low.meta}
+    marked = []
+    for n in g.nodes():
+        if getattr(n, "_payload", None) is None and any(
+            o in low.meta and low.meta[o].root in owned for o in n._outputs
+        ):
+            n._payload = _OWNED  # (CSE leaves nodes with a payload alone)
+            marked.append(n)
+    passes.cse(g)
+    for n in marked:
+        del n._payload
+    passes.dce(g)
+
+
+_OWNED = object()
+
+
+def _attr(n, name, default=None):
+    a = n._attrs.get(name)
+    return default if a is None else a[1]
+
+
+def _plain(x) -> bool:
+    # a constant the source can spell (repr round-trips to the same object's value and type)
+    if x is None or type(x) in (bool, int, str):
+        return True
+    return type(x) is float and x == x and x not in (float("inf"), float("-inf"))
+
+
+def emit(name: str, low, escapes: set, env: dict) -> str:
+    """Return the source of the function running graph ``low.graph`` (see ``generate``)."""
     env.setdefault("np", np)
     env.setdefault("GuardFail", GuardFail)
     env.setdefault("_aa", np.asarray)
     env.setdefault("_read", read_value)
     env.setdefault("_same", _same)
     ufuncs = _ufuncs()
-    calls = _live(calls, outputs)
-    names: dict = {}  # value id -> variable name holding its array
-    lines = [f"def {name}({', '.join(p.name for p in params)}):"]
-    for p in params:
-        names[p.id] = p.name
+    g, meta = low.graph, low.meta
+    names: dict = {}  # IR value -> variable name holding its array
+    lines = [f"def {name}({', '.join(meta[v].name for v in g.inputs())}):"]
+    for v in g.inputs():
+        names[v] = meta[v].name
+    nodes = [n for n in g.nodes() if n._kind != "prim::Constant"]
+    rets = g.outputs()[: low.n_outputs]
+    rets_set = set(rets)
+
+    def root(v):
+        m = meta.get(v)
+        return None if m is None else m.root
 
     # liveness: the last position each storage (root) is used at
     last: dict = {}
-    for pos, c in enumerate(calls):
-        vals = [c.value] if type(c) is Read else [a for a in c.args if type(a) is Value]
-        if type(c) is Call and c.target is not None:
-            vals.append(c.target)
-        for v in vals:
-            last[v.root] = pos
-    escaping = {v.root for v in outputs if v is not None} | set(escapes)
-    for p in params:
-        escaping.add(p.root)
+    for pos, n in enumerate(nodes):
+        for v in n._inputs:
+            r = root(v)
+            if r is not None:
+                last[r] = pos
+    escaping = {root(v) for v in rets} | {root(v) for v in g.inputs()} | set(escapes)
 
+    zeros: dict = {}  # 0-d constants
     free: dict = {}  # (shape, dtype) -> [buffer names]
     dying: dict = {}  # position -> [(key, buffer name)]
     nbuf = 0
     consts = 0
 
-    def arg(a, cast):
+    def arg(v, cast=None):
         nonlocal consts
-        if type(a) is Value:
-            ref = names.get(a.id)
-            if ref is None:  # a reference: read afresh on every run
-                ref = names[a.id] = a.name
-                env[f"_r{a.id}"] = a.tensor
-                lines.append(f"    {a.name} = _r{a.id}._data")
-            if cast is not None:
-                env[f"_dt{a.id}_{cast}"] = cast
-                return f"{ref}.astype(_dt{a.id}_{cast})"
-            return ref
-        if a is None or type(a) in (bool, int, str):
-            return repr(a)
-        if type(a) is float and a == a and a not in (float("inf"), float("-inf")):
-            return repr(a)
-        consts += 1
-        env[f"_k{consts}"] = a
-        return f"_k{consts}"
+        ref = names.get(v)
+        if ref is None:
+            c = v._node
+            if c._kind != "prim::Constant":
+                raise RuntimeError(f"codegen: %{v.debugName()} has no value")
+            kind_x = c._attrs.get("value")
+            x = None if kind_x is None else kind_x[1]
+            if kind_x is not None and kind_x[0] == "t":  # a reference: read on every run
+                m = meta[v]
+                ref = names[v] = m.name
+                env[f"_r{m.id}"] = x
+                lines.append(f"    {ref} = _r{m.id}._data")
+            elif _plain(x):
+                return repr(x)
+            else:
+                consts += 1
+                env[f"_k{consts}"] = x
+                return f"_k{consts}"
+        if cast is not None:
+            env[f"_dt_{cast}"] = cast
+            return f"{ref}.astype(_dt_{cast})"
+        return ref
 
-    for pos, c in enumerate(calls):
+    def place(om, pos):
+        # a reused buffer for value ``om`` made at ``pos``, when it never leaves the function
+        nonlocal nbuf
+        if not (
+            om.root == om.id
+            and om.id not in escaping
+            and om.dtype in _UFUNC_DTYPES
+            and last.get(om.id, -1) > pos
+        ):
+            return None
+        key = (om.shape, om.dtype.str)
+        pool = free.get(key)
+        if pool:
+            buf = pool.pop()
+        else:
+            buf = f"_b{nbuf}"
+            nbuf += 1
+            env[buf] = np.empty(om.shape, om.dtype)
+        dying.setdefault(last[om.id], []).append((key, buf))
+        return buf
+
+    def special(n, em, args, pos, label):
+        # an inlined kernel (kernels.py); True when it emitted the node
+        metas = [meta.get(v) for v in n._inputs]
+        outs = out_names(n)
+        oms = [meta.get(o) for o in n._outputs]
+        placed: dict = {}
+
+        def out(k):
+            if k not in placed:
+                buf = place(oms[k], pos) if oms[k] is not None and outs[k] != "_" else None
+                placed[k] = f", out={buf}" if buf else ""
+            return placed[k]
+
+        def number(i, dt):
+            return scalars_0d([n._inputs[i]], [args[i]], dt)[0]
+
+        site = kernels.Site(args, metas, outs, oms, None, out, number)
+        got = em(site)
+        if got is None:
+            return False
+        lines.append(f"    {got[0]}  # {label}")
+        lines.extend(f"    {x}" for x in got[1:])
+        return True
+
+    def scalars_0d(ins, args, dt):
+        # a Python number beside arrays of the result's float dtype: NumPy converts it to that
+        # dtype on every call; a 0-d array of it, made once, is the same operand, read faster
+        if dt not in _FLOATS or any(v in meta and meta[v].dtype != dt for v in ins):
+            return args
+        out = list(args)
+        for i, v in enumerate(ins):
+            if v not in meta:
+                x = _attr(v._node, "value")
+                if type(x) in (int, float):
+                    key = f"_z{len(zeros)}"
+                    zeros[key] = env[key] = np.asarray(x, dt)
+                    out[i] = key
+        return out
+
+    def out_names(n):
+        outs = []
+        for o in n._outputs:
+            m = meta.get(o)
+            nm = m.name if m is not None and (o._uses or o in rets_set) else "_"
+            if nm != "_":
+                names[o] = nm
+            outs.append(nm)
+        return outs
+
+    for pos, n in enumerate(nodes):
         for key, buf in dying.pop(pos - 1, ()):
             free.setdefault(key, []).append(buf)
-        if type(c) is Read:
-            v = arg(c.value, None)
-            env[f"_g{pos}"] = c.result
-            lines.append(f"    if not _same(_read({c.kind!r}, {v}), _g{pos}): raise GuardFail")
+        kind = n._kind
+        if kind == "prim::Guard":
+            env[f"_g{pos}"] = _attr(n, "expect")
+            v = arg(n._inputs[0])
+            lines.append(
+                f"    if not _same(_read({_attr(n, 'read')!r}, {v}), _g{pos}): raise GuardFail"
+            )
             continue
-        casts = c.casts or [None] * len(c.args)
-        args = [arg(a, casts[i] if i < len(casts) else None) for i, a in enumerate(c.args)]
         fname = f"_f{pos}"
-        env[fname] = c.fn
-        kw = ""
-        if c.params:
-            env[f"_p{pos}"] = c.params
-            kw = f", **_p{pos}"
-        uf = ufuncs.get(c.op) if not c.params and c.op is not None else None
-        out = c.outs[0]
-        if c.target is not None:
-            dst = names[c.target.id]
-            names[out.id] = dst
-            if c.params.get("out") is OUT_TARGET:
-                env[f"_p{pos}"] = {k: v for k, v in c.params.items() if k != "out"}
-                lines.append(f"    {fname}({', '.join(args)}, out={dst}{kw})  # {c.label}_")
+        op = getattr(n, "_op", None)
+        if op is None:  # a helper kernel: returns arrays already
+            em = kernels.backward_emitter(n._payload)
+            if em is not None and special(n, em, [arg(v) for v in n._inputs], pos, kind[7:]):
                 continue
-            if uf is not None and out.dtype == c.target.dtype and out.dtype in _UFUNC_DTYPES:
+            env[fname] = n._payload
+            args = ", ".join(arg(v) for v in n._inputs)
+            if n._multi:
+                lines.append(f"    {', '.join(out_names(n))}, = {fname}({args})  # {kind[7:]}")
+            else:
+                o = n._outputs[0]
+                names[o] = meta[o].name
+                lines.append(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
+            continue
+        label = op.name
+        params = {k: a[1] for k, a in n._attrs.items() if k not in ("casts", "tensor_params")}
+        casts = _attr(n, "casts") or ()
+        keyed = _attr(n, "tensor_params") or ()
+        inplace = getattr(n, "_inplace", 0)
+        ins = n._inputs[1 if inplace == 2 else 0 : len(n._inputs) - len(keyed)]
+        args = [arg(v, casts[i] if i < len(casts) else None) for i, v in enumerate(ins)]
+        env[fname] = op.forward
+        kw = "".join(
+            f", {k}={arg(v)}" for k, v in zip(keyed, n._inputs[len(n._inputs) - len(keyed) :])
+        )
+        if params:
+            env[f"_p{pos}"] = params
+            kw += f", **_p{pos}"
+        uf = ufuncs.get(op) if not params and not keyed else None
+        out = n._outputs[0]
+        if not inplace and not n._multi and not casts and not keyed and not kw:
+            em = kernels.forward_emitter(op)
+            if em is not None and special(n, em, args, pos, label):
+                continue
+        if inplace:
+            tgt = n._inputs[0]
+            dst = arg(tgt)
+            names[out] = dst
+            if params.get("out") is OUT_TARGET:
+                env[f"_p{pos}"] = {k: v for k, v in params.items() if k != "out"}
+                lines.append(f"    {fname}({', '.join(args)}, out={dst}{kw})  # {label}_")
+                continue
+            om = meta[out]
+            if uf is not None and om.dtype == meta[tgt].dtype and om.dtype in _UFUNC_DTYPES:
                 env[f"_u{pos}"] = uf
-                lines.append(f"    _u{pos}({', '.join(args)}, out={dst})  # {c.label}_")
+                lines.append(f"    _u{pos}({', '.join(args)}, {dst})  # {label}_")
             else:
                 lines.append(
                     f"    np.copyto({dst}, {fname}({', '.join(args)}{kw}), casting='unsafe')"
-                    f"  # {c.label}_"
+                    f"  # {label}_"
                 )
             continue
-        if c.multi:
-            outs = [o.name for o in c.outs]
-            for o in c.outs:
-                names[o.id] = o.name
-            lines.append(f"    {', '.join(outs)}, = {fname}({', '.join(args)}{kw})  # {c.label}")
-            if c.op is not None:  # (helper kernels return arrays already)
-                for o in outs:
-                    if o != "_":
-                        lines.append(f"    {o} = _aa({o})")
+        if n._multi:
+            outs = out_names(n)
+            lines.append(f"    {', '.join(outs)}, = {fname}({', '.join(args)}{kw})  # {label}")
+            for nm in outs:
+                if nm != "_":
+                    lines.append(f"    {nm} = _aa({nm})")
             continue
-        names[out.id] = out.name
-        if (
-            uf is not None
-            and out.root == out.id
-            and out.id not in escaping
-            and out.dtype in _UFUNC_DTYPES
-            and last.get(out.id, -1) > pos
-        ):
-            key = (out.shape, out.dtype.str)
-            pool = free.get(key)
-            if pool:
-                buf = pool.pop()
-            else:
-                buf = f"_b{nbuf}"
-                nbuf += 1
-                env[buf] = np.empty(out.shape, out.dtype)
+        om = meta[out]
+        names[out] = om.name
+        if uf is not None:
+            args = scalars_0d(ins, args, om.dtype)
+        buf = place(om, pos) if uf is not None else None
+        if buf is not None:
             env[f"_u{pos}"] = uf
-            lines.append(f"    {out.name} = _u{pos}({', '.join(args)}, out={buf})  # {c.label}")
-            dying.setdefault(last[out.id], []).append((key, buf))
+            # (the output positional: a keyword costs the call a dict)
+            lines.append(f"    {om.name} = _u{pos}({', '.join(args)}, {buf})  # {label}")
         elif uf is not None:
             env[f"_u{pos}"] = uf
-            lines.append(f"    {out.name} = _u{pos}({', '.join(args)})  # {c.label}")
+            lines.append(f"    {om.name} = _u{pos}({', '.join(args)})  # {label}")
         else:
-            lines.append(f"    {out.name} = _aa({fname}({', '.join(args)}{kw}))  # {c.label}")
-    rets = []
-    for v in outputs:
-        rets.append("None" if v is None else arg(v, None))
-    lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+            lines.append(f"    {om.name} = _aa({fname}({', '.join(args)}{kw}))  # {label}")
+    out_src = []
+    for v in rets:
+        if v._node._kind == "prim::Constant" and _attr(v._node, "value") is None:
+            out_src.append("None")
+        else:
+            out_src.append(arg(v))
+    lines.append(f"    return ({', '.join(out_src)}{',' if len(out_src) == 1 else ''})")
     return "\n".join(lines) + "\n"
-
-
-def _live(calls: list, outputs: list) -> list:
-    """Drop the calls whose results nothing reads (dead code: a formula's gradient for an
-    input that needs none); in-place writes, data guards and random draws always stay."""
-    used = {v.id for v in outputs if v is not None}
-    kept = []
-    for c in reversed(calls):
-        if type(c) is Read:
-            used.add(c.value.id)
-            kept.append(c)
-            continue
-        if (
-            c.target is None
-            and not getattr(c.fn, "draws", False)
-            and not any(o.id in used for o in c.outs)
-        ):
-            continue
-        kept.append(c)
-        for a in c.args:
-            if type(a) is Value:
-                used.add(a.id)
-        if c.target is not None:
-            used.add(c.target.id)
-    kept.reverse()
-    return kept
 
 
 def build(name: str, source: str, env: dict):

@@ -15,6 +15,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
+from ember._dynamo.capture import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import _type_name, dispatch, op
 
@@ -152,25 +153,38 @@ def batch_norm(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
             )
-        mean, var, n = _batch_stats(x)
-        # torch updates the running statistics inside its kernel: no version bump
-        if running_mean is not None:
-            _ema(running_mean._data, mean, momentum)
-        if running_var is not None:
-            _ema(running_var._data, var * (n / (n - 1)) if n > 1 else var, momentum)
+        mean, invstd = _train_stats(input, running_mean, running_var, momentum, eps)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        mean, var = running_mean._data, running_var._data
-    invstd = 1.0 / np.sqrt(var + eps)
-    dt = x.dtype
-    params = {
-        "mean": mean.astype(dt),
-        "invstd": invstd.astype(dt),
-        "training": training,
-        "eps": eps,
-    }
+        mean, invstd = _eval_stats(input, running_mean, running_var, eps)
+    params = {"mean": mean, "invstd": invstd, "training": training, "eps": eps}
     return dispatch(_batch_norm, (input, weight, bias), params)
+
+
+# the statistics are computed on arrays, outside the op table: a compiled program records
+# each as one kernel (the training one also updates the running statistics, as eager does)
+
+
+@array_kernel(effects=True)
+def _train_stats(x, running_mean, running_var, momentum, eps):
+    mean, var, n = _batch_stats(x)
+    # torch updates the running statistics inside its kernel: no version bump
+    if running_mean is not None:
+        _ema(running_mean, mean, momentum)
+    if running_var is not None:
+        _ema(running_var, var * (n / (n - 1)) if n > 1 else var, momentum)
+    return _norm_params(x.dtype, mean, var, eps)
+
+
+@array_kernel
+def _eval_stats(x, running_mean, running_var, eps):
+    return _norm_params(x.dtype, running_mean, running_var, eps)
+
+
+def _norm_params(dt, mean, var, eps):
+    invstd = 1.0 / np.sqrt(var + eps)
+    return mean.astype(dt), invstd.astype(dt)
 
 
 def instance_norm(

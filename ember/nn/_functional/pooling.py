@@ -9,11 +9,13 @@ matrix per spatial dim. The 1D functions run the 2D ops on an unsqueezed input, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
+from ember._dynamo.capture import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 from ember.nn._functional.conv import _ntuple, _pad_array, _windows
@@ -68,22 +70,16 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
     nd = len(kernel)
     size = x.shape[-nd:]
-    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
-    pads = _pads(size, kernel, stride, padding, dilation, out)
+    out, pads, offsets, koff, it, base = _max_plan(
+        size, tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), ceil_mode
+    )
     fill = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf  # (bfloat16: kind V)
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
-    # flat input offset of each kernel offset; the result is base(output position) + offset
-    offsets = list(np.ndindex(*kernel))
-    koff = [
-        sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
-        for k in offsets
-    ]
     # whole-array passes per kernel offset (an argmax over a short last axis is slow, and so
     # are masked copies): a strictly greater value takes the window, so the first offset
     # reaching the max wins, as in torch; ``off += (koff - off) * greater`` in int32
     views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
     best = views[0].copy()
-    it = np.int32 if math.prod(size) + max(koff) < 2**31 else np.int64
     off = np.full(best.shape, koff[0], dtype=it)
     gt = np.empty(best.shape, bool)
     step = np.empty(best.shape, dtype=it)
@@ -98,13 +94,31 @@ def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
         if nan.any():  # a NaN wins the window (torch: the last one)
             for v, k in zip(views, koff):
                 np.copyto(off, k, where=nan & np.isnan(v))
+    idx = off.astype(np.int64)
+    idx += base
+    return idx
+
+
+@functools.lru_cache(maxsize=256)
+def _max_plan(size, kernel, stride, padding, dilation, ceil_mode):
+    # what max pooling's indices depend on besides the data: computed once per geometry
+    nd = len(kernel)
+    out = _pool_out(size, kernel, stride, padding, dilation, ceil_mode)
+    pads = _pads(size, kernel, stride, padding, dilation, out)
+    # flat input offset of each kernel offset; the result is base(output position) + offset
+    offsets = tuple(np.ndindex(*kernel))
+    koff = tuple(
+        sum(ki * d * math.prod(size[i + 1 :]) for i, (ki, d) in enumerate(zip(k, dilation)))
+        for k in offsets
+    )
+    it = np.int32 if math.prod(size) + max(koff) < 2**31 else np.int64
     base = 0
     for i in range(nd):
         o = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i))
         base = base * size[i] + (o * stride[i] - padding[i])
-    idx = off.astype(np.int64)
-    idx += base
-    return idx
+    base = np.asarray(base, dtype=np.int64)
+    base.flags.writeable = False
+    return out, pads, offsets, koff, it, base
 
 
 def _plane_index(idx, shape, nd):
@@ -239,7 +253,7 @@ def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, retur
     _check_pool_args(nd, f"max_pool{nd}d", x, kernel, stride, padding, dilation)
     out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
     _check_pool_out(nd, x, out)
-    idx = _wrap(_max_indices(x._data, kernel, stride, padding, dilation, ceil_mode))
+    idx = _wrap(_recorded_max_indices(x, kernel, stride, padding, dilation, ceil_mode))
     # windows that do not overlap pick each input element at most once
     unique = all(t >= d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))
     vals = dispatch(_GATHER[nd], (x, idx), {"nd": nd, "unique": unique})
@@ -752,6 +766,11 @@ def _check_nonempty(name: str, x) -> None:
             )
 
 
+# the indices are computed on arrays: a compiled program records each as one kernel
+_recorded_max_indices = array_kernel(_max_indices)
+_recorded_adaptive_max_indices = array_kernel(_adaptive_max_indices)
+
+
 def _adaptive_max_nd(nd, x, output_size, return_indices):
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
@@ -764,7 +783,7 @@ def _adaptive_max_nd(nd, x, output_size, return_indices):
         shape = [*x.shape[:-nd], *sizes]
         neg = next(o for o in shape if o < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: {shape}")
-    idx = _wrap(_adaptive_max_indices(x._data, sizes))
+    idx = _wrap(_recorded_adaptive_max_indices(x, sizes))
     vals = dispatch(_GATHER["adaptive3d" if nd == 3 else "adaptive"], (x, idx), {"nd": nd})
     return (vals, idx) if return_indices else vals
 

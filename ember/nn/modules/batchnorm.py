@@ -87,10 +87,10 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data += 1  # torch's add_ inside no_grad, version kept
-            self.num_batches_tracked._vc[0] += 1
+            with ember.no_grad():  # torch's add_ inside no_grad (a compiled program records it)
+                self.num_batches_tracked.add_(1)
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked._data)
+                factor = 1.0 / float(self.num_batches_tracked)
             else:
                 factor = self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
