@@ -96,7 +96,9 @@ def _extremum(name, np_fn):
         check(x, y)
         return np_fn(x, y)
 
-    return op(name, grad_fn=name.capitalize() + "Backward0", save=(0, 1), promote=SAME)(forward)
+    return op(name, grad_fn=name.capitalize() + "Backward0", save=("self", "other"), promote=SAME)(
+        forward
+    )
 
 
 _maximum = _extremum("maximum", np.maximum)
@@ -174,7 +176,7 @@ def _float_result(kernel, np_fn):
     return forward
 
 
-_atan2 = op("atan2", grad_fn="Atan2Backward0", save=(0, 1), promote=FLOAT)(
+_atan2 = op("atan2", grad_fn="Atan2Backward0", save=("self", "other"), promote=FLOAT)(
     _float_result("atan2_cpu", np.arctan2)
 )
 
@@ -197,7 +199,7 @@ expose(atan2, "arctan2", method="arctan2")
 Tensor.arctan2_ = Tensor.atan2_
 arctan2 = atan2
 
-_hypot = op("hypot", grad_fn="HypotBackward0", save=(0, 1, "result"), promote=SAME)(
+_hypot = op("hypot", grad_fn="HypotBackward0", save=("self", "other", "result"), promote=SAME)(
     _float_only("hypot_cpu", np.hypot)
 )
 
@@ -223,10 +225,10 @@ def _np_logaddexp(x, y):
     return np.logaddexp(x, y)
 
 
-_logaddexp = op("logaddexp", grad_fn="LogaddexpBackward0", save=(0, 1), promote=SAME)(
+_logaddexp = op("logaddexp", grad_fn="LogaddexpBackward0", save=("self", "other"), promote=SAME)(
     _float_only("logaddexp_cpu", _np_logaddexp, complex_ok=True)
 )
-_logaddexp2 = op("logaddexp2", grad_fn="Logaddexp2Backward0", save=(0, 1), promote=SAME)(
+_logaddexp2 = op("logaddexp2", grad_fn="Logaddexp2Backward0", save=("self", "other"), promote=SAME)(
     _float_only("logaddexp2_cpu", np.logaddexp2)
 )
 
@@ -293,8 +295,12 @@ def x_times_log_ops(name: str, grad_fn: str, np_log, kernel: str, shift: int, pu
             gy = g * x / (y + shift if shift else y)
         return gx, gy
 
+    # 0: two tensors; 1: a number ``self`` (torch's Scalar); 2: a number ``other``
     ops = tuple(
-        op(name, grad_fn=f"{grad_fn}{i}", save=(0, 1), promote=FLOAT)(forward) for i in range(3)
+        op(name, grad_fn=f"{grad_fn}{i}", save=("self", "other"), scalar_args=s, promote=FLOAT)(
+            forward
+        )
+        for i, s in enumerate(((), ("self",), ("other",)))
     )
     for o in ops:
         o.backward(backward)
@@ -331,10 +337,10 @@ def _np_copysign(x, y):
     return np.copysign(x, y)
 
 
-_copysign = op("copysign", grad_fn="CopysignBackward0", save=(0, "result"), promote=FLOAT)(
+_copysign = op("copysign", grad_fn="CopysignBackward0", save=("self", "result"), promote=FLOAT)(
     _np_copysign
 )
-_copysign_s = op("copysign", grad_fn="CopysignBackward1", save=(0, "result"), promote=FLOAT)(
+_copysign_s = op("copysign", grad_fn="CopysignBackward1", save=("self", "result"), promote=FLOAT)(
     _np_copysign
 )
 
@@ -411,7 +417,7 @@ nextafter = _publish2(
 # ------------------------------------------------------------------------------ ldexp, frexp
 
 
-@op("ldexp", grad_fn="LdexpBackward0", save=(0, 1), promote=FLOAT)
+@op("ldexp", grad_fn="LdexpBackward0", save=("_self", "other"), promote=FLOAT)
 def _ldexp(x, e):
     return np.multiply(x, np.exp2(e))
 
@@ -435,7 +441,7 @@ def _ldexp_check(input, other):
 ldexp = _publish2("ldexp", _ldexp, "Return ``input * 2 ** other``.", check=_ldexp_check)
 
 
-@op("frexp", grad_fn="FrexpBackward0", save=(0,), nondiff_outputs=(1,))
+@op("frexp", grad_fn="FrexpBackward0", save=("_self",), nondiff_outputs=(1,))
 def _frexp(x):
     if dkind(x) != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")

@@ -163,13 +163,16 @@ def _equation(labels, output) -> str:
 # ------------------------------------------------------------------------------ the op
 
 _OPS: dict = {}
+_ARGS = tuple(f"operand{i}" for i in range(64))  # (torch saves its operands unnamed)
 
 
 def _einsum_op(n: int, grad_fn: str):
     key = (n, grad_fn)
     o = _OPS.get(key)
     if o is None:
-        o = op("einsum", grad_fn=grad_fn, save=tuple(range(n)))(_forward)
+        o = op("einsum", grad_fn=grad_fn, args=_ARGS[:n], save=tuple("_" + a for a in _ARGS[:n]))(
+            _forward
+        )
         o.backward(_backward)
         _OPS[key] = o
     return o

@@ -33,7 +33,7 @@ def _along(a: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
     return a if keepdim else np.expand_dims(a, dim)
 
 
-@op("gather", grad_fn="GatherBackward0", save=(1,))
+@op("gather", grad_fn="GatherBackward0", args=("self", "index"), save=("index",))
 def _take_along(x, idx, dim, keepdim=True):
     if x.ndim == 0:
         return x.copy()
@@ -47,7 +47,7 @@ def _(ctx, g, dim, keepdim=True):
     return put_along(g, idx, dim, ctx._input_meta[0][0], keepdim), None
 
 
-@op("scatter_add", grad_fn="ScatterAddBackward0", save=(1,))
+@op("scatter_add", grad_fn="ScatterAddBackward0", args=("self", "index"), save=("index",))
 def _put_along(g, idx, dim, shape, keepdim=True):
     if not shape:
         return g.copy()
@@ -133,8 +133,12 @@ def _extreme(fn: str, np_fn):
     return forward
 
 
-_max_all = op("max", grad_fn="MaxBackward1", save=(0, "result"))(_extreme("max", np.maximum.reduce))
-_min_all = op("min", grad_fn="MinBackward1", save=(0, "result"))(_extreme("min", np.minimum.reduce))
+_max_all = op("max", grad_fn="MaxBackward1", save=("self", "result"))(
+    _extreme("max", np.maximum.reduce)
+)
+_min_all = op("min", grad_fn="MinBackward1", save=("self", "result"))(
+    _extreme("min", np.minimum.reduce)
+)
 
 
 def _evenly(ctx, g):
@@ -269,10 +273,10 @@ def _amax_backward(ctx, g, dims, keepdim=False, all_dims=False):
     return scale_grad_by_count(restore(g, shape, dims, keepdim), mask, dims)
 
 
-_amax = op("amax", grad_fn="AmaxBackward0", save=(0, "result"))(
+_amax = op("amax", grad_fn="AmaxBackward0", save=("self", "result"))(
     _amax_forward("amax", np.maximum.reduce)
 )
-_amin = op("amin", grad_fn="AminBackward0", save=(0, "result"))(
+_amin = op("amin", grad_fn="AminBackward0", save=("self", "result"))(
     _amax_forward("amin", np.minimum.reduce)
 )
 _amax.backward(_amax_backward)

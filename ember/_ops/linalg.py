@@ -172,20 +172,24 @@ def _matmul_array_backward(ctx, g):
     return ga, gb
 
 
-def _matmul_op(grad_fn: str) -> Op:
-    o = op("matmul", grad_fn=grad_fn, save=(0, 1), promote=SAME)(_np_matmul)
+def _matmul_op(grad_fn: str, other: str | None) -> Op:
+    # ``other``: torch's name of the second operand of the top node (None: torch's top node of
+    # the decomposition, a view, saves nothing)
+    args = ("self", other or "other")
+    save = args if other else ("_self", "_other")
+    o = op("matmul", grad_fn=grad_fn, args=args, save=save, promote=SAME)(_np_matmul)
     o.backward(_matmul_backward)
     o.array_backward(_matmul_array_backward)
     return o
 
 
 # torch's matmul decomposes into these; the top node carries the same name as torch's
-_DOT = _matmul_op("DotBackward0")
-_MM = _matmul_op("MmBackward0")
-_MV = _matmul_op("MvBackward0")
-_VM = _matmul_op("SqueezeBackward4")
-_BATCHED = _matmul_op("UnsafeViewBackward0")
-_BMM = _matmul_op("BmmBackward0")
+_DOT = _matmul_op("DotBackward0", "tensor")
+_MM = _matmul_op("MmBackward0", "mat2")
+_MV = _matmul_op("MvBackward0", "vec")
+_VM = _matmul_op("SqueezeBackward4", None)
+_BATCHED = _matmul_op("UnsafeViewBackward0", None)
+_BMM = _matmul_op("BmmBackward0", "mat2")
 
 
 def _name(t: Tensor) -> str:
@@ -340,7 +344,7 @@ def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
     return _out(dispatch(_DOT, (input, tensor)), out)
 
 
-@op("vdot", grad_fn="VdotBackward0", save=(0, 1))
+@op("vdot", grad_fn="VdotBackward0", save=("self", "other"))
 def _vdot(a, b):
     if a.shape[0] != b.shape[0]:
         return _np_matmul(a, b)  # torch's size error
@@ -434,11 +438,11 @@ def _scaled_grads(ctx, g, saved, grads, beta, alpha):
     return gi, ga, gb
 
 
-def _add_prod_op(name, grad_fn, prod, grads, array_grads=None):
+def _add_prod_op(name, grad_fn, prod, grads, args, array_grads=None):
     """Declare ``beta * input + alpha * prod(a, b)``; ``grads(needs_input_grad, g, a, b)`` ->
     (ga, gb), and optionally the same on arrays, ``array_grads``."""
 
-    @op(name, grad_fn=grad_fn, save=(1, 2))
+    @op(name, grad_fn=grad_fn, args=("self", *args), save=args)
     def fwd(inp, a, b, beta=1, alpha=1):
         return _scaled_sum(inp, prod(a, b), beta, alpha)
 
@@ -478,13 +482,19 @@ def _addr_grads(need, g, u, v):
     )
 
 
-_addmm = _add_prod_op("addmm", "AddmmBackward0", _matmul, _mm_grads, _mm_array_grads)
-_addmv = _add_prod_op("addmv", "AddmvBackward0", _matmul, _mv_grads)
+_MAT_ARGS = ("mat1", "mat2")
+_BATCH_ARGS = ("batch1", "batch2")
+_addmm = _add_prod_op("addmm", "AddmmBackward0", _matmul, _mm_grads, _MAT_ARGS, _mm_array_grads)
+_addmv = _add_prod_op("addmv", "AddmvBackward0", _matmul, _mv_grads, ("mat", "vec"))
 _addbmm = _add_prod_op(
-    "addbmm", "AddbmmBackward0", lambda a, b: _matmul(a, b).sum(0), _addbmm_grads
+    "addbmm", "AddbmmBackward0", lambda a, b: _matmul(a, b).sum(0), _addbmm_grads, _BATCH_ARGS
 )
-_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", _matmul, _mm_grads, _mm_array_grads)
-_addr = _add_prod_op("addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads)
+_baddbmm = _add_prod_op(
+    "baddbmm", "BaddbmmBackward0", _matmul, _mm_grads, _BATCH_ARGS, _mm_array_grads
+)
+_addr = _add_prod_op(
+    "addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads, ("vec1", "vec2")
+)
 
 
 def _params(beta, alpha):
@@ -785,7 +795,7 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
 # ------------------------------------------------------------------------------ cross
 
 
-@op("linalg_cross", grad_fn="LinalgCrossBackward0", save=(0, 1))
+@op("linalg_cross", grad_fn="LinalgCrossBackward0", save=("self", "other"))
 def _cross(a, b, dim):
     a, b = np.broadcast_arrays(a, b)
     return np.ascontiguousarray(np.cross(a, b, axis=dim))

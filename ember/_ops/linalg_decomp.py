@@ -36,7 +36,7 @@ def _needs_graph(A: Tensor) -> bool:
 # ------------------------------------------------------------------------------ cholesky
 
 
-@op("linalg_cholesky_ex", grad_fn="LinalgCholeskyExBackward0", save=("result",))
+@op("linalg_cholesky_ex", grad_fn="LinalgCholeskyExBackward0", outputs=("L",), save=("L",))
 def _cholesky(a, upper=False, check_errors=True, fn="linalg.cholesky"):
     try:
         return fortran(np.linalg.cholesky(a, upper=upper))
@@ -385,7 +385,7 @@ def _tolerances(a, atol, rtol, hermitian=False):
     return 0.0 if atol is None else atol, rtol
 
 
-@op("linalg_pinv", grad_fn="LinalgPinvBackward0", save=(0, "result"))
+@op("linalg_pinv", grad_fn="LinalgPinvBackward0", save=("self", "result"))
 def _pinv(a, atol=None, rtol=None, hermitian=False):
     atol_, rtol_ = _tolerances(a, atol, rtol)
     if hermitian:

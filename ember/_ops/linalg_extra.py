@@ -200,7 +200,12 @@ def _composite_backward(fn, inputs, needs, g):
     return tuple(next(gs) if n else None for n in needs)
 
 
-@op("linalg_householder_product", grad_fn="LinalgHouseholderProductBackward0", save=(0, 1))
+@op(
+    "linalg_householder_product",
+    grad_fn="LinalgHouseholderProductBackward0",
+    args=("input", "tau"),
+    save=("input", "tau"),
+)
 def _householder(A, tau):
     m, n = A.shape[-2:]
     E = np.broadcast_to(np.eye(m, n, dtype=A.dtype), A.shape)
@@ -258,7 +263,12 @@ def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
     return U.out_(dispatch(_householder, (input, input2)), out)
 
 
-@op("ormqr", grad_fn="OrmqrBackward0", save=(0, 1, 2))
+@op(
+    "ormqr",
+    grad_fn="OrmqrBackward0",
+    args=("self", "input2", "input3"),
+    save=("self", "input2", "input3"),
+)
 def _ormqr(A, tau, C, left=True, transpose=False):
     return fortran(_reflectors_np(A, tau, C, left, transpose))
 

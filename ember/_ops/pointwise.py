@@ -149,7 +149,12 @@ def into_variant(base, np_fn):
     new = op(
         base.name,
         grad_fn=grad_fn,
-        save=base.save_spec,
+        save=base.save,
+        args=base.args,
+        scalar_args=base.scalar_args,
+        outputs=base.outputs,
+        save_if=base.declared_save_if,
+        nondiff_outputs=base.nondiff_outputs,
         promote=base.promote,
         differentiable=base.differentiable,
     )(forward)
@@ -286,7 +291,13 @@ def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), g
 
 
-@op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME, save_if={0: (1,), 1: (0,)})
+@op(
+    "mul",
+    grad_fn="MulBackward0",
+    save=("self", "other"),
+    promote=SAME,
+    save_if={"self": "other", "other": "self"},
+)
 def _mul(x, y):
     return np.multiply(x, y)
 
@@ -402,7 +413,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
 # ------------------------------------------------------------------------------ division
 
 
-@op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT, save_if={0: (1,)})
+@op("div", grad_fn="DivBackward0", save=("self", "other"), promote=FLOAT, save_if={"self": "other"})
 def _div(x, y):
     return np.true_divide(x, y)
 
@@ -525,9 +536,11 @@ def _mod_forward(kernel, np_fn):
 _fmod_kernel = _mod_forward("fmod_cpu", np.fmod)
 _remainder_kernel = _mod_forward("remainder_cpu", np.remainder)
 _fmod_s = op("fmod", grad_fn="FmodBackward0", promote=SAME)(_fmod_kernel)
-_fmod_t = op("fmod", grad_fn="FmodBackward1", save=(0, 1), promote=SAME)(_fmod_kernel)
+_fmod_t = op("fmod", grad_fn="FmodBackward1", save=("self", "other"), promote=SAME)(_fmod_kernel)
 _rem_s = op("remainder", grad_fn="RemainderBackward0", promote=SAME)(_remainder_kernel)
-_rem_t = op("remainder", grad_fn="RemainderBackward1", save=(0, 1), promote=SAME)(_remainder_kernel)
+_rem_t = op("remainder", grad_fn="RemainderBackward1", save=("self", "other"), promote=SAME)(
+    _remainder_kernel
+)
 _rem_rs = op("remainder", grad_fn="NotImplemented", promote=SAME)(_remainder_kernel)
 _fmod_s.backward(lambda ctx, g: (g, None))
 _rem_s.backward(lambda ctx, g: (g, None))
@@ -602,7 +615,14 @@ def _power(x, e):
     return np.power(x, e)
 
 
-@op("pow", grad_fn="PowBackward0", save=(0, 1), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward0",
+    args=("self", "exponent"),
+    save=("self", "exponent"),
+    scalar_args=("exponent",),
+    promote=SAME,
+)
 def _pow_scalar(x, e):
     return _power(x, e)
 
@@ -617,7 +637,13 @@ def _(ctx, g):
     return g * _conj(e * x ** (e - 1)), None
 
 
-@op("pow", grad_fn="PowBackward1", save=(0, 1, "result"), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward1",
+    args=("self", "exponent"),
+    save=("self", "exponent", "result"),
+    promote=SAME,
+)
 def _pow_tensor(x, y):
     return _power(x, y)
 
@@ -635,7 +661,14 @@ def _(ctx, g):
     return gx, gy
 
 
-@op("pow", grad_fn="PowBackward2", save=(0, 1, "result"), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward2",
+    args=("exponent", "self"),
+    save=("exponent", "self", "result"),
+    scalar_args=("self",),
+    promote=SAME,
+)
 def _rpow(y, base):
     return _power(base, y)
 

@@ -238,7 +238,7 @@ def _no_dim_keepdim(fn: str) -> str:
     )
 
 
-@op("nansum", grad_fn="NansumBackward0", save=(0,))
+@op("nansum", grad_fn="NansumBackward0", save=("self",))
 def _nansum(x, dims, keepdim=False, dtype=None):
     if x.dtype.kind == "c":
         raise RuntimeError("nansum does not support complex inputs")
@@ -364,7 +364,7 @@ def _np_prod(x, dims, keepdim, dtype):
     return as_dtype(np.multiply.reduce(x, axis=dims, keepdims=keepdim, dtype=acc), dt)
 
 
-@op("prod", grad_fn="ProdBackward0", save=(0, "result"))
+@op("prod", grad_fn="ProdBackward0", save=("self", "result"))
 def _prod_all(x, dtype=None):
     return _np_prod(x, None, False, dtype)
 
@@ -382,7 +382,7 @@ def _(ctx, g, dtype=None):
     return _prod_safe_zeros_backward(g, x.reshape(-1), 0).reshape(x.shape)
 
 
-@op("prod", grad_fn="ProdBackward1", save=(0, "result"))
+@op("prod", grad_fn="ProdBackward1", save=("self", "result"))
 def _prod_dim(x, dim, keepdim=False, dtype=None):
     return _np_prod(x, (dim,) if x.ndim else None, keepdim, dtype)
 
@@ -444,7 +444,7 @@ def _np_logsumexp(x, dims, keepdim, acc=None):
     return np.log(s) + (m if keepdim else m.reshape(s.shape))
 
 
-@op("logsumexp", grad_fn="LogsumexpBackward0", save=(0, "result"), promote=FLOAT)
+@op("logsumexp", grad_fn="LogsumexpBackward0", save=("self", "result"), promote=FLOAT)
 def _logsumexp(x, dims, keepdim=False):
     dt = x.dtype
     return as_dtype(_np_logsumexp(x, dims, keepdim), dt)
@@ -598,7 +598,7 @@ def _np_vector_norm(x, ord, dims, keepdim, dtype):
     return as_dtype(r, out_dt)
 
 
-@op("linalg_vector_norm", grad_fn="LinalgVectorNormBackward0", save=(0, "result"))
+@op("linalg_vector_norm", grad_fn="LinalgVectorNormBackward0", save=("self", "result"))
 def _vector_norm(x, ord, dims, keepdim=False, dtype=None):
     return _np_vector_norm(x, ord, dims, keepdim, dtype)
 

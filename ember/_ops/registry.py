@@ -2,7 +2,7 @@
 
 An op is declared once, in its family's file::
 
-    @op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME)
+    @op("mul", grad_fn="MulBackward0", save=("self", "other"), promote=SAME)
     def mul(x, y):                       # forward: arrays in, array out
         return np.multiply(x, y)
 
@@ -115,6 +115,64 @@ def _wrap_grad(a):
     return _wrap(a if type(a) is np.ndarray else np.asarray(a))
 
 
+def _names(v) -> tuple:
+    return (v,) if isinstance(v, str) else tuple(v)
+
+
+def _resolve_save(opname: str, save: tuple, args: tuple, outputs: tuple) -> tuple:
+    """Map a ``save=`` declaration (torch's argument names) to (positions, exposed names).
+
+    A name in ``outputs`` (torch's name of the op's result, ``"result"`` unless declared) saves
+    the output; any other name is one of ``args`` (torch's names of the op's positional
+    inputs). A name with a leading underscore is saved for ember's backward but
+    not shown as ``grad_fn._saved_<name>`` (torch saves something else there)."""
+    spec, names = [], []
+    for entry in save:
+        if not isinstance(entry, str):
+            raise TypeError(
+                f"op {opname!r}: save= takes torch's argument names (save=('self', 'other')), "
+                f"not {entry!r}"
+            )
+        bare = entry.lstrip("_")
+        if bare in outputs or bare == "result":
+            spec.append("result")
+        elif bare in args:
+            spec.append(args.index(bare))
+        else:
+            raise ValueError(f"op {opname!r}: saves {entry!r}, which is not one of args={args}")
+        names.append(None if entry.startswith("_") else bare)
+    return tuple(spec), tuple(names)
+
+
+def _saved_attr(slot: int, wrap: bool):
+    # ``grad_fn._saved_<name>``: the saved value, a Python operand as torch's 0-d "wrapped
+    # number" tensor (``wrap``) or as the number itself (torch's Scalar arguments)
+    def get(node):
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        s = saved[slot]
+        if type(s) is SavedTensor:
+            return s.unpack(node)
+        if wrap and isinstance(s, _SCALARS):
+            return _wrap(np.asarray(s))
+        return s
+
+    return property(get)
+
+
+def _node_class(grad_fn: str, names: tuple, scalar_args: tuple) -> type:
+    """The grad_fn class of an op: torch's name, one ``_saved_<name>`` per shown saved slot."""
+    attrs = {"__slots__": ()}
+    for slot, name in enumerate(names):
+        if name is not None:
+            attrs["_saved_" + name] = _saved_attr(slot, name not in scalar_args)
+    return type(grad_fn, (OpNode,), attrs)
+
+
+OPS: list = []  # every op declared, in declaration order (``python -m ember._ops.table``)
+
+
 class Op:
     """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class."""
 
@@ -132,6 +190,12 @@ class Op:
         "differentiable",
         "nondiff_outputs",
         "save_if",
+        "args",
+        "save",
+        "scalar_args",
+        "saved_names",
+        "declared_save_if",
+        "outputs",
     )
 
     def __init__(
@@ -145,22 +209,37 @@ class Op:
         differentiable,
         nondiff_outputs,
         save_if=None,
+        args=("self", "other"),
+        scalar_args=(),
+        outputs=("result",),
     ):
         self.name = name
         self.forward = forward
         self.backward_fn = None
         self.array_backward_fn = None
-        self.node_cls = type(grad_fn or name, (OpNode,), {"__slots__": ()}) if grad_fn else None
-        self.save_inputs = tuple(i for i in save if i != "result")
-        self.save_output = "result" in save
-        self.save_spec = tuple(save)
+        self.args = tuple(args)
+        self.save = tuple(save)
+        self.scalar_args = tuple(scalar_args)
+        self.outputs = tuple(outputs)
+        spec, names = _resolve_save(name, self.save, self.args, self.outputs)
+        self.save_spec = spec  # per saved slot: an input position or "result"
+        self.saved_names = names  # per saved slot: torch's name, or None (ember's own)
+        self.save_inputs = tuple(i for i in spec if i != "result")
+        self.save_output = "result" in spec
+        self.node_cls = _node_class(grad_fn, names, self.scalar_args) if grad_fn else None
         self.promote = promote
         self.view = view
         self.differentiable = differentiable and grad_fn is not None
         self.nondiff_outputs = nondiff_outputs
-        # {i: (j, ...)}: save input i only if one of inputs j needs grad (torch saves `self`
-        # of a mul only when `other` requires grad; a saved input would pin its version)
-        self.save_if = save_if or {}
+        # {saved name: (input names, ...)}: save that input only if one of those inputs needs
+        # grad (torch saves `self` of a mul only when `other` requires grad; a saved input
+        # would pin its version); kept by position in ``save_if``
+        self.declared_save_if = dict(save_if or {})
+        self.save_if = {
+            self.args.index(k.lstrip("_")): tuple(self.args.index(j) for j in _names(v))
+            for k, v in self.declared_save_if.items()
+        }
+        OPS.append(self)
 
     def backward(self, fn):
         """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
@@ -190,12 +269,31 @@ def op(
     differentiable=True,
     nondiff_outputs=(),
     save_if=None,
+    args=("self", "other"),
+    scalar_args=(),
+    outputs=("result",),
 ):
-    """Declare an op: decorate its forward (arrays -> array or tuple of arrays)."""
+    """Declare an op: decorate its forward (arrays -> array or tuple of arrays).
+
+    ``args`` are torch's names of the positional inputs; ``save`` names what backward needs
+    (``"result"`` for the output; ``"_x"`` saves ``x`` without showing ``grad_fn._saved_x``);
+    ``scalar_args`` are the names torch shows as numbers, not 0-d tensors, when a Python number
+    is passed; ``outputs`` torch's name of the saved result (``"inverse"``)."""
 
     def deco(forward):
         return Op(
-            name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs, save_if
+            name,
+            forward,
+            grad_fn,
+            save,
+            promote,
+            view,
+            differentiable,
+            nondiff_outputs,
+            save_if,
+            args,
+            scalar_args,
+            outputs,
         )
 
     return deco

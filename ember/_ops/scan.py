@@ -84,7 +84,7 @@ def _cumsum_(self, dim, *, dtype=None):
 # ------------------------------------------------------------------------------ cumprod
 
 
-@op("cumprod", grad_fn="CumprodBackward0", save=(0, "result"))
+@op("cumprod", grad_fn="CumprodBackward0", save=("self", "result"))
 def _cumprod(x, dim, reverse=False, dtype=None):
     dt = _sum_dtype(x, dtype)
     if x.ndim == 0:
@@ -224,7 +224,7 @@ def cummin(input, dim, *, out=None):
 # ------------------------------------------------------------------------------ logcumsumexp
 
 
-@op("logcumsumexp", grad_fn="LogcumsumexpBackward0", save=(0, "result"))
+@op("logcumsumexp", grad_fn="LogcumsumexpBackward0", save=("self", "result"))
 def _logcumsumexp(x, dim, reverse=False):
     if x.dtype.kind not in "fcV":
         raise NotImplementedError(

@@ -40,7 +40,12 @@ def _identity(reduce: str, dt: np.dtype):
 _REDUCE_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply}
 
 
-@op("scatter_reduce", grad_fn="ScatterReduceBackward0", save=(0, 1, 2, "result"))
+@op(
+    "scatter_reduce",
+    grad_fn="ScatterReduceBackward0",
+    args=("self", "index", "src"),
+    save=("self", "index", "src", "result"),
+)
 def _scatter_reduce(x, idx, src, dim, reduce, include_self):
     out = x.copy()
     if idx.size == 0:

@@ -179,9 +179,10 @@ def _np_zeta(x, q):
     return S.zeta(x, q)
 
 
+# 0: two tensors; 1: a number ``self``; 2: a number ``other`` (torch saves no number here)
 _zeta_ops = tuple(
-    op("zeta", grad_fn=f"SpecialZetaBackward{i}", save=(0, 1), promote=FLOAT)(_np_zeta)
-    for i in range(3)
+    op("zeta", grad_fn=f"SpecialZetaBackward{i}", save=s, promote=FLOAT)(_np_zeta)
+    for i, s in enumerate((("self", "other"), ("_self", "other"), ("_self", "_other")))
 )
 
 
@@ -217,7 +218,7 @@ def _gamma_op(name: str, kernel, grad_fn: str, sign: float):
             raise not_implemented("igamma_cpu" if name == "igamma" else "igammac_cpu", a)
         return kernel(a, x)
 
-    gop = op(name, grad_fn=grad_fn, save=(0, 1), promote=SAME)(forward)
+    gop = op(name, grad_fn=grad_fn, save=("self", "other"), promote=SAME)(forward)
 
     @gop.backward
     def _(ctx, g):

@@ -75,7 +75,7 @@ def _std_to_var_grad(g, std):
     return where(std == 0, 0.0, g / (std * 2))
 
 
-@op("var", grad_fn="VarBackward0", save=(0,))
+@op("var", grad_fn="VarBackward0", save=("self",))
 def _var(x, dims, correction, keepdim=False, rnumel=None):
     return _np_var(x, dims, correction, keepdim)
 
@@ -86,7 +86,7 @@ def _(ctx, g, dims, correction, keepdim=False, rnumel=None):
     return _var_backward(g, x, dims, correction, keepdim, rnumel)
 
 
-@op("std", grad_fn="StdBackward0", save=(0, "result"))
+@op("std", grad_fn="StdBackward0", save=("self", "result"))
 def _std(x, dims, correction, keepdim=False, rnumel=None):
     return np.sqrt(_np_var(x, dims, correction, keepdim))
 
@@ -255,8 +255,10 @@ def _median_all(fn: str, ignore_nan: bool):
     return forward
 
 
-_median = op("median", grad_fn="MedianBackward0", save=(0, "result"))(_median_all("median", False))
-_nanmedian = op("nanmedian", grad_fn="NanmedianBackward0", save=(0, "result"))(
+_median = op("median", grad_fn="MedianBackward0", save=("self", "result"))(
+    _median_all("median", False)
+)
+_nanmedian = op("nanmedian", grad_fn="NanmedianBackward0", save=("self", "result"))(
     _median_all("nanmedian", True)
 )
 
@@ -377,7 +379,12 @@ def _lerp(a, b, w):
         return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
-@op("quantile", grad_fn="SqueezeBackward4", save=(1, 2, 3))
+@op(
+    "quantile",
+    grad_fn="SqueezeBackward4",
+    args=("self", "below", "above", "weight"),
+    save=("_below", "_above", "_weight"),
+)
 def _quantile_pick(x, below, above, w, dim, rest, scalar):
     lo = np.take_along_axis(x, below, axis=dim)
     hi = np.take_along_axis(x, above, axis=dim)

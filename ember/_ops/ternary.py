@@ -49,7 +49,7 @@ def _clamp_check(x, kernel):
         raise not_implemented(kernel, x)
 
 
-@op("clamp", grad_fn="ClampBackward1", save=(0,))
+@op("clamp", grad_fn="ClampBackward1", save=("self",))
 def _clamp_scalar(x, min=None, max=None):  # noqa: A002 - torch's names
     if max is None:
         kernel = "clamp_min_scalar_cpu"
@@ -89,7 +89,7 @@ def _(ctx, g, min=None, max=None):  # noqa: A002
     return where(_mask(keep), g, 0.0)
 
 
-@op("clamp", grad_fn="ClampBackward0", save=(0, 1, 2))
+@op("clamp", grad_fn="ClampBackward0", args=("self", "min", "max"), save=("self", "min", "max"))
 def _clamp_tensor(x, lo, hi):
     if dkind(x) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
@@ -215,11 +215,11 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
 
 def _one_sided(name, kind, grad_scalar, grad_tensor):
     # clamp_min / clamp_max: their own grad_fn names, and a Tensor bound is required or a number
-    scalar_op = op(name, grad_fn=grad_scalar, save=(0,))(
+    scalar_op = op(name, grad_fn=grad_scalar, save=("self",))(
         lambda x, bound: _clamp_scalar.forward(x, **{kind: bound})
     )
     scalar_op.backward(lambda ctx, g, bound: _clamp_scalar.backward_fn(ctx, g, **{kind: bound}))
-    tensor_op = op(name, grad_fn=grad_tensor, save=(0, 1))(
+    tensor_op = op(name, grad_fn=grad_tensor, args=("self", kind), save=("self", kind))(
         lambda x, b: _clamp_tensor.forward(x, *((b, None) if kind == "min" else (None, b)))
     )
 
@@ -296,7 +296,9 @@ def _lerp_forward(kernel):
 
 _HALF = D.HALF_NP
 _lerp_s = op("lerp", grad_fn="LerpBackward0")(_lerp_forward("lerp_kernel_scalar"))
-_lerp_t = op("lerp", grad_fn="LerpBackward1", save=(0, 1, 2))(_lerp_forward("lerp_kernel_tensor"))
+_lerp_t = op(
+    "lerp", grad_fn="LerpBackward1", args=("self", "end", "weight"), save=("self", "end", "weight")
+)(_lerp_forward("lerp_kernel_tensor"))
 
 
 @_lerp_s.backward
@@ -366,7 +368,13 @@ def _addc_value(value, inputs):
     return value
 
 
-@op("addcmul", grad_fn="AddcmulBackward0", save=(1, 2), promote=SAME)
+@op(
+    "addcmul",
+    grad_fn="AddcmulBackward0",
+    args=("self", "tensor1", "tensor2"),
+    save=("tensor1", "tensor2"),
+    promote=SAME,
+)
 def _addcmul(x, t1, t2, value=1):
     prod = np.multiply(t1, _like(t1, value)) if value != 1 else t1
     return np.add(x, np.multiply(prod, t2))
@@ -383,7 +391,13 @@ def _(ctx, g, value=1):
     )
 
 
-@op("addcdiv", grad_fn="AddcdivBackward0", save=(1, 2), promote=SAME)
+@op(
+    "addcdiv",
+    grad_fn="AddcdivBackward0",
+    args=("self", "tensor1", "tensor2"),
+    save=("tensor1", "tensor2"),
+    promote=SAME,
+)
 def _addcdiv(x, t1, t2, value=1):
     prod = np.multiply(t1, _like(t1, value)) if value != 1 else t1
     return np.add(x, np.true_divide(prod, t2))

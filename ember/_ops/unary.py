@@ -43,7 +43,7 @@ _HALF_TYPES = D.HALF_NP
 
 
 def unary(
-    name, grad_fn, forward, *, promote=FLOAT, save=(0,), doc="", inplace=True, exact_out=None
+    name, grad_fn, forward, *, promote=FLOAT, save=("self",), doc="", inplace=True, exact_out=None
 ):
     """Declare the unary op ``name`` and publish it; return (op, public function).
 
@@ -176,7 +176,7 @@ _sgn, sgn = unary(
     "SgnBackward0",
     _np_sgn,
     promote=None,
-    save=(0, "result"),
+    save=("self", "result"),
     doc="Return ``input / |input|`` (the sign for real tensors; 0 at 0).",
 )
 
@@ -461,7 +461,7 @@ def _(ctx, g):
 _sigmoid.array_backward(fast_backward(_np_sigmoid_backward))
 
 
-@op("logit", grad_fn="LogitBackward0", save=(0,), promote=FLOAT)
+@op("logit", grad_fn="LogitBackward0", save=("self",), promote=FLOAT)
 def _logit(x, eps=None):
     if dkind(x) == "c":
         raise not_implemented("logit_cpu", x)
@@ -649,7 +649,7 @@ _frac.backward(lambda ctx, g: g)
 # ------------------------------------------------------------------------------ nan_to_num
 
 
-@op("nan_to_num", grad_fn="NanToNumBackward0", save=(0,))
+@op("nan_to_num", grad_fn="NanToNumBackward0", save=("self",))
 def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     if dkind(x) == "c":
         parts = [
