@@ -174,7 +174,10 @@ OPS: list = []  # every op declared, in declaration order (``python -m ember._op
 
 
 class Op:
-    """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class."""
+    """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class.
+
+    Every field comes from the declaration (``op(...)``'s keywords, kept in ``declared``);
+    ``variant`` copies all of them, so an in-place or renamed copy of an op cannot lose one."""
 
     __slots__ = (
         "name",
@@ -194,29 +197,50 @@ class Op:
         "save",
         "scalar_args",
         "saved_names",
-        "declared_save_if",
         "outputs",
+        "declared",
+        "variants",
+        "variant_of",
+        "where",
+        "members",
     )
 
     def __init__(
         self,
-        name,
+        name: str,
         forward,
-        grad_fn,
-        save,
-        promote,
-        view,
-        differentiable,
-        nondiff_outputs,
-        save_if=None,
-        args=("self", "other"),
-        scalar_args=(),
-        outputs=("result",),
+        grad_fn: str | None = None,
+        save: tuple = (),
+        promote: str | None = None,
+        view: bool | str = False,
+        differentiable: bool = True,
+        nondiff_outputs: tuple = (),
+        save_if: dict | None = None,
+        args: tuple = ("self", "other"),
+        scalar_args: tuple = (),
+        outputs: tuple = ("result",),
+        where: str = "?",
     ):
+        self.declared = {
+            "grad_fn": grad_fn,
+            "save": tuple(save),
+            "promote": promote,
+            "view": view,
+            "differentiable": differentiable,
+            "nondiff_outputs": tuple(nondiff_outputs),
+            "save_if": dict(save_if or {}),
+            "args": tuple(args),
+            "scalar_args": tuple(scalar_args),
+            "outputs": tuple(outputs),
+        }
         self.name = name
         self.forward = forward
+        self.where = where  # "file:line" of the declaration
         self.backward_fn = None
         self.array_backward_fn = None
+        self.variants = []  # (op, takes_out): copies made by ``variant``, kept in step
+        self.variant_of = None
+        self.members = []  # the API members published for it ("ember.mul", "Tensor.mul_")
         self.args = tuple(args)
         self.save = tuple(save)
         self.scalar_args = tuple(scalar_args)
@@ -230,20 +254,21 @@ class Op:
         self.promote = promote
         self.view = view
         self.differentiable = differentiable and grad_fn is not None
-        self.nondiff_outputs = nondiff_outputs
-        # {saved name: (input names, ...)}: save that input only if one of those inputs needs
-        # grad (torch saves `self` of a mul only when `other` requires grad; a saved input
-        # would pin its version); kept by position in ``save_if``
-        self.declared_save_if = dict(save_if or {})
+        self.nondiff_outputs = tuple(nondiff_outputs)
+        # {saved name: input names}: save that input only if one of those inputs needs grad
+        # (torch saves `self` of a mul only when `other` requires grad; a saved input would pin
+        # its version); kept by position in ``save_if``
         self.save_if = {
             self.args.index(k.lstrip("_")): tuple(self.args.index(j) for j in _names(v))
-            for k, v in self.declared_save_if.items()
+            for k, v in self.declared["save_if"].items()
         }
         OPS.append(self)
 
     def backward(self, fn):
         """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
         self.backward_fn = fn
+        for v, takes_out in self.variants:
+            v.backward_fn = _without_out(fn) if takes_out else fn
         return fn
 
     def array_backward(self, fn):
@@ -251,7 +276,56 @@ class Op:
         (``ctx.saved_arrays``), used when the backward pass is not itself recorded; it may
         return ``NotImplemented`` for inputs it does not handle (the backward then runs)."""
         self.array_backward_fn = fn
+        for v, takes_out in self.variants:
+            v.array_backward_fn = _without_out(fn) if takes_out else fn
         return fn
+
+    def variant(
+        self,
+        forward=None,
+        *,
+        name: str | None = None,
+        takes_out: bool = False,
+        where: str | None = None,
+        **changes,
+    ):
+        """Return a copy of this op: every declared field (but ``changes``), the backward and
+        the array backward (also when declared later), the grad_fn class when its name and
+        saves are unchanged (torch's ``mul_`` makes a ``MulBackward0`` as ``mul`` does).
+        ``takes_out``: ``forward`` takes ``out=`` (an array to write into), which the
+        backward formulas never see."""
+        declared = {**self.declared, **changes}
+        new = Op(name or self.name, forward or self.forward, where=where or _caller(), **declared)
+        if new.declared["grad_fn"] == self.declared["grad_fn"] and (
+            (new.saved_names, new.scalar_args) == (self.saved_names, self.scalar_args)
+        ):
+            new.node_cls = self.node_cls
+        new.variant_of = self
+        self.variants.append((new, takes_out))
+        wrap = _without_out if takes_out else (lambda f: f)
+        if self.backward_fn is not None:
+            new.backward_fn = wrap(self.backward_fn)
+        if self.array_backward_fn is not None:
+            new.array_backward_fn = wrap(self.array_backward_fn)
+        return new
+
+    def into(self, np_fn) -> Op:
+        """Return the variant of this op computing into the array passed as ``out=``.
+
+        In-place methods use it to compute straight into the tensor's memory
+        (``dispatch_inplace``'s copy of a result onto itself is free), and operators to reuse a
+        temporary's buffer. ``np_fn(*arrays, out=, **params)`` is the forward; a result that
+        does not fit ``out`` (broadcasting) comes from this op's forward as a new array, and
+        ``dispatch_inplace`` raises torch's error for it."""
+        base = self.forward
+
+        def forward(*arrays, out, **params):
+            try:
+                return np_fn(*arrays, out=out, **params)
+            except (ValueError, TypeError):
+                return base(*arrays, **params)
+
+        return self.variant(forward, takes_out=True, where=_caller())
 
     def __call__(self, *inputs, **params):
         return dispatch(self, inputs, params)
@@ -260,18 +334,30 @@ class Op:
         return f"<op {self.name}>"
 
 
+def _without_out(fn):
+    def formula(ctx, *grads, out=None, **params):
+        return fn(ctx, *grads, **params)
+
+    return formula
+
+
+def _caller(depth: int = 2) -> str:
+    f = sys._getframe(depth)
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
 def op(
-    name,
-    grad_fn=None,
-    save=(),
-    promote=None,
-    view=False,
-    differentiable=True,
-    nondiff_outputs=(),
-    save_if=None,
-    args=("self", "other"),
-    scalar_args=(),
-    outputs=("result",),
+    name: str,
+    grad_fn: str | None = None,
+    save: tuple = (),
+    promote: str | None = None,
+    view: bool | str = False,
+    differentiable: bool = True,
+    nondiff_outputs: tuple = (),
+    save_if: dict | None = None,
+    args: tuple = ("self", "other"),
+    scalar_args: tuple = (),
+    outputs: tuple = ("result",),
 ):
     """Declare an op: decorate its forward (arrays -> array or tuple of arrays).
 
@@ -279,21 +365,23 @@ def op(
     (``"result"`` for the output; ``"_x"`` saves ``x`` without showing ``grad_fn._saved_x``);
     ``scalar_args`` are the names torch shows as numbers, not 0-d tensors, when a Python number
     is passed; ``outputs`` torch's name of the saved result (``"inverse"``)."""
+    where = _caller()
 
     def deco(forward):
         return Op(
             name,
             forward,
-            grad_fn,
-            save,
-            promote,
-            view,
-            differentiable,
-            nondiff_outputs,
-            save_if,
-            args,
-            scalar_args,
-            outputs,
+            grad_fn=grad_fn,
+            save=save,
+            promote=promote,
+            view=view,
+            differentiable=differentiable,
+            nondiff_outputs=nondiff_outputs,
+            save_if=save_if,
+            args=args,
+            scalar_args=scalar_args,
+            outputs=outputs,
+            where=where,
         )
 
     return deco
@@ -890,20 +978,87 @@ def replay_view(base: Tensor, view_fn) -> Tensor:
 # the public API: functions in ``ember``, methods on ``Tensor``
 
 API: dict = {}
+# every member published through ``publish`` (or ``expose``): "ember.mul", "Tensor.mul_",
+# "Tensor.__mul__" -> (the op or None, "file:line" of the publishing call)
+MEMBERS: dict = {}
+
+
+def _member(op_: Op | None, qualname: str, where: str) -> None:
+    MEMBERS[qualname] = (op_, where)
+    if op_ is not None:
+        op_.members.append(qualname)
+
+
+def publish(
+    op_: Op | None,
+    fn=None,
+    *,
+    name: str | None = None,
+    function: bool = True,
+    method: bool = True,
+    aliases: tuple = (),
+    inplace=None,
+    arity: int = 2,
+    alpha: bool = False,
+    operators: dict | tuple = (),
+):
+    """Declare the API members of ``op_`` and make them; return ``fn``.
+
+    ``fn`` (the public function, argument checks included) becomes ``ember.<name>`` (unless
+    ``function=False``) and ``Tensor.<name>`` (unless ``method=False``), and so does each of
+    ``aliases``. ``inplace``: the in-place method ``Tensor.<name>_`` (and ``<alias>_``), a
+    function, or ``True`` to generate it from the op (``arity`` inputs, ``alpha=`` if asked).
+    ``operators``: ``{"__mul__": fn}``, or dunder names to generate (one input: ``__neg__``).
+    ``op_`` is None for a composite function with no op of its own. Each member is recorded in
+    ``MEMBERS`` and on the op (``python -m ember._ops.table`` prints them)."""
+    where = _caller()
+    name = name or (fn.__name__ if fn is not None else op_.name)
+    if inplace is True:
+        inplace = inplace_method(op_, name + "_", arity, alpha)
+    for n in (name, *aliases):
+        if fn is not None:
+            if function:
+                API[n] = fn
+                _member(op_, f"ember.{n}", where)
+            if method:
+                setattr(Tensor, n, fn)
+                _member(op_, f"Tensor.{n}", where)
+        if inplace is not None:
+            setattr(Tensor, n + "_", inplace)
+            _member(op_, f"Tensor.{n}_", where)
+    if not isinstance(operators, dict):
+        operators = {d: _unary_operator(op_) for d in operators}
+    for d, f in operators.items():
+        setattr(Tensor, d, f)
+        _member(op_, f"Tensor.{d}", where)
+    return fn
+
+
+def _unary_operator(op_: Op):
+    def operator(self):
+        return dispatch(op_, (self,))
+
+    return operator
 
 
 def expose(fn, name: str | None = None, method: bool | str = True, function: bool = True):
-    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>``."""
+    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>`` (the
+    families not yet declared through ``publish``)."""
     name = name or fn.__name__
+    where = _caller()
     if function:
         API[name] = fn
+        MEMBERS[f"ember.{name}"] = (None, where)
     if method:
-        setattr(Tensor, name if method is True else method, fn)
+        m = name if method is True else method
+        setattr(Tensor, m, fn)
+        MEMBERS[f"Tensor.{m}"] = (None, where)
     return fn
 
 
 def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
-    """Define ``Tensor.<name>`` running ``op`` in place on ``self`` (``alpha=`` if asked)."""
+    """Return a method running ``op`` in place on ``self`` (``alpha=`` if asked); without
+    ``publish``, it is also set as ``Tensor.<name>``."""
 
     if n_inputs == 1:
 
@@ -921,10 +1076,11 @@ def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
             return dispatch_inplace(op, self, (self, other))
 
     method.__name__ = name
-    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`."
-    method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`; return ``self``."
-    setattr(Tensor, name, method)
+    if sys._getframe(1).f_code is not publish.__code__:
+        setattr(Tensor, name, method)
+        MEMBERS[f"Tensor.{name}"] = (op, _caller())
+        op.members.append(f"Tensor.{name}")
     return method
 
 

@@ -17,7 +17,6 @@ from ember._ops.pointwise import (
     _conj,
     deprecated_scalar_first,
     dkind,
-    into_variant,
     like,
     need_tensor,
     not_implemented,
@@ -124,7 +123,7 @@ def _(ctx, g):
     return gx, glo, ghi
 
 
-_clamp_into = into_variant(_clamp_scalar, _np_clamp_into)
+_clamp_into = _clamp_scalar.into(_np_clamp_into)
 
 
 def _bound_tensor(b):

@@ -18,7 +18,6 @@ from ember._ops.pointwise import (
     _conj,
     dkind,
     fast_backward,
-    into_variant,
     keep_layout,
     need_tensor,
     not_implemented,
@@ -67,7 +66,7 @@ def unary(
     expose(fn)
     if inplace and isinstance(forward, np.ufunc):
         # a plain ufunc computes straight into the tensor's memory
-        iop = into_variant(uop, forward)
+        iop = uop.into(forward)
 
         def method(self):
             return dispatch_inplace(iop, self, (self,), {"out": self._data})

@@ -71,15 +71,9 @@ def _need_tensor(name: str, x) -> None:
 def _renamed(base: Op, grad_fn: str, save: tuple | None = None) -> Op:
     """Return ``base`` under another grad_fn name (torch's ``...Backward1`` in-place nodes);
     ``save`` the names shown, if not ``base``'s."""
-    new = op(
-        base.name + "_",
-        grad_fn=grad_fn,
-        save=base.save if save is None else save,
-        args=base.args,
-        promote=base.promote,
-    )(base.forward)
-    new.backward(base.backward_fn)
-    return new
+    return base.variant(
+        name=base.name + "_", grad_fn=grad_fn, save=base.save if save is None else save
+    )
 
 
 def _run(op_: Op, input: Tensor, params: dict, inplace: bool, iop: Op | None = None) -> Tensor:
