@@ -30,8 +30,8 @@ from ember._ops.registry import (
     SAME,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
 )
 
 _LN2 = math.log(2.0)
@@ -41,7 +41,7 @@ def _mask(a) -> Tensor:
     return _wrap(np.asarray(a))
 
 
-def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None):
+def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None, aliases=()):
     """Publish ``ember.<name>(input, other, *, out=None)``, its method and in-place method.
 
     Both arguments must be Tensors unless ``scalar_other`` (an op taking a scalar ``other``)
@@ -71,11 +71,8 @@ def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    expose(fn)
-    if inplace:
-        inplace_fn.__name__ = name + "_"
-        setattr(Tensor, name + "_", inplace_fn)
-    return fn
+    inplace_fn.__name__ = name + "_"
+    return publish(bop, fn, aliases=aliases, inplace=inplace_fn if inplace else None)
 
 
 def _no_complex(message):
@@ -194,9 +191,8 @@ atan2 = _publish2(
     _atan2,
     "Return the elementwise arctangent of ``input / other`` "
     "with the quadrant given by the signs of both.",
+    aliases=("arctan2",),
 )
-expose(atan2, "arctan2", method="arctan2")
-Tensor.arctan2_ = Tensor.atan2_
 arctan2 = atan2
 
 _hypot = op("hypot", grad_fn="HypotBackward0", save=("self", "other", "result"), promote=SAME)(
@@ -324,8 +320,11 @@ def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
     return with_out("xlogy", xop, (input, other), _EMPTY, out)
 
 
-expose(xlogy)
-Tensor.xlogy_ = lambda self, other: dispatch_inplace(_xlogy_op(self, other), self, (self, other))
+publish(
+    _xlogy,
+    xlogy,
+    inplace=lambda self, other: dispatch_inplace(_xlogy_op(self, other), self, (self, other)),
+)
 
 # ------------------------------------------------------------------------------ copysign
 
@@ -391,8 +390,11 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
     return with_out("heaviside", _heaviside, (input, values), _EMPTY, out)
 
 
-expose(heaviside)
-Tensor.heaviside_ = lambda self, values: dispatch_inplace(_heaviside, self, (self, values))
+publish(
+    _heaviside,
+    heaviside,
+    inplace=lambda self, values: dispatch_inplace(_heaviside, self, (self, values)),
+)
 
 # ------------------------------------------------------------------------------ nextafter
 
@@ -474,4 +476,4 @@ def frexp(input: Tensor, *, out=None):
     return return_types.frexp_out((copy_out(m, out[0]), copy_out(e, out[1])))
 
 
-expose(frexp)
+publish(_frexp, frexp)

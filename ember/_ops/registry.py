@@ -978,13 +978,13 @@ def replay_view(base: Tensor, view_fn) -> Tensor:
 # the public API: functions in ``ember``, methods on ``Tensor``
 
 API: dict = {}
-# every member published through ``publish`` (or ``expose``): "ember.mul", "Tensor.mul_",
-# "Tensor.__mul__" -> (the op or None, "file:line" of the publishing call)
+# every member published: "ember.mul", "Tensor.mul_", "Tensor.__mul__" -> (the op or None,
+# "file:line" of the publishing call, declared: True through ``publish``, False by hand)
 MEMBERS: dict = {}
 
 
 def _member(op_: Op | None, qualname: str, where: str) -> None:
-    MEMBERS[qualname] = (op_, where)
+    MEMBERS[qualname] = (op_, where, True)
     if op_ is not None:
         op_.members.append(qualname)
 
@@ -1012,7 +1012,8 @@ def publish(
     ``op_`` is None for a composite function with no op of its own. Each member is recorded in
     ``MEMBERS`` and on the op (``python -m ember._ops.table`` prints them)."""
     where = _caller()
-    name = name or (fn.__name__ if fn is not None else op_.name)
+    if name is None:
+        name = fn.__name__ if fn is not None else op_.name if op_ is not None else ""
     if inplace is True:
         inplace = inplace_method(op_, name + "_", arity, alpha)
     for n in (name, *aliases):
@@ -1048,11 +1049,11 @@ def expose(fn, name: str | None = None, method: bool | str = True, function: boo
     where = _caller()
     if function:
         API[name] = fn
-        MEMBERS[f"ember.{name}"] = (None, where)
+        MEMBERS[f"ember.{name}"] = (None, where, False)
     if method:
         m = name if method is True else method
         setattr(Tensor, m, fn)
-        MEMBERS[f"Tensor.{m}"] = (None, where)
+        MEMBERS[f"Tensor.{m}"] = (None, where, False)
     return fn
 
 
@@ -1079,7 +1080,7 @@ def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
     method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`; return ``self``."
     if sys._getframe(1).f_code is not publish.__code__:
         setattr(Tensor, name, method)
-        MEMBERS[f"Tensor.{name}"] = (op, _caller())
+        MEMBERS[f"Tensor.{name}"] = (op, _caller(), False)
         op.members.append(f"Tensor.{name}")
     return method
 
