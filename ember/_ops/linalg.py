@@ -26,8 +26,8 @@ from ember._ops.registry import (
     autocast_inputs,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
     result_dtype,
 )
 
@@ -632,16 +632,18 @@ def _inplace(fn_op, check):
     return method
 
 
-Tensor.addmm_ = _inplace(
-    _addmm, lambda s, a, b: (_check_mm(a, b), _same_dtype3("addmm", s, a, b, _mm_dtype_msg))
-)
-Tensor.addmv_ = _inplace(_addmv, lambda s, a, b: None)
-Tensor.addbmm_ = _inplace(_addbmm, lambda s, a, b: _check_batches(a, b))
-Tensor.baddbmm_ = _inplace(_baddbmm, lambda s, a, b: _check_batches(a, b))
-Tensor.addr_ = _inplace(_addr, lambda s, a, b: None)
-for _n in ("addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_"):
-    getattr(Tensor, _n).__name__ = _n
-    getattr(Tensor, _n).__doc__ = f"In-place version of :meth:`Tensor.{_n[:-1]}`."
+_INPLACE = {
+    "addmm_": _inplace(
+        _addmm, lambda s, a, b: (_check_mm(a, b), _same_dtype3("addmm", s, a, b, _mm_dtype_msg))
+    ),
+    "addmv_": _inplace(_addmv, lambda s, a, b: None),
+    "addbmm_": _inplace(_addbmm, lambda s, a, b: _check_batches(a, b)),
+    "baddbmm_": _inplace(_baddbmm, lambda s, a, b: _check_batches(a, b)),
+    "addr_": _inplace(_addr, lambda s, a, b: None),
+}
+for _n, _m in _INPLACE.items():
+    _m.__name__ = _n
+    _m.__doc__ = f"In-place version of :meth:`Tensor.{_n[:-1]}`."
 
 # ------------------------------------------------------------------------------ tensordot, chains
 
@@ -884,26 +886,27 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     return _out(result, out)
 
 
-for _f in (
+# ------------------------------------------------------------------------------ publishing
+# (matmul's node is one of _DOT/_MM/_MV/_VM/_BATCHED/_BMM by the operands' ranks)
+
+publish(
+    _MM,
     matmul,
-    mm,
-    bmm,
-    mv,
-    dot,
-    vdot,
-    outer,
-    ger,
-    inner,
-    addmm,
-    addmv,
-    addbmm,
-    baddbmm,
-    addr,
-    cross,
-):
-    expose(_f)
-expose(tensordot, method=False)
-expose(chain_matmul, method=False)
-expose(matrix_power)
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+    operators={"__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self)},
+)
+publish(_MM, mm)
+publish(_BMM, bmm)
+publish(_MV, mv)
+publish(_DOT, dot)
+publish(_vdot, vdot)
+for _f in (outer, ger, inner):
+    publish(None, _f)
+publish(_addmm, addmm, inplace=_INPLACE["addmm_"])
+publish(_addmv, addmv, inplace=_INPLACE["addmv_"])
+publish(_addbmm, addbmm, inplace=_INPLACE["addbmm_"])
+publish(_baddbmm, baddbmm, inplace=_INPLACE["baddbmm_"])
+publish(_addr, addr, inplace=_INPLACE["addr_"])
+publish(_cross, cross)
+publish(None, tensordot, method=False)
+publish(None, chain_matmul, method=False)
+publish(None, matrix_power)

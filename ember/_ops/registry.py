@@ -995,7 +995,7 @@ def publish(
     *,
     name: str | None = None,
     function: bool = True,
-    method: bool = True,
+    method=True,
     aliases: tuple = (),
     inplace=None,
     arity: int = 2,
@@ -1006,8 +1006,10 @@ def publish(
 
     ``fn`` (the public function, argument checks included) becomes ``ember.<name>`` (unless
     ``function=False``) and ``Tensor.<name>`` (unless ``method=False``), and so does each of
-    ``aliases``. ``inplace``: the in-place method ``Tensor.<name>_`` (and ``<alias>_``), a
-    function, or ``True`` to generate it from the op (``arity`` inputs, ``alpha=`` if asked).
+    ``aliases`` (``method`` may be a function of its own: ``Tensor.polygamma(self, n)``
+    swaps ``polygamma(n, input)``'s arguments). ``inplace``: the in-place method
+    ``Tensor.<name>_`` (and ``<alias>_``), a function, or ``True`` to generate it from the op
+    (``arity`` inputs, ``alpha=`` if asked).
     ``operators``: ``{"__mul__": fn}``, or dunder names to generate (one input: ``__neg__``).
     ``op_`` is None for a composite function with no op of its own. Each member is recorded in
     ``MEMBERS`` and on the op (``python -m ember._ops.table`` prints them)."""
@@ -1022,7 +1024,7 @@ def publish(
                 API[n] = fn
                 _member(op_, f"ember.{n}", where)
             if method:
-                setattr(Tensor, n, fn)
+                setattr(Tensor, n, fn if method is True else method)
                 _member(op_, f"Tensor.{n}", where)
         if inplace is not None:
             setattr(Tensor, n + "_", inplace)

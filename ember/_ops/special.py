@@ -24,7 +24,7 @@ from ember._ops.pointwise import (
     where,
     with_out,
 )
-from ember._ops.registry import FLOAT, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import FLOAT, dispatch, dispatch_inplace, op, publish
 from ember._ops.special_single import blocked, erf_single, erfc_single, lgamma_single
 from ember._ops.unary import in_float32, unary
 
@@ -145,16 +145,17 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return with_out("polygamma", _polygamma, (input,), params, out)
 
 
-expose(polygamma, method=False)
-
-
 def _polygamma_method(self, n: int) -> Tensor:
     """Return the ``n``-th derivative of the digamma function of the elements."""
     return polygamma(n, self)
 
 
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = lambda self, n: dispatch_inplace(_polygamma_inplace, self, (self,), _check_n(n))
+publish(
+    _polygamma,
+    polygamma,
+    method=_polygamma_method,
+    inplace=lambda self, n: dispatch_inplace(_polygamma_inplace, self, (self,), _check_n(n)),
+)
 
 
 @op("mvlgamma", grad_fn="MvlgammaBackward0", save=("self",), promote=FLOAT)
@@ -193,8 +194,11 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     return with_out("mvlgamma", _mvlgamma, (input,), params, out)
 
 
-expose(mvlgamma)
-Tensor.mvlgamma_ = lambda self, p: dispatch_inplace(_mvlgamma, self, (self,), _check_p(p))
+publish(
+    _mvlgamma,
+    mvlgamma,
+    inplace=lambda self, p: dispatch_inplace(_mvlgamma, self, (self,), _check_p(p)),
+)
 
 # ------------------------------------------------------------------------------ Bessel i0
 

@@ -28,8 +28,8 @@ from ember._ops.registry import (
     SAME,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
     result_dtype,
 )
 
@@ -259,14 +259,10 @@ def _one_sided(name, kind, grad_scalar, grad_tensor):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return ``input`` clamped {'below' if kind == 'min' else 'above'} by ``{kind}``."
     inplace.__name__ = name + "_"
-    expose(fn)
-    setattr(Tensor, name + "_", inplace)
-    return fn
+    return publish(scalar_op, fn, inplace=inplace)
 
 
-expose(clamp)
-expose(clamp, "clip", method="clip")
-Tensor.clamp_ = Tensor.clip_ = _clamp_
+publish(_clamp_scalar, clamp, aliases=("clip",), inplace=_clamp_)
 clip = clamp
 clamp_min = _one_sided("clamp_min", "min", "ClampMinBackward0", "ClampMinBackward1")
 clamp_max = _one_sided("clamp_max", "max", "ClampMaxBackward0", "ClampMaxBackward1")
@@ -353,8 +349,7 @@ def _lerp_(self, end, weight):
     return dispatch_inplace(lop, self, args, params)
 
 
-expose(lerp)
-Tensor.lerp_ = _lerp_
+publish(_lerp_t, lerp, inplace=_lerp_)
 
 # ------------------------------------------------------------------------------ addcmul, addcdiv
 
@@ -486,7 +481,5 @@ def _addcdiv_(self, tensor1, tensor2, *args, value=1):
     return dispatch_inplace(aop, self, args, params)
 
 
-expose(addcmul)
-expose(addcdiv)
-Tensor.addcmul_ = _addcmul_
-Tensor.addcdiv_ = _addcdiv_
+publish(_addcmul, addcmul, inplace=_addcmul_)
+publish(_addcdiv, addcdiv, inplace=_addcdiv_)
