@@ -21,7 +21,7 @@ from ember._ops.reduce import (
     save_outputs,
     write_out,
 )
-from ember._ops.registry import API, _type_name, dispatch, expose, op
+from ember._ops.registry import API, _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ gather / scatter
 # ``take_along(x, idx)`` picks x at ``idx`` along ``dim``; ``put_along(g, idx)`` is its adjoint,
@@ -165,8 +165,13 @@ def _extreme_dim(fn: str, arg_fn):
     return forward
 
 
-_max_dim = op("max", grad_fn="MaxBackward0", nondiff_outputs=(1,))(_extreme_dim("max", np.argmax))
-_min_dim = op("min", grad_fn="MinBackward0", nondiff_outputs=(1,))(_extreme_dim("min", np.argmin))
+_IDX = ("indices",)  # what indexed_result saves after dispatch
+_max_dim = op("max", grad_fn="MaxBackward0", nondiff_outputs=(1,), post_save=_IDX)(
+    _extreme_dim("max", np.argmax)
+)
+_min_dim = op("min", grad_fn="MinBackward0", nondiff_outputs=(1,), post_save=_IDX)(
+    _extreme_dim("min", np.argmin)
+)
 
 
 def _selected(ctx, g, _gi, dim, keepdim=False):
@@ -315,7 +320,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     return _amax_like("amin", _amin, input, dim, keepdim, out)
 
 
-@op("aminmax", grad_fn="AminmaxBackward0")
+@op("aminmax", grad_fn="AminmaxBackward0", post_save=("self", "min", "max"))
 def _aminmax(x, dims, keepdim=False, by_dim=False):
     _no_complex("aminmax", x)
     if x.size == 0 and by_dim and x.shape[dims[0]] == 0:
@@ -421,5 +426,10 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
     return _arg("argmin", _argmin, input, dim, keepdim, out)
 
 
-for _fn in (max, min, amax, amin, aminmax, argmax, argmin):
-    expose(_fn)
+publish(_max_all, max)
+publish(_min_all, min)
+publish(_amax, amax)
+publish(_amin, amin)
+publish(_aminmax, aminmax)
+publish(_argmax, argmax)
+publish(_argmin, argmin)

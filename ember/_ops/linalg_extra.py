@@ -29,7 +29,7 @@ from ember._ops.registry import dispatch, expose, op
 # ------------------------------------------------------------------------------ lu
 
 
-@op("linalg_lu", grad_fn="LinalgLuBackward0", save=(), nondiff_outputs=(0,))
+@op("linalg_lu", grad_fn="LinalgLuBackward0", nondiff_outputs=(0,), post_save=("P", "L", "U"))
 def _lu(a):
     m, n = a.shape[-2:]
     k = min(m, n)

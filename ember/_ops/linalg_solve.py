@@ -201,7 +201,13 @@ def det(A: Tensor, *, out=None) -> Tensor:
     return _out(dispatch(_det, (A,)), out)
 
 
-@op("linalg_slogdet", grad_fn="LinalgSlogdetBackward0", args=("A",), save=("A",))
+@op(
+    "linalg_slogdet",
+    grad_fn="LinalgSlogdetBackward0",
+    args=("A",),
+    save=("A",),
+    post_save=("sign",),
+)
 def _slogdet(a):
     if not a.shape[-1]:
         return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], a.real.dtype)
@@ -438,7 +444,12 @@ def solve_triangular(
 # ------------------------------------------------------------------------------ LU
 
 
-@op("linalg_lu_factor_ex", grad_fn="LinalgLuFactorExBackward0", save=(), nondiff_outputs=(1, 2))
+@op(
+    "linalg_lu_factor_ex",
+    grad_fn="LinalgLuFactorExBackward0",
+    nondiff_outputs=(1, 2),
+    post_save=("LU", "pivots"),
+)
 def _lu_factor(a):
     lu, piv, info = U.lu_factor_array(a)
     return fortran(lu), piv, info
@@ -581,6 +592,7 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
     args=("self", "b"),
     save=("self", "b"),
     nondiff_outputs=(2, 3),
+    post_save=("solution",),
 )
 def _lstsq(a, b, rcond, driver, vector):
     if vector:

@@ -16,7 +16,7 @@ from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.reductions import add_reduce
 from ember._core.tensor import Tensor, _wrap, wrap_dim
-from ember._ops.registry import FLOAT, _requires_grad, _type_name, dispatch, expose, op
+from ember._ops.registry import FLOAT, _requires_grad, _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ shared helpers
 
@@ -690,7 +690,14 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
-for _fn in (sum, nansum, mean, nanmean, prod, logsumexp, all, any, count_nonzero):
-    expose(_fn)
-expose(norm, method=False)
-Tensor.norm = _norm_method
+# (each function's node: the whole-tensor op or the op over dims, by its arguments)
+publish(_sum_dim, sum)
+publish(_nansum, nansum)
+publish(_mean_dim, mean)
+publish(None, nanmean)
+publish(_prod_dim, prod)
+publish(_logsumexp, logsumexp)
+publish(_all, all)
+publish(_any, any)
+publish(_count_nonzero, count_nonzero)
+publish(_vector_norm, norm, method=_norm_method)

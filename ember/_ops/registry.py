@@ -203,6 +203,7 @@ class Op:
         "variant_of",
         "where",
         "members",
+        "post_save",
     )
 
     def __init__(
@@ -219,6 +220,7 @@ class Op:
         args: tuple = ("self", "other"),
         scalar_args: tuple = (),
         outputs: tuple = ("result",),
+        post_save: tuple = (),
         where: str = "?",
     ):
         self.declared = {
@@ -232,6 +234,7 @@ class Op:
             "args": tuple(args),
             "scalar_args": tuple(scalar_args),
             "outputs": tuple(outputs),
+            "post_save": tuple(post_save),
         }
         self.name = name
         self.forward = forward
@@ -250,7 +253,11 @@ class Op:
         self.saved_names = names  # per saved slot: torch's name, or None (ember's own)
         self.save_inputs = tuple(i for i in spec if i != "result")
         self.save_output = "result" in spec
-        self.node_cls = _node_class(grad_fn, names, self.scalar_args) if grad_fn else None
+        # ``post_save``: torch's names of what the public function saves on the node after
+        # dispatch (``save_outputs``: a multi-output op's indices, Q and R...), after ``save``'s
+        self.post_save = tuple(post_save)
+        shown = names + tuple(None if n.startswith("_") else n for n in self.post_save)
+        self.node_cls = _node_class(grad_fn, shown, self.scalar_args) if grad_fn else None
         self.promote = promote
         self.view = view
         self.differentiable = differentiable and grad_fn is not None
@@ -358,13 +365,16 @@ def op(
     args: tuple = ("self", "other"),
     scalar_args: tuple = (),
     outputs: tuple = ("result",),
+    post_save: tuple = (),
 ):
     """Declare an op: decorate its forward (arrays -> array or tuple of arrays).
 
     ``args`` are torch's names of the positional inputs; ``save`` names what backward needs
     (``"result"`` for the output; ``"_x"`` saves ``x`` without showing ``grad_fn._saved_x``);
     ``scalar_args`` are the names torch shows as numbers, not 0-d tensors, when a Python number
-    is passed; ``outputs`` torch's name of the saved result (``"inverse"``)."""
+    is passed; ``outputs`` torch's name of the saved result (``"inverse"``); ``post_save``
+    torch's names of the outputs the public function saves itself after dispatch
+    (``save_outputs``), in that order."""
     where = _caller()
 
     def deco(forward):
@@ -381,6 +391,7 @@ def op(
             args=args,
             scalar_args=scalar_args,
             outputs=outputs,
+            post_save=post_save,
             where=where,
         )
 

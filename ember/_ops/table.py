@@ -1,7 +1,8 @@
 """Print the op table: ``python -m ember._ops.table [--grep TEXT] [--hand]``.
 
 One row per declared op (``registry.OPS``): name, torch's grad_fn, what it saves (torch's
-names; ``_x`` is saved for ember's backward but not shown as ``grad_fn._saved_x``), the API
+names; ``_x`` is saved for ember's backward but not shown as ``grad_fn._saved_x``; ``+x``
+is saved by the public function after dispatch), the API
 members published for it (``registry.publish``) and where it is declared. In-place and renamed
 copies (``Op.variant`` / ``Op.into``) show ``<- base``. ``--hand`` lists instead the public
 functions and Tensor methods not published through ``publish`` (still wired by hand).
@@ -40,7 +41,7 @@ def rows() -> list[tuple[str, str, str, str, str]]:
     out = []
     for o in OPS:
         grad_fn = o.node_cls.__name__ if o.node_cls is not None else "-"
-        saves = ",".join(o.save) or "-"
+        saves = ",".join(o.save + tuple("+" + n for n in o.post_save)) or "-"
         members = " ".join(o.members)
         if o.variant_of is not None:
             members = (members + " " if members else "") + f"<- {o.variant_of.name}"

@@ -56,7 +56,8 @@ def test_the_table_is_broad():
 def test_shown_names_are_torchs(o):
     cls = getattr(_FUNCTIONS, o.node_cls.__name__)
     tensors, every = _torch_tensor_names(cls), _torch_all_names(cls)
-    shown = [n for n in o.saved_names if n is not None]
+    post = tuple(n for n in o.post_save if not n.startswith("_"))
+    shown = [n for n in o.saved_names + post if n is not None]
     for name in shown:
         if name in o.scalar_args:
             assert name in every - tensors, f"torch does not save {name} as a number"
@@ -266,6 +267,24 @@ CASES = [
     ("matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), [_a(3, 3)]),
     ("pinv", lambda lib, a: lib.linalg.pinv(a), [_a(3, 2)]),
     ("cholesky_inverse", lambda lib, a: lib.cholesky_inverse(a), [np.linalg.cholesky(_spd(3))]),
+    # multi-output ops: what the public function saves after dispatch (``post_save``)
+    ("max_dim", lambda lib, x: x.max(1), [_a(3, 4)]),
+    ("median_dim", lambda lib, x: x.median(1), [_a(3, 5)]),
+    ("mode", lambda lib, x: x.round().mode(1), [_a(3, 5)]),
+    ("sort", lambda lib, x: x.sort(1), [_a(3, 4)]),
+    ("topk", lambda lib, x: x.topk(2), [_a(3, 4)]),
+    ("kthvalue", lambda lib, x: x.kthvalue(2), [_a(3, 4)]),
+    ("cummax", lambda lib, x: x.cummax(0), [_a(5)]),
+    ("aminmax", lambda lib, x: lib.aminmax(x), [_a(3, 4)]),
+    ("std_mean", lambda lib, x: lib.std_mean(x), [_a(3, 4)]),
+    ("var_mean", lambda lib, x: lib.var_mean(x), [_a(3, 4)]),
+    ("qr", lambda lib, a: lib.linalg.qr(a), [_a(4, 3)]),
+    ("eigh", lambda lib, a: lib.linalg.eigh(a), [_spd(3)]),
+    # (svd: the singular vectors' signs are LAPACK's choice and differ; the table test covers it)
+    ("lu", lambda lib, a: lib.linalg.lu(a), [_a(3, 3)]),
+    ("slogdet", lambda lib, a: lib.linalg.slogdet(a), [_spd(3)]),
+    ("lu_factor", lambda lib, a: lib.linalg.lu_factor(a), [_a(3, 3)]),
+    ("lstsq", lambda lib, a, b: lib.linalg.lstsq(a, b), [_a(4, 3), _a(4, 2)]),
 ]
 
 # torch's tensor saves that ember's grad_fn does not show: ember's backward needs something
@@ -275,6 +294,8 @@ NOT_SHOWN = {
     "ErfinvBackward0": {"self"},  # ember saves the result
     "LdexpBackward0": {"result"},  # ember saves self
     "LinalgDetBackward0": {"LU", "pivots"},  # ember refactors in backward
+    "LinalgSlogdetBackward0": {"LU", "pivots"},
+    "CummaxBackward0": {"self"},  # (ember keeps the shape)
     "NllLossBackward0": {"total_weight", "weight"},  # ember's weight is a param
     "MaxPool2DWithIndicesBackward0": {"self"},
     # torch saves the input for its shape (and sparse gradients); ember keeps the shape
