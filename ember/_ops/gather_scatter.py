@@ -24,8 +24,8 @@ from ember._ops.registry import (
     autocast_inputs,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
 )
 
 _INT64 = np.dtype(np.int64)
@@ -827,25 +827,18 @@ def argwhere(input: Tensor) -> Tensor:
     return dispatch(_nonzero, (input,))
 
 
-for _fn in (
-    gather,
-    scatter,
-    scatter_add,
-    index_select,
-    index_add,
-    index_copy,
-    index_fill,
-    masked_fill,
-    masked_select,
-    masked_scatter,
-    take,
-    put,
-    take_along_dim,
-    nonzero,
-    argwhere,
-):
-    expose(_fn)
-for _fn in (scatter_, scatter_add_, index_add_, masked_fill_):
-    expose(_fn, function=False)
-for _fn in (index_copy_, index_fill_, masked_scatter_, put_):
-    expose(_fn, function=False)
+publish(_gather, gather)
+publish(_scatter_src, scatter, inplace=scatter_)
+publish(_scatter_add, scatter_add, inplace=scatter_add_)
+publish(_index_select, index_select)
+publish(_index_add, index_add, inplace=index_add_)
+publish(_index_copy, index_copy, inplace=index_copy_)
+publish(_index_fill, index_fill, inplace=index_fill_)
+publish(_masked_fill, masked_fill, inplace=masked_fill_)
+publish(_masked_select, masked_select)
+publish(_masked_scatter, masked_scatter, inplace=masked_scatter_)
+publish(_take, take)
+publish(_put, put, inplace=put_)
+publish(None, take_along_dim)
+publish(_nonzero, nonzero)
+publish(_nonzero, argwhere)
