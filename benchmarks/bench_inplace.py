@@ -8,7 +8,7 @@ The in-place ops are recorded by autograd: their backward runs once per step. Th
 function runs with ``lib=torch`` and ``lib=ember``; results are checked against torch for the
 first steps (same initial weights and data).
 
-Run: ``python benchmarks/bench_inplace.py [--quick] [--json PATH]``.
+Run: ``python benchmarks/bench_inplace.py [--quick] [--cpu] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -104,11 +104,31 @@ def check(steps: int = 3) -> float:
     return max(float(np.abs(a.detach().numpy() - b.detach().numpy()).max()) for a, b in zip(tp, ep))
 
 
+def _cpu_best(fn, repeat: int, number: int = 5) -> float:
+    """Return the smallest process CPU time of one call of ``fn`` in ms."""
+    import time
+
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.process_time() - t) / number)
+    return best * 1e3
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-torch", action="store_true", help="time ember alone")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also print the best process CPU time per call (steadier than wall time on a "
+        "loaded machine; compare two checkouts by running this script from each)",
+    )
     args = ap.parse_args(argv)
 
     import ember
@@ -143,6 +163,9 @@ def main(argv=None) -> int:
         print(f", torch {t:.3f} ms (x{e / t:.2f})" if t else "", end="")
         print(f"  [load {load:.2f}]")
         records.append(bench_record("inplace", case, e, t, target=("torch", 3.0)))
+        if args.cpu:
+            cpu = {k: _cpu_best(fn, 3 if args.quick else 10) for k, fn in f.items()}
+            print("  cpu best: " + ", ".join(f"{k} {v:.3f} ms" for k, v in cpu.items()))
     write_json(args.json, records)
     return 0
 
