@@ -92,3 +92,37 @@ def test_inplace_double_backward_matches_torch():
         grads.append((g.detach().numpy(), gg.numpy()))
     np.testing.assert_allclose(grads[0][0], grads[1][0])
     np.testing.assert_allclose(grads[0][1], grads[1][1])
+
+
+def test_variant_follows_backwards_declared_later():
+    from ember._ops.registry import op
+
+    @op("_probe_sq", grad_fn="PowBackward0", save=("self",))
+    def _sq(x):
+        return x * x
+
+    into = _sq.into(lambda x, out: np.multiply(x, x, out=out))
+    renamed = _sq.variant(name="_probe_sq_", grad_fn="PowBackward1")
+    assert into.node_cls is _sq.node_cls and renamed.node_cls is not _sq.node_cls
+
+    @_sq.backward
+    def _(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 2 * x
+
+    _sq.array_backward(lambda ctx, g: g * 2 * ctx.saved_arrays[0])
+    assert renamed.backward_fn is _sq.backward_fn
+    assert into.backward_fn is not None and into.array_backward_fn is not None
+    x = ember.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    for variant in (into, renamed):
+        h = x * 1.0
+        ember._ops.registry.dispatch_inplace(
+            variant, h, (h,), {"out": h._data} if variant is into else {}
+        )
+        (g,) = ember.autograd.grad(h.sum(), x)
+        t = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        (tg,) = torch.autograd.grad((t * 1.0).pow_(2).sum(), t)
+        np.testing.assert_allclose(g.numpy(), tg.numpy())
+    OPS.remove(_sq)
+    OPS.remove(into)
+    OPS.remove(renamed)
