@@ -17,7 +17,7 @@ import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import _conj
-from ember._ops.registry import _type_name, dispatch, expose, op
+from ember._ops.registry import _type_name, dispatch, op, publish
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
@@ -305,4 +305,4 @@ def einsum(equation, *operands) -> Tensor:
     return dispatch(o, tuple(operands), {"labels": labels, "output": output, "full": full})
 
 
-expose(einsum, method=False)
+publish(None, einsum, method=False)  # (its ops are made per operand count: _einsum_op)

@@ -26,7 +26,7 @@ from ember._ops.linalg_util import (
     save_outputs,
 )
 from ember._ops.linalg_util import out_ as _out
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 def _needs_graph(A: Tensor) -> bool:
@@ -473,4 +473,4 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
     return _out(_wrap(np.asarray((s > thr).sum(-1), dtype=np.int64)), out)
 
 
-expose(pinverse)
+publish(_pinv, pinverse)

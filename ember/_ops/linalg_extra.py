@@ -24,7 +24,7 @@ from ember._ops.linalg_util import (
     return_type,
     save_outputs,
 )
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 # ------------------------------------------------------------------------------ lu
 
@@ -388,5 +388,6 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     return cat([ones, powers], -1)
 
 
-for _f in (geqrf, orgqr, ormqr):
-    expose(_f)
+publish(_geqrf, geqrf)
+publish(_householder, orgqr)
+publish(_ormqr, ormqr)

@@ -26,7 +26,7 @@ from ember._ops.linalg_util import (
     save_outputs,
 )
 from ember._ops.linalg_util import out_ as _out
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 def _first_bad(info: np.ndarray) -> tuple:
@@ -760,8 +760,8 @@ def matrix_exp(A: Tensor) -> Tensor:
     return dispatch(_matrix_exp, (A,))
 
 
-expose(det)
-expose(logdet)
-expose(torch_slogdet, "slogdet", method="slogdet")
-expose(inverse)
-expose(matrix_exp)
+publish(_det, det)
+publish(None, logdet)
+publish(_slogdet, torch_slogdet, name="slogdet")
+publish(_inv, inverse)
+publish(_matrix_exp, matrix_exp)

@@ -22,7 +22,7 @@ from ember._ops.gather_scatter import (
     _scatter_value,
     _zeros,
 )
-from ember._ops.registry import dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import dispatch, dispatch_inplace, op, publish
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -160,5 +160,4 @@ def scatter_reduce_(
     return dispatch_inplace(_scatter_reduce, self, (self, index, src), params)
 
 
-expose(scatter_reduce)
-expose(scatter_reduce_, function=False)
+publish(_scatter_reduce, scatter_reduce, inplace=scatter_reduce_)
