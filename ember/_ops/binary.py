@@ -30,8 +30,8 @@ from ember._ops.registry import (
     SAME,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
 )
 
 _LN2 = math.log(2.0)
@@ -41,7 +41,7 @@ def _mask(a) -> Tensor:
     return _wrap(np.asarray(a))
 
 
-def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None):
+def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None, aliases=()):
     """Publish ``ember.<name>(input, other, *, out=None)``, its method and in-place method.
 
     Both arguments must be Tensors unless ``scalar_other`` (an op taking a scalar ``other``)
@@ -71,11 +71,8 @@ def _publish2(name, bop, doc, *, scalar_other=None, inplace=True, check=None):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    expose(fn)
-    if inplace:
-        inplace_fn.__name__ = name + "_"
-        setattr(Tensor, name + "_", inplace_fn)
-    return fn
+    inplace_fn.__name__ = name + "_"
+    return publish(bop, fn, aliases=aliases, inplace=inplace_fn if inplace else None)
 
 
 def _no_complex(message):
@@ -96,7 +93,9 @@ def _extremum(name, np_fn):
         check(x, y)
         return np_fn(x, y)
 
-    return op(name, grad_fn=name.capitalize() + "Backward0", save=(0, 1), promote=SAME)(forward)
+    return op(name, grad_fn=name.capitalize() + "Backward0", save=("self", "other"), promote=SAME)(
+        forward
+    )
 
 
 _maximum = _extremum("maximum", np.maximum)
@@ -174,7 +173,7 @@ def _float_result(kernel, np_fn):
     return forward
 
 
-_atan2 = op("atan2", grad_fn="Atan2Backward0", save=(0, 1), promote=FLOAT)(
+_atan2 = op("atan2", grad_fn="Atan2Backward0", save=("self", "other"), promote=FLOAT)(
     _float_result("atan2_cpu", np.arctan2)
 )
 
@@ -192,12 +191,11 @@ atan2 = _publish2(
     _atan2,
     "Return the elementwise arctangent of ``input / other`` "
     "with the quadrant given by the signs of both.",
+    aliases=("arctan2",),
 )
-expose(atan2, "arctan2", method="arctan2")
-Tensor.arctan2_ = Tensor.atan2_
 arctan2 = atan2
 
-_hypot = op("hypot", grad_fn="HypotBackward0", save=(0, 1, "result"), promote=SAME)(
+_hypot = op("hypot", grad_fn="HypotBackward0", save=("self", "other", "result"), promote=SAME)(
     _float_only("hypot_cpu", np.hypot)
 )
 
@@ -223,10 +221,10 @@ def _np_logaddexp(x, y):
     return np.logaddexp(x, y)
 
 
-_logaddexp = op("logaddexp", grad_fn="LogaddexpBackward0", save=(0, 1), promote=SAME)(
+_logaddexp = op("logaddexp", grad_fn="LogaddexpBackward0", save=("self", "other"), promote=SAME)(
     _float_only("logaddexp_cpu", _np_logaddexp, complex_ok=True)
 )
-_logaddexp2 = op("logaddexp2", grad_fn="Logaddexp2Backward0", save=(0, 1), promote=SAME)(
+_logaddexp2 = op("logaddexp2", grad_fn="Logaddexp2Backward0", save=("self", "other"), promote=SAME)(
     _float_only("logaddexp2_cpu", np.logaddexp2)
 )
 
@@ -293,8 +291,12 @@ def x_times_log_ops(name: str, grad_fn: str, np_log, kernel: str, shift: int, pu
             gy = g * x / (y + shift if shift else y)
         return gx, gy
 
+    # 0: two tensors; 1: a number ``self`` (torch's Scalar); 2: a number ``other``
     ops = tuple(
-        op(name, grad_fn=f"{grad_fn}{i}", save=(0, 1), promote=FLOAT)(forward) for i in range(3)
+        op(name, grad_fn=f"{grad_fn}{i}", save=("self", "other"), scalar_args=s, promote=FLOAT)(
+            forward
+        )
+        for i, s in enumerate(((), ("self",), ("other",)))
     )
     for o in ops:
         o.backward(backward)
@@ -318,8 +320,11 @@ def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
     return with_out("xlogy", xop, (input, other), _EMPTY, out)
 
 
-expose(xlogy)
-Tensor.xlogy_ = lambda self, other: dispatch_inplace(_xlogy_op(self, other), self, (self, other))
+publish(
+    _xlogy,
+    xlogy,
+    inplace=lambda self, other: dispatch_inplace(_xlogy_op(self, other), self, (self, other)),
+)
 
 # ------------------------------------------------------------------------------ copysign
 
@@ -331,10 +336,10 @@ def _np_copysign(x, y):
     return np.copysign(x, y)
 
 
-_copysign = op("copysign", grad_fn="CopysignBackward0", save=(0, "result"), promote=FLOAT)(
+_copysign = op("copysign", grad_fn="CopysignBackward0", save=("self", "result"), promote=FLOAT)(
     _np_copysign
 )
-_copysign_s = op("copysign", grad_fn="CopysignBackward1", save=(0, "result"), promote=FLOAT)(
+_copysign_s = op("copysign", grad_fn="CopysignBackward1", save=("self", "result"), promote=FLOAT)(
     _np_copysign
 )
 
@@ -385,8 +390,11 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
     return with_out("heaviside", _heaviside, (input, values), _EMPTY, out)
 
 
-expose(heaviside)
-Tensor.heaviside_ = lambda self, values: dispatch_inplace(_heaviside, self, (self, values))
+publish(
+    _heaviside,
+    heaviside,
+    inplace=lambda self, values: dispatch_inplace(_heaviside, self, (self, values)),
+)
 
 # ------------------------------------------------------------------------------ nextafter
 
@@ -411,7 +419,7 @@ nextafter = _publish2(
 # ------------------------------------------------------------------------------ ldexp, frexp
 
 
-@op("ldexp", grad_fn="LdexpBackward0", save=(0, 1), promote=FLOAT)
+@op("ldexp", grad_fn="LdexpBackward0", save=("_self", "other"), promote=FLOAT)
 def _ldexp(x, e):
     return np.multiply(x, np.exp2(e))
 
@@ -435,7 +443,7 @@ def _ldexp_check(input, other):
 ldexp = _publish2("ldexp", _ldexp, "Return ``input * 2 ** other``.", check=_ldexp_check)
 
 
-@op("frexp", grad_fn="FrexpBackward0", save=(0,), nondiff_outputs=(1,))
+@op("frexp", grad_fn="FrexpBackward0", save=("_self",), nondiff_outputs=(1,))
 def _frexp(x):
     if dkind(x) != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
@@ -468,4 +476,4 @@ def frexp(input: Tensor, *, out=None):
     return return_types.frexp_out((copy_out(m, out[0]), copy_out(e, out[1])))
 
 
-expose(frexp)
+publish(_frexp, frexp)

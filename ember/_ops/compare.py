@@ -18,9 +18,8 @@ from ember._ops.registry import (
     SAME,
     dispatch,
     dispatch_inplace,
-    expose,
-    inplace_method,
     op,
+    publish,
 )
 
 # ------------------------------------------------------------------------------ comparisons
@@ -51,11 +50,7 @@ def _compare(name, np_fn, symbol, ordered, aliases=()):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return the bool tensor of ``input {symbol} other`` elementwise."
-    expose(fn)
-    inplace_method(cop, name + "_", 2)
-    for a in aliases:
-        expose(fn, a, method=a)
-        setattr(Tensor, a + "_", getattr(Tensor, name + "_"))
+    publish(cop, fn, aliases=aliases, inplace=True)
     return cop, fn
 
 
@@ -81,12 +76,12 @@ def _compare_op(cop, arrays: bool):
     return f
 
 
-Tensor.__eq__ = _compare_op(_eq, True)
-Tensor.__ne__ = _compare_op(_ne, False)  # (torch: != of an array falls back to True)
-Tensor.__lt__ = _compare_op(_lt, False)
-Tensor.__le__ = _compare_op(_le, False)
-Tensor.__gt__ = _compare_op(_gt, False)
-Tensor.__ge__ = _compare_op(_ge, False)
+publish(_eq, operators={"__eq__": _compare_op(_eq, True)})
+publish(_ne, operators={"__ne__": _compare_op(_ne, False)})  # (torch: != of an array: True)
+publish(_lt, operators={"__lt__": _compare_op(_lt, False)})
+publish(_le, operators={"__le__": _compare_op(_le, False)})
+publish(_gt, operators={"__gt__": _compare_op(_gt, False)})
+publish(_ge, operators={"__ge__": _compare_op(_ge, False)})
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -98,7 +93,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool(np.all(_eq(input, other)._data))
 
 
-expose(equal)
+publish(None, equal)
 
 
 # ------------------------------------------------------------------------------ closeness
@@ -162,8 +157,8 @@ def allclose(
     return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._data))
 
 
-expose(isclose)
-expose(allclose)
+publish(None, isclose)
+publish(None, allclose)
 
 
 # ------------------------------------------------------------------------------ classification
@@ -186,7 +181,7 @@ def _classify(name, forward, out=False):
             return dispatch(cop, (input,))
 
     fn.__name__ = fn.__qualname__ = name
-    expose(fn)
+    publish(cop, fn)
     return fn
 
 
@@ -257,15 +252,13 @@ def _logical(name, np_fn):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return the elementwise {name[8:].upper()} of the truth of the elements."
-    expose(fn)
 
     def inplace(self, other):
         need_tensor(name + "_", other, "other", 1)
         return dispatch_inplace(lop, self, (self, other))
 
     inplace.__name__ = name + "_"
-    setattr(Tensor, name + "_", inplace)
-    return fn
+    return publish(lop, fn, inplace=inplace)
 
 
 logical_and = _logical("logical_and", np.logical_and)
@@ -286,8 +279,7 @@ def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return with_out("logical_not", _logical_not, (input,), _EMPTY, out)
 
 
-expose(logical_not)
-inplace_method(_logical_not, "logical_not_")
+publish(_logical_not, logical_not, inplace=True, arity=1)
 
 # ------------------------------------------------------------------------------ bitwise
 
@@ -335,8 +327,7 @@ def _bitwise(name, forward, symbol):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return ``input {symbol} other`` elementwise (integral and bool tensors)."
-    expose(fn)
-    inplace_method(bop, name + "_", 2)
+    publish(bop, fn, inplace=True)
     return bop, fn
 
 
@@ -366,12 +357,10 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return with_out("bitwise_not", _invert, (input,), _EMPTY, out)
 
 
-expose(bitwise_not)
-inplace_method(_invert, "bitwise_not_")
+publish(_invert, bitwise_not, inplace=True, arity=1)
 
 
 def _operators():
-    T = Tensor
     for bop, name in (
         (_and, "and"),
         (_or, "or"),
@@ -379,14 +368,17 @@ def _operators():
         (_lshift, "lshift"),
         (_rshift, "rshift"),
     ):
-        setattr(T, f"__{name}__", lambda self, other, _op=bop: dispatch(_op, (self, other)))
-        setattr(T, f"__r{name}__", lambda self, other, _op=bop: dispatch(_op, (other, self)))
-        setattr(
-            T,
-            f"__i{name}__",
-            lambda self, other, _op=bop: dispatch_inplace(_op, self, (self, other)),
+        publish(
+            bop,
+            operators={
+                f"__{name}__": lambda self, other, _op=bop: dispatch(_op, (self, other)),
+                f"__r{name}__": lambda self, other, _op=bop: dispatch(_op, (other, self)),
+                f"__i{name}__": lambda self, other, _op=bop: dispatch_inplace(
+                    _op, self, (self, other)
+                ),
+            },
         )
-    T.__invert__ = _invert_operator
+    publish(_invert, operators={"__invert__": _invert_operator})
 
 
 def _invert_operator(self):

@@ -12,7 +12,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.dtype import scalar_type_name
 from ember._core.tensor import Tensor
-from ember._ops.registry import _broadcast_error, dispatch, expose, op
+from ember._ops.registry import _broadcast_error, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ the views
 
@@ -144,7 +144,7 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:  
     return res if out is None else out.copy_(res)
 
 
-expose(view_as_real, method=False)
-expose(view_as_complex, method=False)
-expose(complex, method=False)
-expose(polar, method=False)
+publish(_view_as_real, view_as_real, method=False)
+publish(_view_as_complex, view_as_complex, method=False)
+publish(_complex, complex, method=False)
+publish(_polar, polar, method=False)

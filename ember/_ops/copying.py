@@ -17,7 +17,7 @@ from ember._core.tensor import (
 from ember._ops.registry import dispatch, dispatch_inplace, expose, op
 
 
-@op("where", grad_fn="WhereBackward0", save=(0,))
+@op("where", grad_fn="WhereBackward0", args=("condition", "self", "other"), save=("condition",))
 def _where(cond, x, y):
     return np.where(cond, x, y)
 

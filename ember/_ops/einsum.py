@@ -17,7 +17,7 @@ import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import _conj
-from ember._ops.registry import _type_name, dispatch, expose, op
+from ember._ops.registry import _type_name, dispatch, op, publish
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
@@ -163,13 +163,16 @@ def _equation(labels, output) -> str:
 # ------------------------------------------------------------------------------ the op
 
 _OPS: dict = {}
+_ARGS = tuple(f"operand{i}" for i in range(64))  # (torch saves its operands unnamed)
 
 
 def _einsum_op(n: int, grad_fn: str):
     key = (n, grad_fn)
     o = _OPS.get(key)
     if o is None:
-        o = op("einsum", grad_fn=grad_fn, save=tuple(range(n)))(_forward)
+        o = op("einsum", grad_fn=grad_fn, args=_ARGS[:n], save=tuple("_" + a for a in _ARGS[:n]))(
+            _forward
+        )
         o.backward(_backward)
         _OPS[key] = o
     return o
@@ -302,4 +305,4 @@ def einsum(equation, *operands) -> Tensor:
     return dispatch(o, tuple(operands), {"labels": labels, "output": output, "full": full})
 
 
-expose(einsum, method=False)
+publish(None, einsum, method=False)  # (its ops are made per operand count: _einsum_op)

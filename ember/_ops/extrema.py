@@ -21,7 +21,7 @@ from ember._ops.reduce import (
     save_outputs,
     write_out,
 )
-from ember._ops.registry import API, _type_name, dispatch, expose, op
+from ember._ops.registry import API, _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ gather / scatter
 # ``take_along(x, idx)`` picks x at ``idx`` along ``dim``; ``put_along(g, idx)`` is its adjoint,
@@ -33,7 +33,7 @@ def _along(a: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
     return a if keepdim else np.expand_dims(a, dim)
 
 
-@op("gather", grad_fn="GatherBackward0", save=(1,))
+@op("gather", grad_fn="GatherBackward0", args=("self", "index"), save=("index",))
 def _take_along(x, idx, dim, keepdim=True):
     if x.ndim == 0:
         return x.copy()
@@ -47,7 +47,7 @@ def _(ctx, g, dim, keepdim=True):
     return put_along(g, idx, dim, ctx._input_meta[0][0], keepdim), None
 
 
-@op("scatter_add", grad_fn="ScatterAddBackward0", save=(1,))
+@op("scatter_add", grad_fn="ScatterAddBackward0", args=("self", "index"), save=("index",))
 def _put_along(g, idx, dim, shape, keepdim=True):
     if not shape:
         return g.copy()
@@ -133,8 +133,12 @@ def _extreme(fn: str, np_fn):
     return forward
 
 
-_max_all = op("max", grad_fn="MaxBackward1", save=(0, "result"))(_extreme("max", np.maximum.reduce))
-_min_all = op("min", grad_fn="MinBackward1", save=(0, "result"))(_extreme("min", np.minimum.reduce))
+_max_all = op("max", grad_fn="MaxBackward1", save=("self", "result"))(
+    _extreme("max", np.maximum.reduce)
+)
+_min_all = op("min", grad_fn="MinBackward1", save=("self", "result"))(
+    _extreme("min", np.minimum.reduce)
+)
 
 
 def _evenly(ctx, g):
@@ -161,8 +165,13 @@ def _extreme_dim(fn: str, arg_fn):
     return forward
 
 
-_max_dim = op("max", grad_fn="MaxBackward0", nondiff_outputs=(1,))(_extreme_dim("max", np.argmax))
-_min_dim = op("min", grad_fn="MinBackward0", nondiff_outputs=(1,))(_extreme_dim("min", np.argmin))
+_IDX = ("indices",)  # what indexed_result saves after dispatch
+_max_dim = op("max", grad_fn="MaxBackward0", nondiff_outputs=(1,), post_save=_IDX)(
+    _extreme_dim("max", np.argmax)
+)
+_min_dim = op("min", grad_fn="MinBackward0", nondiff_outputs=(1,), post_save=_IDX)(
+    _extreme_dim("min", np.argmin)
+)
 
 
 def _selected(ctx, g, _gi, dim, keepdim=False):
@@ -269,10 +278,10 @@ def _amax_backward(ctx, g, dims, keepdim=False, all_dims=False):
     return scale_grad_by_count(restore(g, shape, dims, keepdim), mask, dims)
 
 
-_amax = op("amax", grad_fn="AmaxBackward0", save=(0, "result"))(
+_amax = op("amax", grad_fn="AmaxBackward0", save=("self", "result"))(
     _amax_forward("amax", np.maximum.reduce)
 )
-_amin = op("amin", grad_fn="AminBackward0", save=(0, "result"))(
+_amin = op("amin", grad_fn="AminBackward0", save=("self", "result"))(
     _amax_forward("amin", np.minimum.reduce)
 )
 _amax.backward(_amax_backward)
@@ -311,7 +320,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     return _amax_like("amin", _amin, input, dim, keepdim, out)
 
 
-@op("aminmax", grad_fn="AminmaxBackward0")
+@op("aminmax", grad_fn="AminmaxBackward0", post_save=("self", "min", "max"))
 def _aminmax(x, dims, keepdim=False, by_dim=False):
     _no_complex("aminmax", x)
     if x.size == 0 and by_dim and x.shape[dims[0]] == 0:
@@ -417,5 +426,10 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
     return _arg("argmin", _argmin, input, dim, keepdim, out)
 
 
-for _fn in (max, min, amax, amin, aminmax, argmax, argmin):
-    expose(_fn)
+publish(_max_all, max)
+publish(_min_all, min)
+publish(_amax, amax)
+publish(_amin, amin)
+publish(_aminmax, aminmax)
+publish(_argmax, argmax)
+publish(_argmin, argmin)

@@ -24,8 +24,8 @@ from ember._ops.registry import (
     autocast_inputs,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
 )
 
 _INT64 = np.dtype(np.int64)
@@ -120,7 +120,7 @@ def _1d(a: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------ gather
 
 
-@op("gather", grad_fn="GatherBackward0", save=(1,))
+@op("gather", grad_fn="GatherBackward0", args=("self", "index"), save=("index",))
 def _gather(x, idx, dim):
     shape = idx.shape
     x1, i1 = _1d(x), _1d(idx)
@@ -159,7 +159,7 @@ def _scatter_into(out, idx, src, dim, ufunc=None):
     return out
 
 
-@op("scatter_add", grad_fn="ScatterAddBackward0", save=(1,))
+@op("scatter_add", grad_fn="ScatterAddBackward0", args=("self", "index"), save=("index",))
 def _scatter_add(x, idx, src, dim):
     return _scatter_into(x.copy(), idx, src, dim, np.add)
 
@@ -203,7 +203,7 @@ def _(ctx, g, shape):
     return dispatch(_pad_to, (g,), {"shape": ctx._input_meta[0][0]})
 
 
-@op("scatter", grad_fn="ScatterBackward0", save=(1,))
+@op("scatter", grad_fn="ScatterBackward0", args=("self", "index", "src"), save=("index",))
 def _scatter_src(x, idx, src, dim):
     return _scatter_into(x.copy(), idx, src, dim)
 
@@ -216,7 +216,7 @@ def _(ctx, g, dim):
     return gx, None, _gather_src(g, idx, dim, ctx) if need[2] else None
 
 
-@op("scatter", grad_fn="ScatterBackward1", save=(1,))
+@op("scatter", grad_fn="ScatterBackward1", args=("self", "index"), save=("index",))
 def _scatter_value(x, idx, dim, value):
     return _scatter_into(x.copy(), idx, np.asarray(value).astype(x.dtype), dim)
 
@@ -318,7 +318,7 @@ def _check_index_1d(fn: str, index: Tensor) -> None:
         raise RuntimeError(f"{fn}(): Expected dtype int32 or int64 for index")
 
 
-@op("index_select", grad_fn="IndexSelectBackward0", save=(1,))
+@op("index_select", grad_fn="IndexSelectBackward0", args=("self", "index"), save=("index",))
 def _index_select(x, idx, dim):
     if x.ndim == 0:
         return x.copy()
@@ -346,7 +346,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     return _out("index_select", out, (input,), res)
 
 
-@op("index_add", grad_fn="IndexAddBackward0", save=(1,))
+@op("index_add", grad_fn="IndexAddBackward0", args=("self", "index", "source"), save=("index",))
 def _index_add(x, idx, src, dim, alpha):
     out = x.copy()
     o = np.moveaxis(_1d(out), dim, 0)
@@ -418,7 +418,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return dispatch_inplace(_index_add, self, (self, index, source), {"dim": dim, "alpha": alpha})
 
 
-@op("index_copy", grad_fn="IndexCopyBackward0", save=(1,))
+@op("index_copy", grad_fn="IndexCopyBackward0", args=("self", "index", "source"), save=("index",))
 def _index_copy(x, idx, src, dim):
     out = x.copy()
     o = np.moveaxis(_1d(out), dim, 0)
@@ -480,7 +480,7 @@ def _fill_slices(x, idx, dim, value):
     return out
 
 
-@op("index_fill", grad_fn="IndexFillBackward0", save=(1,))
+@op("index_fill", grad_fn="IndexFillBackward0", args=("self", "index"), save=("index",))
 def _index_fill(x, idx, dim, value):
     return _fill_slices(x, idx, dim, np.asarray(value).astype(x.dtype))
 
@@ -491,7 +491,7 @@ def _(ctx, g, dim, value):
     return dispatch(_index_fill, (g, idx), {"dim": dim, "value": 0}), None
 
 
-@op("index_fill", grad_fn="IndexFillBackward1", save=(1,))
+@op("index_fill", grad_fn="IndexFillBackward1", args=("self", "index"), save=("index",))
 def _index_fill_t(x, idx, value, dim):
     return _fill_slices(x, idx, dim, value.astype(x.dtype))
 
@@ -552,7 +552,7 @@ def _check_mask(fn: str, mask: Tensor) -> None:
         )
 
 
-@op("masked_fill", grad_fn="MaskedFillBackward0", save=(1,))
+@op("masked_fill", grad_fn="MaskedFillBackward0", args=("self", "mask"), save=("mask",))
 def _masked_fill(x, mask, value):
     return np.where(mask, np.asarray(value).astype(x.dtype), x)
 
@@ -563,7 +563,7 @@ def _(ctx, g, value):
     return dispatch(_masked_fill, (g, mask), {"value": 0}), None
 
 
-@op("masked_fill", grad_fn="MaskedFillBackward1", save=(1,))
+@op("masked_fill", grad_fn="MaskedFillBackward1", args=("self", "mask"), save=("mask",))
 def _masked_fill_t(x, mask, value):
     return np.where(mask, value.astype(x.dtype), x)
 
@@ -616,7 +616,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     return dispatch_inplace(o, self, ins, params)
 
 
-@op("masked_select", grad_fn="MaskedSelectBackward0", save=(1,))
+@op("masked_select", grad_fn="MaskedSelectBackward0", args=("self", "mask"), save=("mask",))
 def _masked_select(x, mask):
     x, mask = np.broadcast_arrays(x, mask)
     return x[mask]
@@ -637,7 +637,12 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     return _out("masked_select", out, (input,), dispatch(_masked_select, (input, mask)))
 
 
-@op("masked_scatter", grad_fn="MaskedScatterBackward0", save=(1,))
+@op(
+    "masked_scatter",
+    grad_fn="MaskedScatterBackward0",
+    args=("self", "mask", "source"),
+    save=("mask",),
+)
 def _masked_scatter(x, mask, src):
     out, m = np.broadcast_arrays(x, mask)
     out = out.copy()
@@ -700,7 +705,7 @@ def _check_flat(fn: str, x: Tensor, index: Tensor) -> None:
         raise IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
 
 
-@op("take", grad_fn="TakeBackward0", save=(1,))
+@op("take", grad_fn="TakeBackward0", args=("self", "index"), save=("index",))
 def _take(x, idx):
     return x.reshape(-1)[idx]
 
@@ -718,7 +723,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return dispatch(_take, (input, index))
 
 
-@op("put", grad_fn="PutBackward0", save=(1,))
+@op("put", grad_fn="PutBackward0", args=("self", "index", "source"), save=("index",))
 def _put(x, idx, src, accumulate=False):
     out = x.copy()
     flat = out.reshape(-1)
@@ -822,25 +827,18 @@ def argwhere(input: Tensor) -> Tensor:
     return dispatch(_nonzero, (input,))
 
 
-for _fn in (
-    gather,
-    scatter,
-    scatter_add,
-    index_select,
-    index_add,
-    index_copy,
-    index_fill,
-    masked_fill,
-    masked_select,
-    masked_scatter,
-    take,
-    put,
-    take_along_dim,
-    nonzero,
-    argwhere,
-):
-    expose(_fn)
-for _fn in (scatter_, scatter_add_, index_add_, masked_fill_):
-    expose(_fn, function=False)
-for _fn in (index_copy_, index_fill_, masked_scatter_, put_):
-    expose(_fn, function=False)
+publish(_gather, gather)
+publish(_scatter_src, scatter, inplace=scatter_)
+publish(_scatter_add, scatter_add, inplace=scatter_add_)
+publish(_index_select, index_select)
+publish(_index_add, index_add, inplace=index_add_)
+publish(_index_copy, index_copy, inplace=index_copy_)
+publish(_index_fill, index_fill, inplace=index_fill_)
+publish(_masked_fill, masked_fill, inplace=masked_fill_)
+publish(_masked_select, masked_select)
+publish(_masked_scatter, masked_scatter, inplace=masked_scatter_)
+publish(_take, take)
+publish(_put, put, inplace=put_)
+publish(None, take_along_dim)
+publish(_nonzero, nonzero)
+publish(_nonzero, argwhere)

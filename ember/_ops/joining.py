@@ -15,7 +15,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
 from ember._ops.reduce import check_out, write_out
-from ember._ops.registry import SAME, dispatch, expose, op
+from ember._ops.registry import SAME, dispatch, op, publish
 from ember._ops.shape import (
     _sizes,
     _unsafe_view,
@@ -407,12 +407,14 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return stack(cols, 1)
 
 
-expose(vstack, "row_stack", method=False)
+# composites of the shape ops (block_diag has an op of its own)
+publish(None, vstack, name="row_stack", method=False)
 for _f in (atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack, column_stack):
-    expose(_f, method=False)
-for _f in (broadcast_shapes, broadcast_tensors, meshgrid, block_diag, cartesian_prod):
-    expose(_f, method=False)
-expose(tensor_split)
-expose(broadcast_to)
-expose(kron)
-expose(combinations, method=False)
+    publish(None, _f, method=False)
+for _f in (broadcast_shapes, broadcast_tensors, meshgrid, cartesian_prod):
+    publish(None, _f, method=False)
+publish(_block_diag, block_diag, method=False)
+publish(None, tensor_split)
+publish(None, broadcast_to)
+publish(None, kron)
+publish(None, combinations, method=False)

@@ -26,8 +26,8 @@ from ember._ops.registry import (
     autocast_inputs,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
     result_dtype,
 )
 
@@ -172,20 +172,24 @@ def _matmul_array_backward(ctx, g):
     return ga, gb
 
 
-def _matmul_op(grad_fn: str) -> Op:
-    o = op("matmul", grad_fn=grad_fn, save=(0, 1), promote=SAME)(_np_matmul)
+def _matmul_op(grad_fn: str, other: str | None) -> Op:
+    # ``other``: torch's name of the second operand of the top node (None: torch's top node of
+    # the decomposition, a view, saves nothing)
+    args = ("self", other or "other")
+    save = args if other else ("_self", "_other")
+    o = op("matmul", grad_fn=grad_fn, args=args, save=save, promote=SAME)(_np_matmul)
     o.backward(_matmul_backward)
     o.array_backward(_matmul_array_backward)
     return o
 
 
 # torch's matmul decomposes into these; the top node carries the same name as torch's
-_DOT = _matmul_op("DotBackward0")
-_MM = _matmul_op("MmBackward0")
-_MV = _matmul_op("MvBackward0")
-_VM = _matmul_op("SqueezeBackward4")
-_BATCHED = _matmul_op("UnsafeViewBackward0")
-_BMM = _matmul_op("BmmBackward0")
+_DOT = _matmul_op("DotBackward0", "tensor")
+_MM = _matmul_op("MmBackward0", "mat2")
+_MV = _matmul_op("MvBackward0", "vec")
+_VM = _matmul_op("SqueezeBackward4", None)
+_BATCHED = _matmul_op("UnsafeViewBackward0", None)
+_BMM = _matmul_op("BmmBackward0", "mat2")
 
 
 def _name(t: Tensor) -> str:
@@ -340,7 +344,7 @@ def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
     return _out(dispatch(_DOT, (input, tensor)), out)
 
 
-@op("vdot", grad_fn="VdotBackward0", save=(0, 1))
+@op("vdot", grad_fn="VdotBackward0", save=("self", "other"))
 def _vdot(a, b):
     if a.shape[0] != b.shape[0]:
         return _np_matmul(a, b)  # torch's size error
@@ -434,11 +438,11 @@ def _scaled_grads(ctx, g, saved, grads, beta, alpha):
     return gi, ga, gb
 
 
-def _add_prod_op(name, grad_fn, prod, grads, array_grads=None):
+def _add_prod_op(name, grad_fn, prod, grads, args, array_grads=None):
     """Declare ``beta * input + alpha * prod(a, b)``; ``grads(needs_input_grad, g, a, b)`` ->
     (ga, gb), and optionally the same on arrays, ``array_grads``."""
 
-    @op(name, grad_fn=grad_fn, save=(1, 2))
+    @op(name, grad_fn=grad_fn, args=("self", *args), save=args)
     def fwd(inp, a, b, beta=1, alpha=1):
         return _scaled_sum(inp, prod(a, b), beta, alpha)
 
@@ -478,13 +482,19 @@ def _addr_grads(need, g, u, v):
     )
 
 
-_addmm = _add_prod_op("addmm", "AddmmBackward0", _matmul, _mm_grads, _mm_array_grads)
-_addmv = _add_prod_op("addmv", "AddmvBackward0", _matmul, _mv_grads)
+_MAT_ARGS = ("mat1", "mat2")
+_BATCH_ARGS = ("batch1", "batch2")
+_addmm = _add_prod_op("addmm", "AddmmBackward0", _matmul, _mm_grads, _MAT_ARGS, _mm_array_grads)
+_addmv = _add_prod_op("addmv", "AddmvBackward0", _matmul, _mv_grads, ("mat", "vec"))
 _addbmm = _add_prod_op(
-    "addbmm", "AddbmmBackward0", lambda a, b: _matmul(a, b).sum(0), _addbmm_grads
+    "addbmm", "AddbmmBackward0", lambda a, b: _matmul(a, b).sum(0), _addbmm_grads, _BATCH_ARGS
 )
-_baddbmm = _add_prod_op("baddbmm", "BaddbmmBackward0", _matmul, _mm_grads, _mm_array_grads)
-_addr = _add_prod_op("addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads)
+_baddbmm = _add_prod_op(
+    "baddbmm", "BaddbmmBackward0", _matmul, _mm_grads, _BATCH_ARGS, _mm_array_grads
+)
+_addr = _add_prod_op(
+    "addr", "AddrBackward0", lambda u, v: np.multiply.outer(u, v), _addr_grads, ("vec1", "vec2")
+)
 
 
 def _params(beta, alpha):
@@ -622,16 +632,18 @@ def _inplace(fn_op, check):
     return method
 
 
-Tensor.addmm_ = _inplace(
-    _addmm, lambda s, a, b: (_check_mm(a, b), _same_dtype3("addmm", s, a, b, _mm_dtype_msg))
-)
-Tensor.addmv_ = _inplace(_addmv, lambda s, a, b: None)
-Tensor.addbmm_ = _inplace(_addbmm, lambda s, a, b: _check_batches(a, b))
-Tensor.baddbmm_ = _inplace(_baddbmm, lambda s, a, b: _check_batches(a, b))
-Tensor.addr_ = _inplace(_addr, lambda s, a, b: None)
-for _n in ("addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_"):
-    getattr(Tensor, _n).__name__ = _n
-    getattr(Tensor, _n).__doc__ = f"In-place version of :meth:`Tensor.{_n[:-1]}`."
+_INPLACE = {
+    "addmm_": _inplace(
+        _addmm, lambda s, a, b: (_check_mm(a, b), _same_dtype3("addmm", s, a, b, _mm_dtype_msg))
+    ),
+    "addmv_": _inplace(_addmv, lambda s, a, b: None),
+    "addbmm_": _inplace(_addbmm, lambda s, a, b: _check_batches(a, b)),
+    "baddbmm_": _inplace(_baddbmm, lambda s, a, b: _check_batches(a, b)),
+    "addr_": _inplace(_addr, lambda s, a, b: None),
+}
+for _n, _m in _INPLACE.items():
+    _m.__name__ = _n
+    _m.__doc__ = f"In-place version of :meth:`Tensor.{_n[:-1]}`."
 
 # ------------------------------------------------------------------------------ tensordot, chains
 
@@ -785,7 +797,7 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
 # ------------------------------------------------------------------------------ cross
 
 
-@op("linalg_cross", grad_fn="LinalgCrossBackward0", save=(0, 1))
+@op("linalg_cross", grad_fn="LinalgCrossBackward0", save=("self", "other"))
 def _cross(a, b, dim):
     a, b = np.broadcast_arrays(a, b)
     return np.ascontiguousarray(np.cross(a, b, axis=dim))
@@ -874,26 +886,27 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     return _out(result, out)
 
 
-for _f in (
+# ------------------------------------------------------------------------------ publishing
+# (matmul's node is one of _DOT/_MM/_MV/_VM/_BATCHED/_BMM by the operands' ranks)
+
+publish(
+    _MM,
     matmul,
-    mm,
-    bmm,
-    mv,
-    dot,
-    vdot,
-    outer,
-    ger,
-    inner,
-    addmm,
-    addmv,
-    addbmm,
-    baddbmm,
-    addr,
-    cross,
-):
-    expose(_f)
-expose(tensordot, method=False)
-expose(chain_matmul, method=False)
-expose(matrix_power)
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+    operators={"__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self)},
+)
+publish(_MM, mm)
+publish(_BMM, bmm)
+publish(_MV, mv)
+publish(_DOT, dot)
+publish(_vdot, vdot)
+for _f in (outer, ger, inner):
+    publish(None, _f)
+publish(_addmm, addmm, inplace=_INPLACE["addmm_"])
+publish(_addmv, addmv, inplace=_INPLACE["addmv_"])
+publish(_addbmm, addbmm, inplace=_INPLACE["addbmm_"])
+publish(_baddbmm, baddbmm, inplace=_INPLACE["baddbmm_"])
+publish(_addr, addr, inplace=_INPLACE["addr_"])
+publish(_cross, cross)
+publish(None, tensordot, method=False)
+publish(None, chain_matmul, method=False)
+publish(None, matrix_power)

@@ -58,7 +58,13 @@ def _cholesky_solve_arrays(b, L, upper):
     return _colmajor(np.linalg.solve(second, np.linalg.solve(first, b)))
 
 
-@op("cholesky_solve", grad_fn="CholeskySolveBackward0", save=(1, "result"), promote=SAME)
+@op(
+    "cholesky_solve",
+    grad_fn="CholeskySolveBackward0",
+    args=("self", "input2"),
+    save=("input2", "result"),
+    promote=SAME,
+)
 def _cholesky_solve(b, L, upper):
     return _cholesky_solve_arrays(b, L, upper)
 
@@ -88,7 +94,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return dispatch(_cholesky_solve, (input, input2), {"upper": bool(upper)})
 
 
-@op("cholesky_inverse", grad_fn="CholeskyInverseBackward0", save=(0, "result"))
+@op("cholesky_inverse", grad_fn="CholeskyInverseBackward0", save=("self", "result"))
 def _cholesky_inverse(L, upper):
     eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape)
     return _cholesky_solve_arrays(eye, L, upper)

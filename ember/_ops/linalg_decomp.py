@@ -26,7 +26,7 @@ from ember._ops.linalg_util import (
     save_outputs,
 )
 from ember._ops.linalg_util import out_ as _out
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 def _needs_graph(A: Tensor) -> bool:
@@ -36,7 +36,7 @@ def _needs_graph(A: Tensor) -> bool:
 # ------------------------------------------------------------------------------ cholesky
 
 
-@op("linalg_cholesky_ex", grad_fn="LinalgCholeskyExBackward0", save=("result",))
+@op("linalg_cholesky_ex", grad_fn="LinalgCholeskyExBackward0", outputs=("L",), save=("L",))
 def _cholesky(a, upper=False, check_errors=True, fn="linalg.cholesky"):
     try:
         return fortran(np.linalg.cholesky(a, upper=upper))
@@ -96,7 +96,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
 # ------------------------------------------------------------------------------ qr
 
 
-@op("linalg_qr", grad_fn="LinalgQrBackward0", save=())
+@op("linalg_qr", grad_fn="LinalgQrBackward0", post_save=("Q", "R"))
 def _qr(a, mode="reduced"):
     if mode == "r":
         r = np.linalg.qr(a, mode="r")
@@ -168,7 +168,10 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
 # ------------------------------------------------------------------------------ eigh
 
 
-@op("linalg_eigh", grad_fn="LinalgEighBackward0", save=())
+_EIG = ("eigenvalues", "eigenvectors")  # saved by the public functions (save_outputs)
+
+
+@op("linalg_eigh", grad_fn="LinalgEighBackward0", post_save=_EIG)
 def _eigh(a, UPLO="L"):
     w, v = np.linalg.eigh(a, UPLO=UPLO)
     return w, fortran(v)
@@ -221,7 +224,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 # ------------------------------------------------------------------------------ eig
 
 
-@op("linalg_eig", grad_fn="LinalgEigBackward0", save=())
+@op("linalg_eig", grad_fn="LinalgEigBackward0", post_save=_EIG)
 def _eig(a):
     w, v = np.linalg.eig(a)
     # NumPy returns real results when every eigenvalue is real; torch's are always complex
@@ -290,7 +293,7 @@ def _svd_np(a, full_matrices):
     return np.linalg.svd(a, full_matrices=full_matrices)
 
 
-@op("linalg_svd", grad_fn="LinalgSvdBackward0", save=())
+@op("linalg_svd", grad_fn="LinalgSvdBackward0", post_save=("U", "S", "Vh"))
 def _svd(a, full_matrices=True):
     u, s, vh = _svd_np(a, full_matrices)
     return fortran(u), s, fortran(vh)
@@ -385,7 +388,7 @@ def _tolerances(a, atol, rtol, hermitian=False):
     return 0.0 if atol is None else atol, rtol
 
 
-@op("linalg_pinv", grad_fn="LinalgPinvBackward0", save=(0, "result"))
+@op("linalg_pinv", grad_fn="LinalgPinvBackward0", save=("self", "result"))
 def _pinv(a, atol=None, rtol=None, hermitian=False):
     atol_, rtol_ = _tolerances(a, atol, rtol)
     if hermitian:
@@ -470,4 +473,4 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
     return _out(_wrap(np.asarray((s > thr).sum(-1), dtype=np.int64)), out)
 
 
-expose(pinverse)
+publish(_pinv, pinverse)

@@ -24,12 +24,12 @@ from ember._ops.linalg_util import (
     return_type,
     save_outputs,
 )
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 # ------------------------------------------------------------------------------ lu
 
 
-@op("linalg_lu", grad_fn="LinalgLuBackward0", save=(), nondiff_outputs=(0,))
+@op("linalg_lu", grad_fn="LinalgLuBackward0", nondiff_outputs=(0,), post_save=("P", "L", "U"))
 def _lu(a):
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -200,7 +200,12 @@ def _composite_backward(fn, inputs, needs, g):
     return tuple(next(gs) if n else None for n in needs)
 
 
-@op("linalg_householder_product", grad_fn="LinalgHouseholderProductBackward0", save=(0, 1))
+@op(
+    "linalg_householder_product",
+    grad_fn="LinalgHouseholderProductBackward0",
+    args=("input", "tau"),
+    save=("input", "tau"),
+)
 def _householder(A, tau):
     m, n = A.shape[-2:]
     E = np.broadcast_to(np.eye(m, n, dtype=A.dtype), A.shape)
@@ -258,7 +263,12 @@ def orgqr(input: Tensor, input2: Tensor, *, out=None) -> Tensor:
     return U.out_(dispatch(_householder, (input, input2)), out)
 
 
-@op("ormqr", grad_fn="OrmqrBackward0", save=(0, 1, 2))
+@op(
+    "ormqr",
+    grad_fn="OrmqrBackward0",
+    args=("self", "input2", "input3"),
+    save=("self", "input2", "input3"),
+)
 def _ormqr(A, tau, C, left=True, transpose=False):
     return fortran(_reflectors_np(A, tau, C, left, transpose))
 
@@ -378,5 +388,6 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     return cat([ones, powers], -1)
 
 
-for _f in (geqrf, orgqr, ormqr):
-    expose(_f)
+publish(_geqrf, geqrf)
+publish(_householder, orgqr)
+publish(_ormqr, ormqr)

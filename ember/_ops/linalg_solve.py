@@ -26,7 +26,7 @@ from ember._ops.linalg_util import (
     save_outputs,
 )
 from ember._ops.linalg_util import out_ as _out
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 def _first_bad(info: np.ndarray) -> tuple:
@@ -43,7 +43,7 @@ def _eye(n: int, dtype) -> np.ndarray:
 # ------------------------------------------------------------------------------ inv
 
 
-@op("linalg_inv_ex", grad_fn="LinalgInvExBackward0", save=("result",))
+@op("linalg_inv_ex", grad_fn="LinalgInvExBackward0", outputs=("inverse",), save=("inverse",))
 def _inv(a, check_errors=True):
     try:
         return fortran(np.linalg.inv(a))
@@ -100,7 +100,7 @@ def inverse(input: Tensor, *, out=None) -> Tensor:
 # ------------------------------------------------------------------------------ det, slogdet
 
 
-@op("linalg_det", grad_fn="LinalgDetBackward0", save=(0, "result"))
+@op("linalg_det", grad_fn="LinalgDetBackward0", args=("A",), save=("A", "result"))
 def _det(a):
     return np.asarray(np.linalg.det(a)) if a.shape[-1] else np.ones(a.shape[:-2], a.dtype)
 
@@ -168,7 +168,7 @@ def _det_singular_backward(A, g):
     return (Uu * D.unsqueeze(-2)) @ Vh
 
 
-@op("prod_others", grad_fn="ProdBackward1", save=(0,))
+@op("prod_others", grad_fn="ProdBackward1", save=("self",))
 def _prod_others(s):
     # out[..., i] = prod_{j != i} s[..., j], without dividing (safe for zeros)
     ones = np.ones(s.shape[:-1] + (1,), s.dtype)
@@ -201,7 +201,13 @@ def det(A: Tensor, *, out=None) -> Tensor:
     return _out(dispatch(_det, (A,)), out)
 
 
-@op("linalg_slogdet", grad_fn="LinalgSlogdetBackward0", save=(0,))
+@op(
+    "linalg_slogdet",
+    grad_fn="LinalgSlogdetBackward0",
+    args=("A",),
+    save=("A",),
+    post_save=("sign",),
+)
 def _slogdet(a):
     if not a.shape[-1]:
         return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], a.real.dtype)
@@ -277,7 +283,7 @@ def _broadcast_batch(a, b):
     return np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
 
 
-@op("linalg_solve_ex", grad_fn="LinalgSolveExBackward0", save=(0, "result"))
+@op("linalg_solve_ex", grad_fn="LinalgSolveExBackward0", args=("A", "B"), save=("A", "result"))
 def _solve(a, b, left=True, vector=False, check_errors=True):
     if vector:
         b = b[..., None]
@@ -387,7 +393,7 @@ def _substitute(t, b, upper):
     return x
 
 
-@op("linalg_solve_triangular", grad_fn="LinalgSolveTriangularBackward0", save=(0, "result"))
+@op("linalg_solve_triangular", grad_fn="LinalgSolveTriangularBackward0", save=("self", "result"))
 def _solve_triangular(a, b, upper, left=True, unitriangular=False):
     t = _triangle(a, upper, unitriangular)
     if not left:
@@ -438,7 +444,12 @@ def solve_triangular(
 # ------------------------------------------------------------------------------ LU
 
 
-@op("linalg_lu_factor_ex", grad_fn="LinalgLuFactorExBackward0", save=(), nondiff_outputs=(1, 2))
+@op(
+    "linalg_lu_factor_ex",
+    grad_fn="LinalgLuFactorExBackward0",
+    nondiff_outputs=(1, 2),
+    post_save=("LU", "pivots"),
+)
 def _lu_factor(a):
     lu, piv, info = U.lu_factor_array(a)
     return fortran(lu), piv, info
@@ -506,7 +517,12 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     return U.outs_(return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))(LU, piv, info), out)
 
 
-@op("linalg_lu_solve", grad_fn="LinalgLuSolveBackward0", save=(0, 1, "result"))
+@op(
+    "linalg_lu_solve",
+    grad_fn="LinalgLuSolveBackward0",
+    args=("LU", "pivots", "B"),
+    save=("LU", "pivots", "result"),
+)
 def _lu_solve(lu, piv, b, left=True, adjoint=False):
     n = lu.shape[-1]
     perm = U.permutation_from_pivots(piv, n)
@@ -570,7 +586,14 @@ def lu_solve(
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@op("linalg_lstsq", grad_fn="LinalgLstsqBackward0", save=(0, 1), nondiff_outputs=(2, 3))
+@op(
+    "linalg_lstsq",
+    grad_fn="LinalgLstsqBackward0",
+    args=("self", "b"),
+    save=("self", "b"),
+    nondiff_outputs=(2, 3),
+    post_save=("solution",),
+)
 def _lstsq(a, b, rcond, driver, vector):
     if vector:
         b = b[..., None]
@@ -710,7 +733,7 @@ def _expm(a: np.ndarray) -> np.ndarray:
     return r
 
 
-@op("linalg_matrix_exp", grad_fn="LinalgMatrixExpBackward0", save=(0,))
+@op("linalg_matrix_exp", grad_fn="LinalgMatrixExpBackward0", save=("self",))
 def _matrix_exp(a):
     return np.ascontiguousarray(_expm(a)).astype(a.dtype, copy=False)
 
@@ -737,8 +760,8 @@ def matrix_exp(A: Tensor) -> Tensor:
     return dispatch(_matrix_exp, (A,))
 
 
-expose(det)
-expose(logdet)
-expose(torch_slogdet, "slogdet", method="slogdet")
-expose(inverse)
-expose(matrix_exp)
+publish(_det, det)
+publish(None, logdet)
+publish(_slogdet, torch_slogdet, name="slogdet")
+publish(_inv, inverse)
+publish(_matrix_exp, matrix_exp)

@@ -12,7 +12,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.reduce import check_out, out_dtype_error, write_out
-from ember._ops.registry import API, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import API, dispatch, dispatch_inplace, op, publish
 from ember._ops.shape import (
     _diagonal,
     _diagonal_backward,
@@ -481,14 +481,21 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out=None) -
     return _with_out("narrow_copy", lambda: dispatch(_narrow_copy, (input,), params), input, out)
 
 
-for _f in (flip, fliplr, flipud, roll, rot90, repeat_interleave, tril, triu, diag, diag_embed):
-    expose(_f)
-for _f in (diagflat, trace, ravel, narrow_copy):
-    expose(_f)
-expose(tile, method=False)
-expose(_tile_method, "tile", function=False)
-expose(repeat, function=False)
-expose(tril_, function=False)
-expose(triu_, function=False)
-for _f in (tril_indices, triu_indices):
-    expose(_f, method=False)
+publish(_flip, flip)
+publish(_flip, fliplr)
+publish(_flip, flipud)
+publish(_roll, roll)
+publish(_rot90, rot90)
+publish(None, repeat_interleave)
+publish(_tril, tril, inplace=tril_)
+publish(_triu, triu, inplace=triu_)
+publish(None, diag)
+publish(_diag_embed, diag_embed)
+publish(None, diagflat)
+publish(_trace, trace)
+publish(None, ravel)
+publish(_narrow_copy, narrow_copy)
+publish(None, tile, method=_tile_method)
+publish(_repeat, repeat, function=False)
+publish(None, tril_indices, method=False)
+publish(None, triu_indices, method=False)

@@ -32,8 +32,10 @@ from ember._ops.pointwise import (
     _mul_,
     _mul_into,
     _pow_,
+    _pow_tensor,
     _reciprocal,
     _rem_rs,
+    _rem_t,
     _remainder_,
     _rpow,
     _rsub,
@@ -43,7 +45,7 @@ from ember._ops.pointwise import (
     pow,  # noqa: A004 - torch.pow
     remainder,
 )
-from ember._ops.registry import dispatch
+from ember._ops.registry import dispatch, publish
 
 ELIDE_TEMPORARIES = True
 _ELIDE_SIZE = 1 << 16  # elements; below this, allocating is cheaper than the checks
@@ -190,32 +192,62 @@ def _rtruediv(self, other):
     return dispatch(_reciprocal, (self,)) * other
 
 
-def _binary_dunders():
-    T = Tensor
-    T.__add__ = _binop(_add, _add_into, False)
-    T.__radd__ = _binop(_add, _add_into, True)
-    T.__sub__ = _sub_dunder
-    T.__rsub__ = _rsub_dunder
-    T.__mul__ = _binop(_mul, _mul_into, False)
-    T.__rmul__ = _binop(_mul, _mul_into, True)
-    T.__truediv__ = _binop(_div, _div_into, False)
-    T.__rtruediv__ = _or_not_implemented(_rtruediv)
-    T.__pow__ = _or_not_implemented(pow)
-    T.__rpow__ = _or_not_implemented(lambda self, other: dispatch(_rpow, (self, other)))
-    T.__iadd__ = _add_
-    T.__isub__ = _isub
-    T.__imul__ = _mul_
-    T.__itruediv__ = _div_
-    T.__ipow__ = _pow_
-    T.__floordiv__ = _or_not_implemented(lambda self, other: dispatch(_floor_divide, (self, other)))
-    T.__rfloordiv__ = _or_not_implemented(
-        lambda self, other: dispatch(_floor_divide, (other, self))
-    )
-    T.__ifloordiv__ = _floor_divide_
-    T.__mod__ = _or_not_implemented(remainder)
-    T.__rmod__ = _or_not_implemented(lambda self, other: dispatch(_rem_rs, (other, self)))
-    T.__imod__ = _remainder_
-    T.__div__, T.__rdiv__, T.__idiv__ = T.__truediv__, T.__rtruediv__, T.__itruediv__
-
-
-_binary_dunders()
+# each operator declared on its op (``publish``): the reflected and in-place forms with it
+publish(
+    _add,
+    operators={
+        "__add__": _binop(_add, _add_into, False),
+        "__radd__": _binop(_add, _add_into, True),
+        "__iadd__": _add_,
+    },
+)
+publish(_sub, operators={"__sub__": _sub_dunder, "__rsub__": _rsub_dunder, "__isub__": _isub})
+publish(
+    _mul,
+    operators={
+        "__mul__": _binop(_mul, _mul_into, False),
+        "__rmul__": _binop(_mul, _mul_into, True),
+        "__imul__": _mul_,
+    },
+)
+_truediv = _binop(_div, _div_into, False)
+_rtruediv_op = _or_not_implemented(_rtruediv)
+publish(
+    _div,
+    operators={
+        "__truediv__": _truediv,
+        "__rtruediv__": _rtruediv_op,
+        "__itruediv__": _div_,
+        "__div__": _truediv,
+        "__rdiv__": _rtruediv_op,
+        "__idiv__": _div_,
+    },
+)
+publish(
+    _pow_tensor,
+    operators={
+        "__pow__": _or_not_implemented(pow),
+        "__rpow__": _or_not_implemented(lambda self, other: dispatch(_rpow, (self, other))),
+        "__ipow__": _pow_,
+    },
+)
+publish(
+    _floor_divide,
+    operators={
+        "__floordiv__": _or_not_implemented(
+            lambda self, other: dispatch(_floor_divide, (self, other))
+        ),
+        "__rfloordiv__": _or_not_implemented(
+            lambda self, other: dispatch(_floor_divide, (other, self))
+        ),
+        "__ifloordiv__": _floor_divide_,
+    },
+)
+publish(
+    _rem_t,
+    operators={
+        "__mod__": _or_not_implemented(remainder),
+        "__rmod__": _or_not_implemented(lambda self, other: dispatch(_rem_rs, (other, self))),
+        "__imod__": _remainder_,
+    },
+)

@@ -32,8 +32,8 @@ from ember._ops.registry import (
     _type_name,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
 )
 
 
@@ -128,33 +128,6 @@ def copy_out(res: Tensor, out: Tensor, check_dtype: bool = True) -> Tensor:
     np.copyto(out._data, arr, casting="unsafe")
     out._vc[0] += 1
     return out
-
-
-def into_variant(base, np_fn):
-    """Return an op computing as ``base`` but writing into the array passed as ``out``.
-
-    In-place methods use it to compute straight into the tensor's memory (``dispatch_inplace``'s
-    copy of a result onto itself is free), and operators to reuse a temporary's buffer. A
-    result that does not fit ``out`` (broadcasting) is returned as a new array, and
-    ``dispatch_inplace`` raises torch's error for it.
-    """
-
-    def forward(*arrays, out, **params):
-        try:
-            return np_fn(*arrays, out=out, **params)
-        except (ValueError, TypeError):
-            return base.forward(*arrays, **params)
-
-    grad_fn = base.node_cls.__name__ if base.node_cls is not None else None
-    new = op(
-        base.name,
-        grad_fn=grad_fn,
-        save=base.save_spec,
-        promote=base.promote,
-        differentiable=base.differentiable,
-    )(forward)
-    new.backward(lambda ctx, *grads, out=None, **params: base.backward_fn(ctx, *grads, **params))
-    return new
 
 
 def _out(res, out):
@@ -287,7 +260,13 @@ def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), g
 
 
-@op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME, save_if={0: (1,), 1: (0,)})
+@op(
+    "mul",
+    grad_fn="MulBackward0",
+    save=("self", "other"),
+    promote=SAME,
+    save_if={"self": "other", "other": "self"},
+)
 def _mul(x, y):
     return np.multiply(x, y)
 
@@ -403,7 +382,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
 # ------------------------------------------------------------------------------ division
 
 
-@op("div", grad_fn="DivBackward0", save=(0, 1), promote=FLOAT, save_if={0: (1,)})
+@op("div", grad_fn="DivBackward0", save=("self", "other"), promote=FLOAT, save_if={"self": "other"})
 def _div(x, y):
     return np.true_divide(x, y)
 
@@ -526,9 +505,11 @@ def _mod_forward(kernel, np_fn):
 _fmod_kernel = _mod_forward("fmod_cpu", np.fmod)
 _remainder_kernel = _mod_forward("remainder_cpu", np.remainder)
 _fmod_s = op("fmod", grad_fn="FmodBackward0", promote=SAME)(_fmod_kernel)
-_fmod_t = op("fmod", grad_fn="FmodBackward1", save=(0, 1), promote=SAME)(_fmod_kernel)
+_fmod_t = op("fmod", grad_fn="FmodBackward1", save=("self", "other"), promote=SAME)(_fmod_kernel)
 _rem_s = op("remainder", grad_fn="RemainderBackward0", promote=SAME)(_remainder_kernel)
-_rem_t = op("remainder", grad_fn="RemainderBackward1", save=(0, 1), promote=SAME)(_remainder_kernel)
+_rem_t = op("remainder", grad_fn="RemainderBackward1", save=("self", "other"), promote=SAME)(
+    _remainder_kernel
+)
 _rem_rs = op("remainder", grad_fn="NotImplemented", promote=SAME)(_remainder_kernel)
 _fmod_s.backward(lambda ctx, g: (g, None))
 _rem_s.backward(lambda ctx, g: (g, None))
@@ -603,7 +584,14 @@ def _power(x, e):
     return np.power(x, e)
 
 
-@op("pow", grad_fn="PowBackward0", save=(0, 1), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward0",
+    args=("self", "exponent"),
+    save=("self", "exponent"),
+    scalar_args=("exponent",),
+    promote=SAME,
+)
 def _pow_scalar(x, e):
     return _power(x, e)
 
@@ -618,7 +606,13 @@ def _(ctx, g):
     return g * _conj(e * x ** (e - 1)), None
 
 
-@op("pow", grad_fn="PowBackward1", save=(0, 1, "result"), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward1",
+    args=("self", "exponent"),
+    save=("self", "exponent", "result"),
+    promote=SAME,
+)
 def _pow_tensor(x, y):
     return _power(x, y)
 
@@ -636,7 +630,14 @@ def _(ctx, g):
     return gx, gy
 
 
-@op("pow", grad_fn="PowBackward2", save=(0, 1, "result"), promote=SAME)
+@op(
+    "pow",
+    grad_fn="PowBackward2",
+    args=("exponent", "self"),
+    save=("exponent", "self", "result"),
+    scalar_args=("self",),
+    promote=SAME,
+)
 def _rpow(y, base):
     return _power(base, y)
 
@@ -733,29 +734,6 @@ def _square_(self):
     return _pow_(self, 2)
 
 
-# ------------------------------------------------------------------------------ publishing
-
-multiply = expose(mul, "multiply", method="multiply")
-subtract = expose(sub, "subtract", method="subtract")
-divide = expose(div, "divide", method="divide")
-for _fn in (
-    add,
-    sub,
-    mul,
-    div,
-    pow,
-    true_divide,
-    floor_divide,
-    reciprocal,
-    fmod,
-    remainder,
-    float_power,
-    square,
-):
-    expose(_fn)
-expose(rsub, method=False)
-
-
 def _np_add(x, y, alpha=1, out=None):
     return np.add(x, y if alpha == 1 else np.multiply(y, like(x, alpha)), out=out)
 
@@ -768,12 +746,12 @@ def _np_rsub(x, y, alpha=1, out=None):
     return np.subtract(y, x if alpha == 1 else np.multiply(x, like(x, alpha)), out=out)
 
 
-_add_into = into_variant(_add, _np_add)
-_sub_into = into_variant(_sub, _np_sub)
-_rsub_into = into_variant(_rsub, _np_rsub)
-_mul_into = into_variant(_mul, np.multiply)
-_div_into = into_variant(_div, np.true_divide)
-_reciprocal_into = into_variant(_reciprocal, np.reciprocal)
+_add_into = _add.into(_np_add)
+_sub_into = _sub.into(_np_sub)
+_rsub_into = _rsub.into(_np_rsub)
+_mul_into = _mul.into(np.multiply)
+_div_into = _div.into(np.true_divide)
+_reciprocal_into = _reciprocal.into(np.reciprocal)
 
 
 def _add_(self, other, *args, alpha=1):
@@ -799,14 +777,6 @@ def _reciprocal_(self):
     return dispatch_inplace(_reciprocal_into, self, (self,), {"out": self._data})
 
 
-Tensor.add_ = _add_
-Tensor.sub_ = _isub
-Tensor.mul_ = _mul_
-Tensor.reciprocal_ = _reciprocal_
-Tensor.multiply_ = Tensor.mul_
-Tensor.subtract_ = Tensor.sub_
-
-
 def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return dispatch_inplace(_div_into, self, (self, other), {"out": self._data})
@@ -826,10 +796,20 @@ def _floor_divide_(self, other):
     return dispatch_inplace(_floor_divide, self, (self, other))
 
 
-Tensor.div_ = Tensor.divide_ = Tensor.true_divide_ = _div_
-Tensor.pow_ = _pow_
-Tensor.float_power_ = _float_power_
-Tensor.square_ = _square_
-Tensor.fmod_ = _fmod_
-Tensor.remainder_ = _remainder_
-Tensor.floor_divide_ = _floor_divide_
+# ------------------------------------------------------------------------------ publishing
+# each op's members: ember.<name>, Tensor.<name>, the in-place Tensor.<name>_ (operators.py
+# declares the Python operators)
+
+publish(_add, add, inplace=_add_)
+publish(_sub, sub, aliases=("subtract",), inplace=_isub)
+publish(_rsub, rsub, method=False)
+publish(_mul, mul, aliases=("multiply",), inplace=_mul_)
+publish(_div, div, aliases=("divide",), inplace=_div_)
+publish(_div, true_divide, inplace=_div_)
+publish(_floor_divide, floor_divide, inplace=_floor_divide_)
+publish(_reciprocal, reciprocal, inplace=_reciprocal_)
+publish(_fmod_t, fmod, inplace=_fmod_)
+publish(_rem_t, remainder, inplace=_remainder_)
+publish(_pow_tensor, pow, inplace=_pow_)
+publish(None, float_power, inplace=_float_power_)
+publish(None, square, inplace=_square_)

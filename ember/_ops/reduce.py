@@ -16,7 +16,7 @@ from ember._core import dtype as D
 from ember._core.grad_mode import STATE
 from ember._core.reductions import add_reduce
 from ember._core.tensor import Tensor, _wrap, wrap_dim
-from ember._ops.registry import FLOAT, _requires_grad, _type_name, dispatch, expose, op
+from ember._ops.registry import FLOAT, _requires_grad, _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ shared helpers
 
@@ -238,7 +238,7 @@ def _no_dim_keepdim(fn: str) -> str:
     )
 
 
-@op("nansum", grad_fn="NansumBackward0", save=(0,))
+@op("nansum", grad_fn="NansumBackward0", save=("self",))
 def _nansum(x, dims, keepdim=False, dtype=None):
     if x.dtype.kind == "c":
         raise RuntimeError("nansum does not support complex inputs")
@@ -364,7 +364,7 @@ def _np_prod(x, dims, keepdim, dtype):
     return as_dtype(np.multiply.reduce(x, axis=dims, keepdims=keepdim, dtype=acc), dt)
 
 
-@op("prod", grad_fn="ProdBackward0", save=(0, "result"))
+@op("prod", grad_fn="ProdBackward0", save=("self", "result"))
 def _prod_all(x, dtype=None):
     return _np_prod(x, None, False, dtype)
 
@@ -382,7 +382,7 @@ def _(ctx, g, dtype=None):
     return _prod_safe_zeros_backward(g, x.reshape(-1), 0).reshape(x.shape)
 
 
-@op("prod", grad_fn="ProdBackward1", save=(0, "result"))
+@op("prod", grad_fn="ProdBackward1", save=("self", "result"))
 def _prod_dim(x, dim, keepdim=False, dtype=None):
     return _np_prod(x, (dim,) if x.ndim else None, keepdim, dtype)
 
@@ -444,7 +444,7 @@ def _np_logsumexp(x, dims, keepdim, acc=None):
     return np.log(s) + (m if keepdim else m.reshape(s.shape))
 
 
-@op("logsumexp", grad_fn="LogsumexpBackward0", save=(0, "result"), promote=FLOAT)
+@op("logsumexp", grad_fn="LogsumexpBackward0", save=("self", "result"), promote=FLOAT)
 def _logsumexp(x, dims, keepdim=False):
     dt = x.dtype
     return as_dtype(_np_logsumexp(x, dims, keepdim), dt)
@@ -598,7 +598,7 @@ def _np_vector_norm(x, ord, dims, keepdim, dtype):
     return as_dtype(r, out_dt)
 
 
-@op("linalg_vector_norm", grad_fn="LinalgVectorNormBackward0", save=(0, "result"))
+@op("linalg_vector_norm", grad_fn="LinalgVectorNormBackward0", save=("self", "result"))
 def _vector_norm(x, ord, dims, keepdim=False, dtype=None):
     return _np_vector_norm(x, ord, dims, keepdim, dtype)
 
@@ -690,7 +690,14 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 
-for _fn in (sum, nansum, mean, nanmean, prod, logsumexp, all, any, count_nonzero):
-    expose(_fn)
-expose(norm, method=False)
-Tensor.norm = _norm_method
+# (each function's node: the whole-tensor op or the op over dims, by its arguments)
+publish(_sum_dim, sum)
+publish(_nansum, nansum)
+publish(_mean_dim, mean)
+publish(None, nanmean)
+publish(_prod_dim, prod)
+publish(_logsumexp, logsumexp)
+publish(_all, all)
+publish(_any, any)
+publish(_count_nonzero, count_nonzero)
+publish(_vector_norm, norm, method=_norm_method)

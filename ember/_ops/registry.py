@@ -2,7 +2,7 @@
 
 An op is declared once, in its family's file::
 
-    @op("mul", grad_fn="MulBackward0", save=(0, 1), promote=SAME)
+    @op("mul", grad_fn="MulBackward0", save=("self", "other"), promote=SAME)
     def mul(x, y):                       # forward: arrays in, array out
         return np.multiply(x, y)
 
@@ -115,8 +115,69 @@ def _wrap_grad(a):
     return _wrap(a if type(a) is np.ndarray else np.asarray(a))
 
 
+def _names(v) -> tuple:
+    return (v,) if isinstance(v, str) else tuple(v)
+
+
+def _resolve_save(opname: str, save: tuple, args: tuple, outputs: tuple) -> tuple:
+    """Map a ``save=`` declaration (torch's argument names) to (positions, exposed names).
+
+    A name in ``outputs`` (torch's name of the op's result, ``"result"`` unless declared) saves
+    the output; any other name is one of ``args`` (torch's names of the op's positional
+    inputs). A name with a leading underscore is saved for ember's backward but
+    not shown as ``grad_fn._saved_<name>`` (torch saves something else there)."""
+    spec, names = [], []
+    for entry in save:
+        if not isinstance(entry, str):
+            raise TypeError(
+                f"op {opname!r}: save= takes torch's argument names (save=('self', 'other')), "
+                f"not {entry!r}"
+            )
+        bare = entry.lstrip("_")
+        if bare in outputs or bare == "result":
+            spec.append("result")
+        elif bare in args:
+            spec.append(args.index(bare))
+        else:
+            raise ValueError(f"op {opname!r}: saves {entry!r}, which is not one of args={args}")
+        names.append(None if entry.startswith("_") else bare)
+    return tuple(spec), tuple(names)
+
+
+def _saved_attr(slot: int, wrap: bool):
+    # ``grad_fn._saved_<name>``: the saved value, a Python operand as torch's 0-d "wrapped
+    # number" tensor (``wrap``) or as the number itself (torch's Scalar arguments)
+    def get(node):
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        s = saved[slot]
+        if type(s) is SavedTensor:
+            return s.unpack(node)
+        if wrap and isinstance(s, _SCALARS):
+            return _wrap(np.asarray(s))
+        return s
+
+    return property(get)
+
+
+def _node_class(grad_fn: str, names: tuple, scalar_args: tuple) -> type:
+    """The grad_fn class of an op: torch's name, one ``_saved_<name>`` per shown saved slot."""
+    attrs = {"__slots__": ()}
+    for slot, name in enumerate(names):
+        if name is not None:
+            attrs["_saved_" + name] = _saved_attr(slot, name not in scalar_args)
+    return type(grad_fn, (OpNode,), attrs)
+
+
+OPS: list = []  # every op declared, in declaration order (``python -m ember._ops.table``)
+
+
 class Op:
-    """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class."""
+    """One entry of the op table: forward on arrays, backward on Tensors, the grad_fn class.
+
+    Every field comes from the declaration (``op(...)``'s keywords, kept in ``declared``);
+    ``variant`` copies all of them, so an in-place or renamed copy of an op cannot lose one."""
 
     __slots__ = (
         "name",
@@ -132,39 +193,89 @@ class Op:
         "differentiable",
         "nondiff_outputs",
         "save_if",
+        "args",
+        "save",
+        "scalar_args",
+        "saved_names",
+        "outputs",
+        "declared",
+        "variants",
+        "variant_of",
+        "where",
+        "members",
+        "post_save",
     )
 
     def __init__(
         self,
-        name,
+        name: str,
         forward,
-        grad_fn,
-        save,
-        promote,
-        view,
-        differentiable,
-        nondiff_outputs,
-        save_if=None,
+        grad_fn: str | None = None,
+        save: tuple = (),
+        promote: str | None = None,
+        view: bool | str = False,
+        differentiable: bool = True,
+        nondiff_outputs: tuple = (),
+        save_if: dict | None = None,
+        args: tuple = ("self", "other"),
+        scalar_args: tuple = (),
+        outputs: tuple = ("result",),
+        post_save: tuple = (),
+        where: str = "?",
     ):
+        self.declared = {
+            "grad_fn": grad_fn,
+            "save": tuple(save),
+            "promote": promote,
+            "view": view,
+            "differentiable": differentiable,
+            "nondiff_outputs": tuple(nondiff_outputs),
+            "save_if": dict(save_if or {}),
+            "args": tuple(args),
+            "scalar_args": tuple(scalar_args),
+            "outputs": tuple(outputs),
+            "post_save": tuple(post_save),
+        }
         self.name = name
         self.forward = forward
+        self.where = where  # "file:line" of the declaration
         self.backward_fn = None
         self.array_backward_fn = None
-        self.node_cls = type(grad_fn or name, (OpNode,), {"__slots__": ()}) if grad_fn else None
-        self.save_inputs = tuple(i for i in save if i != "result")
-        self.save_output = "result" in save
-        self.save_spec = tuple(save)
+        self.variants = []  # (op, takes_out): copies made by ``variant``, kept in step
+        self.variant_of = None
+        self.members = []  # the API members published for it ("ember.mul", "Tensor.mul_")
+        self.args = tuple(args)
+        self.save = tuple(save)
+        self.scalar_args = tuple(scalar_args)
+        self.outputs = tuple(outputs)
+        spec, names = _resolve_save(name, self.save, self.args, self.outputs)
+        self.save_spec = spec  # per saved slot: an input position or "result"
+        self.saved_names = names  # per saved slot: torch's name, or None (ember's own)
+        self.save_inputs = tuple(i for i in spec if i != "result")
+        self.save_output = "result" in spec
+        # ``post_save``: torch's names of what the public function saves on the node after
+        # dispatch (``save_outputs``: a multi-output op's indices, Q and R...), after ``save``'s
+        self.post_save = tuple(post_save)
+        shown = names + tuple(None if n.startswith("_") else n for n in self.post_save)
+        self.node_cls = _node_class(grad_fn, shown, self.scalar_args) if grad_fn else None
         self.promote = promote
         self.view = view
         self.differentiable = differentiable and grad_fn is not None
-        self.nondiff_outputs = nondiff_outputs
-        # {i: (j, ...)}: save input i only if one of inputs j needs grad (torch saves `self`
-        # of a mul only when `other` requires grad; a saved input would pin its version)
-        self.save_if = save_if or {}
+        self.nondiff_outputs = tuple(nondiff_outputs)
+        # {saved name: input names}: save that input only if one of those inputs needs grad
+        # (torch saves `self` of a mul only when `other` requires grad; a saved input would pin
+        # its version); kept by position in ``save_if``
+        self.save_if = {
+            self.args.index(k.lstrip("_")): tuple(self.args.index(j) for j in _names(v))
+            for k, v in self.declared["save_if"].items()
+        }
+        OPS.append(self)
 
     def backward(self, fn):
         """Declare the backward of this op: ``fn(ctx, *grads, **params) -> grads per input``."""
         self.backward_fn = fn
+        for v, takes_out in self.variants:
+            v.backward_fn = _without_out(fn) if takes_out else fn
         return fn
 
     def array_backward(self, fn):
@@ -172,7 +283,56 @@ class Op:
         (``ctx.saved_arrays``), used when the backward pass is not itself recorded; it may
         return ``NotImplemented`` for inputs it does not handle (the backward then runs)."""
         self.array_backward_fn = fn
+        for v, takes_out in self.variants:
+            v.array_backward_fn = _without_out(fn) if takes_out else fn
         return fn
+
+    def variant(
+        self,
+        forward=None,
+        *,
+        name: str | None = None,
+        takes_out: bool = False,
+        where: str | None = None,
+        **changes,
+    ):
+        """Return a copy of this op: every declared field (but ``changes``), the backward and
+        the array backward (also when declared later), the grad_fn class when its name and
+        saves are unchanged (torch's ``mul_`` makes a ``MulBackward0`` as ``mul`` does).
+        ``takes_out``: ``forward`` takes ``out=`` (an array to write into), which the
+        backward formulas never see."""
+        declared = {**self.declared, **changes}
+        new = Op(name or self.name, forward or self.forward, where=where or _caller(), **declared)
+        if new.declared["grad_fn"] == self.declared["grad_fn"] and (
+            (new.saved_names, new.scalar_args) == (self.saved_names, self.scalar_args)
+        ):
+            new.node_cls = self.node_cls
+        new.variant_of = self
+        self.variants.append((new, takes_out))
+        wrap = _without_out if takes_out else (lambda f: f)
+        if self.backward_fn is not None:
+            new.backward_fn = wrap(self.backward_fn)
+        if self.array_backward_fn is not None:
+            new.array_backward_fn = wrap(self.array_backward_fn)
+        return new
+
+    def into(self, np_fn) -> Op:
+        """Return the variant of this op computing into the array passed as ``out=``.
+
+        In-place methods use it to compute straight into the tensor's memory
+        (``dispatch_inplace``'s copy of a result onto itself is free), and operators to reuse a
+        temporary's buffer. ``np_fn(*arrays, out=, **params)`` is the forward; a result that
+        does not fit ``out`` (broadcasting) comes from this op's forward as a new array, and
+        ``dispatch_inplace`` raises torch's error for it."""
+        base = self.forward
+
+        def forward(*arrays, out, **params):
+            try:
+                return np_fn(*arrays, out=out, **params)
+            except (ValueError, TypeError):
+                return base(*arrays, **params)
+
+        return self.variant(forward, takes_out=True, where=_caller())
 
     def __call__(self, *inputs, **params):
         return dispatch(self, inputs, params)
@@ -181,21 +341,58 @@ class Op:
         return f"<op {self.name}>"
 
 
+def _without_out(fn):
+    def formula(ctx, *grads, out=None, **params):
+        return fn(ctx, *grads, **params)
+
+    return formula
+
+
+def _caller(depth: int = 2) -> str:
+    f = sys._getframe(depth)
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
 def op(
-    name,
-    grad_fn=None,
-    save=(),
-    promote=None,
-    view=False,
-    differentiable=True,
-    nondiff_outputs=(),
-    save_if=None,
+    name: str,
+    grad_fn: str | None = None,
+    save: tuple = (),
+    promote: str | None = None,
+    view: bool | str = False,
+    differentiable: bool = True,
+    nondiff_outputs: tuple = (),
+    save_if: dict | None = None,
+    args: tuple = ("self", "other"),
+    scalar_args: tuple = (),
+    outputs: tuple = ("result",),
+    post_save: tuple = (),
 ):
-    """Declare an op: decorate its forward (arrays -> array or tuple of arrays)."""
+    """Declare an op: decorate its forward (arrays -> array or tuple of arrays).
+
+    ``args`` are torch's names of the positional inputs; ``save`` names what backward needs
+    (``"result"`` for the output; ``"_x"`` saves ``x`` without showing ``grad_fn._saved_x``);
+    ``scalar_args`` are the names torch shows as numbers, not 0-d tensors, when a Python number
+    is passed; ``outputs`` torch's name of the saved result (``"inverse"``); ``post_save``
+    torch's names of the outputs the public function saves itself after dispatch
+    (``save_outputs``), in that order."""
+    where = _caller()
 
     def deco(forward):
         return Op(
-            name, forward, grad_fn, save, promote, view, differentiable, nondiff_outputs, save_if
+            name,
+            forward,
+            grad_fn=grad_fn,
+            save=save,
+            promote=promote,
+            view=view,
+            differentiable=differentiable,
+            nondiff_outputs=nondiff_outputs,
+            save_if=save_if,
+            args=args,
+            scalar_args=scalar_args,
+            outputs=outputs,
+            post_save=post_save,
+            where=where,
         )
 
     return deco
@@ -792,20 +989,90 @@ def replay_view(base: Tensor, view_fn) -> Tensor:
 # the public API: functions in ``ember``, methods on ``Tensor``
 
 API: dict = {}
+# every member published: "ember.mul", "Tensor.mul_", "Tensor.__mul__" -> (the op or None,
+# "file:line" of the publishing call, declared: True through ``publish``, False by hand)
+MEMBERS: dict = {}
+
+
+def _member(op_: Op | None, qualname: str, where: str) -> None:
+    MEMBERS[qualname] = (op_, where, True)
+    if op_ is not None:
+        op_.members.append(qualname)
+
+
+def publish(
+    op_: Op | None,
+    fn=None,
+    *,
+    name: str | None = None,
+    function: bool = True,
+    method=True,
+    aliases: tuple = (),
+    inplace=None,
+    arity: int = 2,
+    alpha: bool = False,
+    operators: dict | tuple = (),
+):
+    """Declare the API members of ``op_`` and make them; return ``fn``.
+
+    ``fn`` (the public function, argument checks included) becomes ``ember.<name>`` (unless
+    ``function=False``) and ``Tensor.<name>`` (unless ``method=False``), and so does each of
+    ``aliases`` (``method`` may be a function of its own: ``Tensor.polygamma(self, n)``
+    swaps ``polygamma(n, input)``'s arguments). ``inplace``: the in-place method
+    ``Tensor.<name>_`` (and ``<alias>_``), a function, or ``True`` to generate it from the op
+    (``arity`` inputs, ``alpha=`` if asked).
+    ``operators``: ``{"__mul__": fn}``, or dunder names to generate (one input: ``__neg__``).
+    ``op_`` is None for a composite function with no op of its own. Each member is recorded in
+    ``MEMBERS`` and on the op (``python -m ember._ops.table`` prints them)."""
+    where = _caller()
+    if name is None:
+        name = fn.__name__ if fn is not None else op_.name if op_ is not None else ""
+    if inplace is True:
+        inplace = inplace_method(op_, name + "_", arity, alpha)
+    for n in (name, *aliases):
+        if fn is not None:
+            if function:
+                API[n] = fn
+                _member(op_, f"ember.{n}", where)
+            if method:
+                setattr(Tensor, n, fn if method is True else method)
+                _member(op_, f"Tensor.{n}", where)
+        if inplace is not None:
+            setattr(Tensor, n + "_", inplace)
+            _member(op_, f"Tensor.{n}_", where)
+    if not isinstance(operators, dict):
+        operators = {d: _unary_operator(op_) for d in operators}
+    for d, f in operators.items():
+        setattr(Tensor, d, f)
+        _member(op_, f"Tensor.{d}", where)
+    return fn
+
+
+def _unary_operator(op_: Op):
+    def operator(self):
+        return dispatch(op_, (self,))
+
+    return operator
 
 
 def expose(fn, name: str | None = None, method: bool | str = True, function: bool = True):
-    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>``."""
+    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>`` (the
+    families not yet declared through ``publish``)."""
     name = name or fn.__name__
+    where = _caller()
     if function:
         API[name] = fn
+        MEMBERS[f"ember.{name}"] = (None, where, False)
     if method:
-        setattr(Tensor, name if method is True else method, fn)
+        m = name if method is True else method
+        setattr(Tensor, m, fn)
+        MEMBERS[f"Tensor.{m}"] = (None, where, False)
     return fn
 
 
 def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
-    """Define ``Tensor.<name>`` running ``op`` in place on ``self`` (``alpha=`` if asked)."""
+    """Return a method running ``op`` in place on ``self`` (``alpha=`` if asked); without
+    ``publish``, it is also set as ``Tensor.<name>``."""
 
     if n_inputs == 1:
 
@@ -823,10 +1090,11 @@ def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
             return dispatch_inplace(op, self, (self, other))
 
     method.__name__ = name
-    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`."
-    method.__name__ = name
     method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}`; return ``self``."
-    setattr(Tensor, name, method)
+    if sys._getframe(1).f_code is not publish.__code__:
+        setattr(Tensor, name, method)
+        MEMBERS[f"Tensor.{name}"] = (op, _caller(), False)
+        op.members.append(f"Tensor.{name}")
     return method
 
 

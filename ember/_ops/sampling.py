@@ -30,7 +30,7 @@ from ember._ops.creation import (
     _type_name,
     zeros_like,
 )
-from ember._ops.registry import dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import dispatch, dispatch_inplace, op, publish
 
 # ------------------------------------------------------------------------------ random
 
@@ -621,16 +621,18 @@ def _bernoulli_method(self, p=None, *, generator=None):
     return bernoulli(self, p, generator=generator)
 
 
-Tensor.uniform_ = _uniform_
-Tensor.normal_ = _normal_
-Tensor.random_ = _random_
-Tensor.bernoulli_ = _bernoulli_
-Tensor.exponential_ = _exponential_
-Tensor.geometric_ = _geometric_
-Tensor.cauchy_ = _cauchy_
-Tensor.log_normal_ = _log_normal_
-Tensor.bernoulli = _bernoulli_method
-Tensor.multinomial = multinomial
+# the in-place samplers: Tensor methods only (``name`` without its ``_``)
+for _o, _m in (
+    (_uniform_op, _uniform_),
+    (_normal_op, _normal_),
+    (_random_ops[0], _random_),
+    (_bernoulli_f_op, _bernoulli_),
+    (_exponential_op, _exponential_),
+    (_geometric_op, _geometric_),
+    (_cauchy_op, _cauchy_),
+    (_log_normal_op, _log_normal_),
+):
+    publish(_o, name=_m.__name__[1:-1], function=False, method=False, inplace=_m)
 
 
 for _f in (
@@ -642,9 +644,9 @@ for _f in (
     randn_like,
     randint_like,
     normal,
-    bernoulli,
-    multinomial,
     poisson,
     binomial,
 ):
-    expose(_f, method=False)
+    publish(None, _f, method=False)
+publish(None, bernoulli, method=_bernoulli_method)
+publish(None, multinomial)

@@ -23,7 +23,7 @@ from ember._ops.reduce import (
     upcast,
     write_out,
 )
-from ember._ops.registry import _type_name, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import _type_name, dispatch, dispatch_inplace, op, publish
 
 
 def _scan(ufunc_acc, x, dim, reverse, dtype=None):
@@ -84,7 +84,7 @@ def _cumsum_(self, dim, *, dtype=None):
 # ------------------------------------------------------------------------------ cumprod
 
 
-@op("cumprod", grad_fn="CumprodBackward0", save=(0, "result"))
+@op("cumprod", grad_fn="CumprodBackward0", save=("self", "result"))
 def _cumprod(x, dim, reverse=False, dtype=None):
     dt = _sum_dtype(x, dtype)
     if x.ndim == 0:
@@ -190,10 +190,10 @@ def _type_name_np(x):
     return _type_name(D.FROM_NP[x.dtype])
 
 
-_cummax = op("cummax", grad_fn="CummaxBackward0", nondiff_outputs=(1,))(
+_cummax = op("cummax", grad_fn="CummaxBackward0", nondiff_outputs=(1,), post_save=("indices",))(
     _cum_extreme("cummax", np.maximum.accumulate)
 )
-_cummin = op("cummin", grad_fn="CumminBackward0", nondiff_outputs=(1,))(
+_cummin = op("cummin", grad_fn="CumminBackward0", nondiff_outputs=(1,), post_save=("indices",))(
     _cum_extreme("cummin", np.minimum.accumulate)
 )
 
@@ -224,7 +224,7 @@ def cummin(input, dim, *, out=None):
 # ------------------------------------------------------------------------------ logcumsumexp
 
 
-@op("logcumsumexp", grad_fn="LogcumsumexpBackward0", save=(0, "result"))
+@op("logcumsumexp", grad_fn="LogcumsumexpBackward0", save=("self", "result"))
 def _logcumsumexp(x, dim, reverse=False):
     if x.dtype.kind not in "fcV":
         raise NotImplementedError(
@@ -331,7 +331,9 @@ def _copy_of(x: Tensor) -> Tensor:
     return zeros_like(x).copy_(x)
 
 
-for _fn in (cumsum, cumprod, cummax, cummin, logcumsumexp, diff):
-    expose(_fn)
-Tensor.cumsum_ = _cumsum_
-Tensor.cumprod_ = _cumprod_
+publish(_cumsum, cumsum, inplace=_cumsum_)
+publish(_cumprod, cumprod, inplace=_cumprod_)
+publish(_cummax, cummax)
+publish(_cummin, cummin)
+publish(_logcumsumexp, logcumsumexp)
+publish(None, diff)

@@ -22,7 +22,7 @@ from ember._ops.gather_scatter import (
     _scatter_value,
     _zeros,
 )
-from ember._ops.registry import dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import dispatch, dispatch_inplace, op, publish
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -40,7 +40,12 @@ def _identity(reduce: str, dt: np.dtype):
 _REDUCE_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply}
 
 
-@op("scatter_reduce", grad_fn="ScatterReduceBackward0", save=(0, 1, 2, "result"))
+@op(
+    "scatter_reduce",
+    grad_fn="ScatterReduceBackward0",
+    args=("self", "index", "src"),
+    save=("self", "index", "src", "result"),
+)
 def _scatter_reduce(x, idx, src, dim, reduce, include_self):
     out = x.copy()
     if idx.size == 0:
@@ -155,5 +160,4 @@ def scatter_reduce_(
     return dispatch_inplace(_scatter_reduce, self, (self, index, src), params)
 
 
-expose(scatter_reduce)
-expose(scatter_reduce_, function=False)
+publish(_scatter_reduce, scatter_reduce, inplace=scatter_reduce_)

@@ -15,7 +15,7 @@ from ember import return_types
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.gather_scatter import _scatter_add
 from ember._ops.reduce import check_out, out_dtype_error, write_out
-from ember._ops.registry import _type_name, dispatch, expose, op
+from ember._ops.registry import _type_name, dispatch, op, publish
 
 
 def _argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -36,12 +36,12 @@ def _sort_forward(x, dim, descending):
     return np.take_along_axis(x, order, axis=dim), order.astype(np.int64)
 
 
-@op("sort", grad_fn="SortBackward0", nondiff_outputs=(1,))
+@op("sort", grad_fn="SortBackward0", nondiff_outputs=(1,), post_save=("indices",))
 def _sort(x, dim, descending):
     return _sort_forward(x, dim, descending)
 
 
-@op("sort", grad_fn="SortBackward1", nondiff_outputs=(1,))
+@op("sort", grad_fn="SortBackward1", nondiff_outputs=(1,), post_save=("indices",))
 def _sort_stable(x, dim, descending):
     return _sort_forward(x, dim, descending)
 
@@ -98,7 +98,7 @@ def msort(input: Tensor, *, out=None) -> Tensor:
 # ------------------------------------------------------------------------------ topk, kthvalue
 
 
-@op("topk", grad_fn="TopkBackward0", nondiff_outputs=(1,))
+@op("topk", grad_fn="TopkBackward0", nondiff_outputs=(1,), post_save=("indices",))
 def _topk(x, k, dim, largest):
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
@@ -107,7 +107,7 @@ def _topk(x, k, dim, largest):
     return np.take_along_axis(x, order, axis=dim), order.astype(np.int64)
 
 
-@op("kthvalue", grad_fn="KthvalueBackward0", nondiff_outputs=(1,))
+@op("kthvalue", grad_fn="KthvalueBackward0", nondiff_outputs=(1,), post_save=("indices",))
 def _kthvalue(x, k, dim, keepdim):
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
@@ -381,8 +381,14 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _wrap(np.bincount(a, w.astype(np.float64), minlength=minlength).astype(dt))
 
 
-for _fn in (sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, bincount):
-    expose(_fn)
-expose(histc)
-for _fn in (searchsorted, bucketize):
-    expose(_fn, method=False)
+publish(_sort, sort)
+publish(_argsort_op, argsort)
+publish(None, msort)
+publish(_topk, topk)
+publish(_kthvalue, kthvalue)
+publish(_unique, unique)
+publish(_unique_consecutive, unique_consecutive)
+publish(None, bincount)
+publish(None, histc)
+publish(None, searchsorted, method=False)
+publish(None, bucketize, method=False)

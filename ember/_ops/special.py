@@ -24,7 +24,7 @@ from ember._ops.pointwise import (
     where,
     with_out,
 )
-from ember._ops.registry import FLOAT, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import FLOAT, dispatch, dispatch_inplace, op, publish
 from ember._ops.special_single import blocked, erf_single, erfc_single, lgamma_single
 from ember._ops.unary import in_float32, unary
 
@@ -70,7 +70,7 @@ _erfinv, erfinv = unary(
     "erfinv",
     "ErfinvBackward0",
     _real_kernel(S.erfinv, "erfinv_vml_cpu"),
-    save=("result",),
+    save=("_result",),
     doc="Return the inverse error function of the elements.",
 )
 
@@ -114,9 +114,11 @@ def _np_polygamma(x, n):
     return keep_layout(S.polygamma(n, x, sin_dtype).astype(x.dtype, copy=False), x)
 
 
-_polygamma = op("polygamma", grad_fn="PolygammaBackward0", save=(0,), promote=FLOAT)(_np_polygamma)
+_polygamma = op("polygamma", grad_fn="PolygammaBackward0", save=("self",), promote=FLOAT)(
+    _np_polygamma
+)
 # torch records the in-place form under its own node name
-_polygamma_inplace = op("polygamma", grad_fn="PolygammaBackward1", save=(0,), promote=FLOAT)(
+_polygamma_inplace = op("polygamma", grad_fn="PolygammaBackward1", save=("self",), promote=FLOAT)(
     _np_polygamma
 )
 for _o in (_polygamma, _polygamma_inplace):
@@ -143,19 +145,20 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return with_out("polygamma", _polygamma, (input,), params, out)
 
 
-expose(polygamma, method=False)
-
-
 def _polygamma_method(self, n: int) -> Tensor:
     """Return the ``n``-th derivative of the digamma function of the elements."""
     return polygamma(n, self)
 
 
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = lambda self, n: dispatch_inplace(_polygamma_inplace, self, (self,), _check_n(n))
+publish(
+    _polygamma,
+    polygamma,
+    method=_polygamma_method,
+    inplace=lambda self, n: dispatch_inplace(_polygamma_inplace, self, (self,), _check_n(n)),
+)
 
 
-@op("mvlgamma", grad_fn="MvlgammaBackward0", save=(0,), promote=FLOAT)
+@op("mvlgamma", grad_fn="MvlgammaBackward0", save=("self",), promote=FLOAT)
 def _mvlgamma(x, p):
     if dkind(x) == "c":
         raise not_implemented("arange_cpu", x)
@@ -191,8 +194,11 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     return with_out("mvlgamma", _mvlgamma, (input,), params, out)
 
 
-expose(mvlgamma)
-Tensor.mvlgamma_ = lambda self, p: dispatch_inplace(_mvlgamma, self, (self,), _check_p(p))
+publish(
+    _mvlgamma,
+    mvlgamma,
+    inplace=lambda self, p: dispatch_inplace(_mvlgamma, self, (self,), _check_p(p)),
+)
 
 # ------------------------------------------------------------------------------ Bessel i0
 
@@ -204,7 +210,7 @@ _i0, i0 = unary(
 )
 
 
-@op("special_i1", grad_fn="SpecialI1Backward0", save=(0, "result"), promote=FLOAT)
+@op("special_i1", grad_fn="SpecialI1Backward0", save=("self", "result"), promote=FLOAT)
 def _i1(x):
     if dkind(x) == "c":
         raise not_implemented("i1_cpu", x)

@@ -15,7 +15,7 @@ from ember._ops import special_bessel_math as B
 from ember._ops import special_igamma_math as G
 from ember._ops import special_math as S
 from ember._ops.pointwise import dkind, keep_layout, need_tensor, not_implemented, with_out
-from ember._ops.registry import _EMPTY, FLOAT, SAME, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import _EMPTY, FLOAT, SAME, dispatch, dispatch_inplace, op, publish
 from ember._ops.special import lgamma
 from ember._ops.special_single import blocked
 
@@ -179,9 +179,10 @@ def _np_zeta(x, q):
     return S.zeta(x, q)
 
 
+# 0: two tensors; 1: a number ``self``; 2: a number ``other`` (torch saves no number here)
 _zeta_ops = tuple(
-    op("zeta", grad_fn=f"SpecialZetaBackward{i}", save=(0, 1), promote=FLOAT)(_np_zeta)
-    for i in range(3)
+    op("zeta", grad_fn=f"SpecialZetaBackward{i}", save=s, promote=FLOAT)(_np_zeta)
+    for i, s in enumerate((("self", "other"), ("_self", "other"), ("_self", "_other")))
 )
 
 
@@ -217,7 +218,7 @@ def _gamma_op(name: str, kernel, grad_fn: str, sign: float):
             raise not_implemented("igamma_cpu" if name == "igamma" else "igammac_cpu", a)
         return kernel(a, x)
 
-    gop = op(name, grad_fn=grad_fn, save=(0, 1), promote=SAME)(forward)
+    gop = op(name, grad_fn=grad_fn, save=("self", "other"), promote=SAME)(forward)
 
     @gop.backward
     def _(ctx, g):
@@ -251,8 +252,8 @@ def _gamma_fn(name: str, gop, doc: str, fname: str | None = None):
 
 _IGAMMA_DOC = "Return the regularized lower incomplete gamma function P(input, other)."
 _IGAMMAC_DOC = "Return the regularized upper incomplete gamma function Q(input, other)."
-igamma = expose(_gamma_fn("igamma", _igamma, _IGAMMA_DOC))
-igammac = expose(_gamma_fn("igammac", _igammac, _IGAMMAC_DOC))
+igamma = _gamma_fn("igamma", _igamma, _IGAMMA_DOC)
+igammac = _gamma_fn("igammac", _igammac, _IGAMMAC_DOC)
 gammainc = _gamma_fn("gammainc", _igamma, _IGAMMA_DOC, "special_gammainc")
 gammaincc = _gamma_fn("gammaincc", _igammac, _IGAMMAC_DOC, "special_gammaincc")
 
@@ -269,5 +270,5 @@ def _igammac_(self: Tensor, other: Tensor) -> Tensor:
 
 _igamma_.__name__ = "igamma_"
 _igammac_.__name__ = "igammac_"
-Tensor.igamma_ = _igamma_
-Tensor.igammac_ = _igammac_
+publish(_igamma, igamma, inplace=_igamma_)
+publish(_igammac, igammac, inplace=_igammac_)

@@ -43,7 +43,7 @@ def _kernel(fn, kname):
     return forward
 
 
-def _unary(name, grad_fn, forward, save=(0,)):
+def _unary(name, grad_fn, forward, save=("self",)):
     uop = op(name, grad_fn=grad_fn, save=save, promote=FLOAT)(forward)
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -59,7 +59,7 @@ def _unary(name, grad_fn, forward, save=(0,)):
 # ------------------------------------------------------------------------------ error functions
 
 _erfcx, erfcx = _unary(
-    "erfcx", "SpecialErfcxBackward0", _kernel(S.erfcx, "erfcx_cpu"), save=(0, "result")
+    "erfcx", "SpecialErfcxBackward0", _kernel(S.erfcx, "erfcx_cpu"), save=("self", "result")
 )
 erfcx.__doc__ = "Return the scaled complementary error function ``exp(x**2) * erfc(x)``."
 
@@ -81,7 +81,7 @@ def _np_ndtr(x):
 
 
 # torch computes ndtr as a composite whose last node is a multiplication by 0.5
-_ndtr, ndtr = _unary("ndtr", "MulBackward1", _np_ndtr)
+_ndtr, ndtr = _unary("ndtr", "MulBackward1", _np_ndtr, save=("_self",))
 ndtr.__doc__ = "Return the area under the standard Gaussian density from -inf to ``input``."
 
 
@@ -106,7 +106,7 @@ def _np_log_ndtr(x):
 
 
 _log_ndtr, log_ndtr = _unary(
-    "log_ndtr", "SpecialLogNdtrBackward0", _np_log_ndtr, save=(0, "result")
+    "log_ndtr", "SpecialLogNdtrBackward0", _np_log_ndtr, save=("self", "result")
 )
 log_ndtr.__doc__ = "Return the log of the area under the standard Gaussian density up to ``x``."
 
@@ -141,9 +141,9 @@ def i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return with_out("i1", _i1, (input,), _EMPTY, out)
 
 
-_i0e, i0e = _unary("i0e", "SpecialI0EBackward0", _kernel(S.i0e, "i0e_cpu"), save=(0, "result"))
+_i0e, i0e = _unary("i0e", "SpecialI0EBackward0", _kernel(S.i0e, "i0e_cpu"), save=("self", "result"))
 i0e.__doc__ = "Return the exponentially scaled Bessel function ``exp(-|x|) * i0(x)``."
-_i1e, i1e = _unary("i1e", "SpecialI1EBackward0", _kernel(S.i1e, "i1e_cpu"), save=(0, "result"))
+_i1e, i1e = _unary("i1e", "SpecialI1EBackward0", _kernel(S.i1e, "i1e_cpu"), save=("self", "result"))
 i1e.__doc__ = "Return the exponentially scaled Bessel function ``exp(-|x|) * i1(x)``."
 
 

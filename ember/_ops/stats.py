@@ -31,7 +31,7 @@ from ember._ops.reduce import (
     upcast,
     write_out,
 )
-from ember._ops.registry import _type_name, dispatch, expose, op
+from ember._ops.registry import _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ std, var
 
@@ -75,7 +75,7 @@ def _std_to_var_grad(g, std):
     return where(std == 0, 0.0, g / (std * 2))
 
 
-@op("var", grad_fn="VarBackward0", save=(0,))
+@op("var", grad_fn="VarBackward0", save=("self",))
 def _var(x, dims, correction, keepdim=False, rnumel=None):
     return _np_var(x, dims, correction, keepdim)
 
@@ -86,7 +86,7 @@ def _(ctx, g, dims, correction, keepdim=False, rnumel=None):
     return _var_backward(g, x, dims, correction, keepdim, rnumel)
 
 
-@op("std", grad_fn="StdBackward0", save=(0, "result"))
+@op("std", grad_fn="StdBackward0", save=("self", "result"))
 def _std(x, dims, correction, keepdim=False, rnumel=None):
     return np.sqrt(_np_var(x, dims, correction, keepdim))
 
@@ -104,12 +104,12 @@ def _moments(x, dims, correction, keepdim, take_sqrt):
     return (np.sqrt(v) if take_sqrt else v), as_dtype(m, x.dtype)
 
 
-@op("std_mean", grad_fn="StdMeanBackward0")
+@op("std_mean", grad_fn="StdMeanBackward0", post_save=("self", "result0"))
 def _std_mean(x, dims, correction, keepdim=False, rnumel=None):
     return _moments(x, dims, correction, keepdim, True)
 
 
-@op("var_mean", grad_fn="VarMeanBackward0")
+@op("var_mean", grad_fn="VarMeanBackward0", post_save=("self", "_result0"))
 def _var_mean(x, dims, correction, keepdim=False, rnumel=None):
     return _moments(x, dims, correction, keepdim, False)
 
@@ -255,8 +255,10 @@ def _median_all(fn: str, ignore_nan: bool):
     return forward
 
 
-_median = op("median", grad_fn="MedianBackward0", save=(0, "result"))(_median_all("median", False))
-_nanmedian = op("nanmedian", grad_fn="NanmedianBackward0", save=(0, "result"))(
+_median = op("median", grad_fn="MedianBackward0", save=("self", "result"))(
+    _median_all("median", False)
+)
+_nanmedian = op("nanmedian", grad_fn="NanmedianBackward0", save=("self", "result"))(
     _median_all("nanmedian", True)
 )
 
@@ -290,12 +292,12 @@ def _selected(ctx, g, _gi, dim, keepdim=False):
     return value_selecting_backward(ctx, g, dim, keepdim)
 
 
-_median_d = op("median", grad_fn="MedianBackward1", nondiff_outputs=(1,))(
+_median_d = op("median", grad_fn="MedianBackward1", nondiff_outputs=(1,), post_save=("indices",))(
     _median_dim("median", False)
 )
-_nanmedian_d = op("nanmedian", grad_fn="NanmedianBackward1", nondiff_outputs=(1,))(
-    _median_dim("nanmedian", True)
-)
+_nanmedian_d = op(
+    "nanmedian", grad_fn="NanmedianBackward1", nondiff_outputs=(1,), post_save=("indices",)
+)(_median_dim("nanmedian", True))
 _median_d.backward(_selected)
 _nanmedian_d.backward(_selected)
 
@@ -330,7 +332,7 @@ def nanmedian(input, dim=_NO_DIM, keepdim=False, *, out=None):
 # ------------------------------------------------------------------------------ mode
 
 
-@op("mode", grad_fn="ModeBackward0", nondiff_outputs=(1,))
+@op("mode", grad_fn="ModeBackward0", nondiff_outputs=(1,), post_save=("indices",))
 def _mode(x, dim, keepdim=False):
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"mode_cpu\" not implemented for '{_type_name_np(x)}'")
@@ -377,7 +379,12 @@ def _lerp(a, b, w):
         return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
-@op("quantile", grad_fn="SqueezeBackward4", save=(1, 2, 3))
+@op(
+    "quantile",
+    grad_fn="SqueezeBackward4",
+    args=("self", "below", "above", "weight"),
+    save=("_below", "_above", "_weight"),
+)
 def _quantile_pick(x, below, above, w, dim, rest, scalar):
     lo = np.take_along_axis(x, below, axis=dim)
     hi = np.take_along_axis(x, above, axis=dim)
@@ -506,7 +513,12 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, out, True)
 
 
-for _fn in (std, var, median, nanmedian, mode, quantile, nanquantile):
-    expose(_fn)
-expose(std_mean, method=False)
-expose(var_mean, method=False)
+publish(_std, std)
+publish(_var, var)
+publish(_median, median)
+publish(_nanmedian, nanmedian)
+publish(_mode, mode)
+publish(_quantile_pick, quantile)
+publish(_quantile_pick, nanquantile)
+publish(_std_mean, std_mean, method=False)
+publish(_var_mean, var_mean, method=False)

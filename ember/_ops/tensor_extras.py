@@ -310,7 +310,7 @@ def _set_part(part):
     return setter
 
 
-@op("angle", grad_fn="AngleBackward0", save=(0,), promote=FLOAT)
+@op("angle", grad_fn="AngleBackward0", save=("self",), promote=FLOAT)
 def _angle(x):
     if x.dtype.kind == "c":
         return np.angle(x)
@@ -702,7 +702,12 @@ def _index_reduce_op():
     # grad_fn name for index_reduce
     from ember._ops.scatter_reduce import _scatter_reduce as sr
 
-    o = op("index_reduce", grad_fn="IndexReduceBackward0", save=sr.save_spec)(sr.forward)
+    o = op(
+        "index_reduce",
+        grad_fn="IndexReduceBackward0",
+        args=("self", "index", "source"),
+        save=("self", "index", "source", "result"),
+    )(sr.forward)
     o.backward(sr.backward_fn)
     return o
 

@@ -17,7 +17,6 @@ from ember._ops.pointwise import (
     _conj,
     deprecated_scalar_first,
     dkind,
-    into_variant,
     like,
     need_tensor,
     not_implemented,
@@ -29,8 +28,8 @@ from ember._ops.registry import (
     SAME,
     dispatch,
     dispatch_inplace,
-    expose,
     op,
+    publish,
     result_dtype,
 )
 
@@ -49,7 +48,7 @@ def _clamp_check(x, kernel):
         raise not_implemented(kernel, x)
 
 
-@op("clamp", grad_fn="ClampBackward1", save=(0,))
+@op("clamp", grad_fn="ClampBackward1", save=("self",))
 def _clamp_scalar(x, min=None, max=None):  # noqa: A002 - torch's names
     if max is None:
         kernel = "clamp_min_scalar_cpu"
@@ -89,7 +88,7 @@ def _(ctx, g, min=None, max=None):  # noqa: A002
     return where(_mask(keep), g, 0.0)
 
 
-@op("clamp", grad_fn="ClampBackward0", save=(0, 1, 2))
+@op("clamp", grad_fn="ClampBackward0", args=("self", "min", "max"), save=("self", "min", "max"))
 def _clamp_tensor(x, lo, hi):
     if dkind(x) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
@@ -124,7 +123,7 @@ def _(ctx, g):
     return gx, glo, ghi
 
 
-_clamp_into = into_variant(_clamp_scalar, _np_clamp_into)
+_clamp_into = _clamp_scalar.into(_np_clamp_into)
 
 
 def _bound_tensor(b):
@@ -215,11 +214,11 @@ def _clamp_(self, min=None, max=None):  # noqa: A002
 
 def _one_sided(name, kind, grad_scalar, grad_tensor):
     # clamp_min / clamp_max: their own grad_fn names, and a Tensor bound is required or a number
-    scalar_op = op(name, grad_fn=grad_scalar, save=(0,))(
+    scalar_op = op(name, grad_fn=grad_scalar, save=("self",))(
         lambda x, bound: _clamp_scalar.forward(x, **{kind: bound})
     )
     scalar_op.backward(lambda ctx, g, bound: _clamp_scalar.backward_fn(ctx, g, **{kind: bound}))
-    tensor_op = op(name, grad_fn=grad_tensor, save=(0, 1))(
+    tensor_op = op(name, grad_fn=grad_tensor, args=("self", kind), save=("self", kind))(
         lambda x, b: _clamp_tensor.forward(x, *((b, None) if kind == "min" else (None, b)))
     )
 
@@ -260,14 +259,10 @@ def _one_sided(name, kind, grad_scalar, grad_tensor):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return ``input`` clamped {'below' if kind == 'min' else 'above'} by ``{kind}``."
     inplace.__name__ = name + "_"
-    expose(fn)
-    setattr(Tensor, name + "_", inplace)
-    return fn
+    return publish(scalar_op, fn, inplace=inplace)
 
 
-expose(clamp)
-expose(clamp, "clip", method="clip")
-Tensor.clamp_ = Tensor.clip_ = _clamp_
+publish(_clamp_scalar, clamp, aliases=("clip",), inplace=_clamp_)
 clip = clamp
 clamp_min = _one_sided("clamp_min", "min", "ClampMinBackward0", "ClampMinBackward1")
 clamp_max = _one_sided("clamp_max", "max", "ClampMaxBackward0", "ClampMaxBackward1")
@@ -296,7 +291,9 @@ def _lerp_forward(kernel):
 
 _HALF = D.HALF_NP
 _lerp_s = op("lerp", grad_fn="LerpBackward0")(_lerp_forward("lerp_kernel_scalar"))
-_lerp_t = op("lerp", grad_fn="LerpBackward1", save=(0, 1, 2))(_lerp_forward("lerp_kernel_tensor"))
+_lerp_t = op(
+    "lerp", grad_fn="LerpBackward1", args=("self", "end", "weight"), save=("self", "end", "weight")
+)(_lerp_forward("lerp_kernel_tensor"))
 
 
 @_lerp_s.backward
@@ -352,8 +349,7 @@ def _lerp_(self, end, weight):
     return dispatch_inplace(lop, self, args, params)
 
 
-expose(lerp)
-Tensor.lerp_ = _lerp_
+publish(_lerp_t, lerp, inplace=_lerp_)
 
 # ------------------------------------------------------------------------------ addcmul, addcdiv
 
@@ -366,7 +362,13 @@ def _addc_value(value, inputs):
     return value
 
 
-@op("addcmul", grad_fn="AddcmulBackward0", save=(1, 2), promote=SAME)
+@op(
+    "addcmul",
+    grad_fn="AddcmulBackward0",
+    args=("self", "tensor1", "tensor2"),
+    save=("tensor1", "tensor2"),
+    promote=SAME,
+)
 def _addcmul(x, t1, t2, value=1):
     prod = np.multiply(t1, _like(t1, value)) if value != 1 else t1
     return np.add(x, np.multiply(prod, t2))
@@ -383,7 +385,13 @@ def _(ctx, g, value=1):
     )
 
 
-@op("addcdiv", grad_fn="AddcdivBackward0", save=(1, 2), promote=SAME)
+@op(
+    "addcdiv",
+    grad_fn="AddcdivBackward0",
+    args=("self", "tensor1", "tensor2"),
+    save=("tensor1", "tensor2"),
+    promote=SAME,
+)
 def _addcdiv(x, t1, t2, value=1):
     prod = np.multiply(t1, _like(t1, value)) if value != 1 else t1
     return np.add(x, np.true_divide(prod, t2))
@@ -473,7 +481,5 @@ def _addcdiv_(self, tensor1, tensor2, *args, value=1):
     return dispatch_inplace(aop, self, args, params)
 
 
-expose(addcmul)
-expose(addcdiv)
-Tensor.addcmul_ = _addcmul_
-Tensor.addcdiv_ = _addcdiv_
+publish(_addcmul, addcmul, inplace=_addcmul_)
+publish(_addcdiv, addcdiv, inplace=_addcdiv_)

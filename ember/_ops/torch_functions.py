@@ -247,7 +247,7 @@ def _pairwise_diff(x1, x2):
     return x1[..., :, None, :] - x2[..., None, :, :]
 
 
-@op("cdist", grad_fn="CdistBackward0", save=(0, 1, "result"))
+@op("cdist", grad_fn="CdistBackward0", args=("x1", "x2"), save=("x1", "x2", "result"))
 def _cdist(x1, x2, p):
     d = np.abs(_pairwise_diff(x1, x2))
     if p == 0:

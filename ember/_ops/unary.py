@@ -18,7 +18,6 @@ from ember._ops.pointwise import (
     _conj,
     dkind,
     fast_backward,
-    into_variant,
     keep_layout,
     need_tensor,
     not_implemented,
@@ -30,11 +29,11 @@ from ember._ops.pointwise import (
 from ember._ops.registry import (
     _EMPTY,
     FLOAT,
+    MEMBERS,
     dispatch,
     dispatch_inplace,
-    expose,
-    inplace_method,
     op,
+    publish,
 )
 
 _LN2 = math.log(2.0)
@@ -43,7 +42,7 @@ _HALF_TYPES = D.HALF_NP
 
 
 def unary(
-    name, grad_fn, forward, *, promote=FLOAT, save=(0,), doc="", inplace=True, exact_out=None
+    name, grad_fn, forward, *, promote=FLOAT, save=("self",), doc="", inplace=True, exact_out=None
 ):
     """Declare the unary op ``name`` and publish it; return (op, public function).
 
@@ -64,28 +63,26 @@ def unary(
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    expose(fn)
+    method = inplace or None  # True: generated from the op
     if inplace and isinstance(forward, np.ufunc):
         # a plain ufunc computes straight into the tensor's memory
-        iop = into_variant(uop, forward)
+        iop = uop.into(forward)
 
         def method(self):
             return dispatch_inplace(iop, self, (self,), {"out": self._data})
 
         method.__name__ = name + "_"
         method.__doc__ = f"In-place version of :meth:`Tensor.{name}`."
-        setattr(Tensor, name + "_", method)
-    elif inplace:
-        inplace_method(uop, name + "_")
+    publish(uop, fn, inplace=method, arity=1)
     return uop, fn
 
 
 def alias(fn, name: str, inplace: bool = True):
     """Publish ``fn`` under torch's alias ``name`` (``arcsin`` for ``asin``)."""
-    expose(fn, name, method=name)
-    if inplace:
-        setattr(Tensor, name + "_", getattr(Tensor, fn.__name__ + "_"))
-    return fn
+    own = MEMBERS[f"ember.{fn.__name__}"][0]
+    return publish(
+        own, fn, name=name, inplace=getattr(Tensor, fn.__name__ + "_") if inplace else None
+    )
 
 
 def in_float32(np_fn):
@@ -176,7 +173,7 @@ _sgn, sgn = unary(
     "SgnBackward0",
     _np_sgn,
     promote=None,
-    save=(0, "result"),
+    save=("self", "result"),
     doc="Return ``input / |input|`` (the sign for real tensors; 0 at 0).",
 )
 
@@ -199,7 +196,7 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-expose(positive)
+publish(None, positive)
 alias(abs, "absolute")
 alias(neg, "negative")
 
@@ -410,7 +407,7 @@ def _inplace_not_implemented(uop, name):
             f"the derivative for 'inplace version of {name}' is not implemented."
         )
 
-    inplace_method(iop, name + "_")
+    publish(iop, name=name, function=False, method=False, inplace=True, arity=1)
 
 
 for _o, _name in ((_asinh, "asinh"), (_acosh, "acosh"), (_atanh, "atanh")):
@@ -461,7 +458,7 @@ def _(ctx, g):
 _sigmoid.array_backward(fast_backward(_np_sigmoid_backward))
 
 
-@op("logit", grad_fn="LogitBackward0", save=(0,), promote=FLOAT)
+@op("logit", grad_fn="LogitBackward0", save=("self",), promote=FLOAT)
 def _logit(x, eps=None):
     if dkind(x) == "c":
         raise not_implemented("logit_cpu", x)
@@ -501,8 +498,7 @@ def _logit_(self, eps=None):
     return dispatch_inplace(_logit, self, (self,), _EMPTY if eps is None else {"eps": float(eps)})
 
 
-expose(logit)
-Tensor.logit_ = _logit_
+publish(_logit, logit, inplace=_logit_)
 
 # ------------------------------------------------------------------------------ relu
 
@@ -626,8 +622,7 @@ def _round_(self, *, decimals=None):
     return dispatch_inplace(_round_decimals, self, (self,), {"decimals": decimals})
 
 
-expose(round)
-Tensor.round_ = _round_
+publish(_round, round, inplace=_round_)
 
 
 def _np_frac(x):
@@ -649,7 +644,7 @@ _frac.backward(lambda ctx, g: g)
 # ------------------------------------------------------------------------------ nan_to_num
 
 
-@op("nan_to_num", grad_fn="NanToNumBackward0", save=(0,))
+@op("nan_to_num", grad_fn="NanToNumBackward0", save=("self",))
 def _nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     if dkind(x) == "c":
         parts = [
@@ -709,8 +704,7 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     return dispatch_inplace(_nan_to_num, self, (self,), _nan_params(nan, posinf, neginf))
 
 
-expose(nan_to_num)
-Tensor.nan_to_num_ = _nan_to_num_
+publish(_nan_to_num, nan_to_num, inplace=_nan_to_num_)
 
 # ------------------------------------------------------------------------------ angles
 
@@ -759,11 +753,11 @@ def conj(input: Tensor) -> Tensor:
     return dispatch(_conj_op, (input,))
 
 
-expose(conj)
+publish(_conj_op, conj)
 
 # ------------------------------------------------------------------------------ operators
 
-Tensor.__neg__ = lambda self: dispatch(_neg, (self,))
-Tensor.__abs__ = lambda self: dispatch(_abs, (self,))
-Tensor.__pos__ = positive
+publish(_neg, operators=("__neg__",))
+publish(_abs, operators=("__abs__",))
+publish(None, operators={"__pos__": positive})
 del _o, _name, _fn

@@ -152,21 +152,6 @@ class SavedTensor:
         )
 
 
-# torch's names of saved inputs (derivatives.yaml's argument names) -> the op table's position
-_SAVED_POSITION = {
-    "_saved_self": 0,
-    "_saved_input": 0,
-    "_saved_mat1": 0,
-    "_saved_other": 1,
-    "_saved_exponent": 1,
-    "_saved_mat2": 1,
-    "_saved_vec": 1,
-    "_saved_tensor": 1,
-    "_saved_weight": 1,
-    "_saved_result": "result",
-}
-
-
 class Node:
     """Base of every ``grad_fn``; ``name()`` is torch's class name (``MulBackward0``)."""
 
@@ -192,30 +177,6 @@ class Node:
     def name(self) -> str:
         """Return the node's name, torch's class name for the same backward."""
         return type(self).__name__
-
-    def __getattr__(self, name: str):
-        # torch's ``grad_fn._saved_self`` / ``_saved_other`` / ``_saved_result``...: what an
-        # op-table node saved, by torch's argument name (only reached for missing attributes)
-        pos = _SAVED_POSITION.get(name)
-        # (``op`` itself may be missing: a custom Function's ctx has none -- not looked up here)
-        spec = (
-            None
-            if pos is None or name == "op"
-            else getattr(getattr(self, "op", None), "save_spec", None)
-        )
-        if pos is not None and spec is not None and pos in spec:
-            if self._saved is None:
-                raise RuntimeError(FREED_MSG)
-            value = self.saved_tensors[spec.index(pos)]
-            if name == "_saved_other" and isinstance(value, (bool, int, float, complex)):
-                # torch holds a Python operand of a Tensor op as a 0-d "wrapped number" tensor
-                import numpy as np
-
-                from ember._core.tensor import _wrap
-
-                value = _wrap(np.asarray(value))
-            return value
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

@@ -76,7 +76,7 @@ def standard_gamma_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out
 
 
-@op("_standard_gamma", grad_fn="StandardGammaBackward0", save=(0, "result"))
+@op("_standard_gamma", grad_fn="StandardGammaBackward0", save=("self", "result"))
 def _standard_gamma(alpha):
     draws = _torch_rng.standard_gamma(ember.default_generator, alpha.astype(np.float64))
     out = draws.astype(alpha.dtype)

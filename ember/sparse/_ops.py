@@ -93,7 +93,7 @@ def _sd_backward(ctx, grad, *, pat, n):
 
 
 def _sd_op(name: str, grad_fn: str):
-    o = op(name, grad_fn=grad_fn, save=(0, 1))(_sd_forward)
+    o = op(name, grad_fn=grad_fn, save=("self", "other"))(_sd_forward)
     o.backward(_sd_backward)
     return o
 
@@ -123,7 +123,9 @@ def _sd_addmm_backward(ctx, grad, *, pat, n, beta, alpha):
 
 
 def _sd_addmm_op(name: str, grad_fn: str):
-    o = op(name, grad_fn=grad_fn, save=(1, 2))(_sd_addmm_forward)
+    o = op(name, grad_fn=grad_fn, args=("self", "mat1", "mat2"), save=("mat1", "mat2"))(
+        _sd_addmm_forward
+    )
     o.backward(_sd_addmm_backward)
     return o
 
@@ -146,7 +148,7 @@ def _ds_backward(ctx, grad, *, pat, n):
     return gv, gd
 
 
-_DENSE_SPARSE = op("dense_sparse_mm", grad_fn="MmBackward0", save=(0, 1))(_ds_forward)
+_DENSE_SPARSE = op("dense_sparse_mm", grad_fn="MmBackward0", save=("self", "other"))(_ds_forward)
 _DENSE_SPARSE.backward(_ds_backward)
 
 

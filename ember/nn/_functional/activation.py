@@ -68,13 +68,12 @@ def _need_tensor(name: str, x) -> None:
         )
 
 
-def _renamed(base: Op, grad_fn: str) -> Op:
-    """Return ``base`` under another grad_fn name (torch's ``...Backward1`` in-place nodes)."""
-    new = op(base.name + "_", grad_fn=grad_fn, save=base.save_spec, promote=base.promote)(
-        base.forward
+def _renamed(base: Op, grad_fn: str, save: tuple | None = None) -> Op:
+    """Return ``base`` under another grad_fn name (torch's ``...Backward1`` in-place nodes);
+    ``save`` the names shown, if not ``base``'s."""
+    return base.variant(
+        name=base.name + "_", grad_fn=grad_fn, save=base.save if save is None else save
     )
-    new.backward(base.backward_fn)
-    return new
 
 
 def _run(op_: Op, input: Tensor, params: dict, inplace: bool, iop: Op | None = None) -> Tensor:
@@ -97,7 +96,7 @@ def relu_(input: Tensor) -> Tensor:
     return input.relu_()
 
 
-@op("hardtanh", grad_fn="HardtanhBackward0", save=(0,))
+@op("hardtanh", grad_fn="HardtanhBackward0", save=("self",))
 def _hardtanh(x, min_val=-1.0, max_val=1.0):
     return np.clip(x, like(x, min_val), like(x, max_val))
 
@@ -128,7 +127,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-@op("leaky_relu", grad_fn="LeakyReluBackward0", save=(0,))
+@op("leaky_relu", grad_fn="LeakyReluBackward0", save=("self",))
 def _leaky_relu(x, negative_slope=0.01):
     return np.where(x > 0, x, x * like(x, negative_slope))
 
@@ -139,7 +138,7 @@ def _(ctx, g, negative_slope=0.01):
     return ember.where(x > 0, g, g * negative_slope)
 
 
-_leaky_relu_ip = _renamed(_leaky_relu, "LeakyReluBackward1")
+_leaky_relu_ip = _renamed(_leaky_relu, "LeakyReluBackward1", save=("_self",))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -153,7 +152,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
-@op("elu", grad_fn="EluBackward0", save=(0,))
+@op("elu", grad_fn="EluBackward0", save=("self",))
 def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
     neg = np.expm1(x * like(x, input_scale)) * like(x, alpha)
     return np.where(x > 0, x, neg) * like(x, scale)
@@ -166,7 +165,7 @@ def _(ctx, g, alpha=1.0, scale=1.0, input_scale=1.0):
     return ember.where(x > 0, g * scale, neg)
 
 
-_elu_ip = _renamed(_elu, "EluBackward1")
+_elu_ip = _renamed(_elu, "EluBackward1", save=("_self",))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -192,9 +191,9 @@ def selu_(input: Tensor) -> Tensor:
     return selu(input, True)
 
 
-_celu = op("celu", grad_fn="CeluBackward0", save=(0,))(_elu.forward)
+_celu = op("celu", grad_fn="CeluBackward0", save=("self",))(_elu.forward)
 _celu.backward(_elu.backward_fn)
-_celu_ip = _renamed(_celu, "CeluBackward1")
+_celu_ip = _renamed(_celu, "CeluBackward1", save=("_self",))
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -210,7 +209,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return celu(input, alpha, True)
 
 
-@op("threshold", grad_fn="ThresholdBackward0", save=(0,))
+@op("threshold", grad_fn="ThresholdBackward0", save=("self",))
 def _threshold(x, threshold=0.0, value=0.0):
     return np.where(x > like(x, threshold), x, like(x, value)).astype(x.dtype, copy=False)
 
@@ -262,7 +261,7 @@ def rrelu(
     return _run(_rrelu, input, {"noise": n}, inplace)
 
 
-@op("rrelu_with_noise", grad_fn="RreluWithNoiseBackward0", save=(0,))
+@op("rrelu_with_noise", grad_fn="RreluWithNoiseBackward0", save=("self",))
 def _rrelu(x, noise):
     return x * noise._data
 
@@ -279,7 +278,13 @@ def rrelu_(
     return rrelu(input, lower, upper, training, True)
 
 
-@op("_prelu_kernel", grad_fn="PreluKernelBackward0", save=(0, 1), promote="same")
+@op(
+    "_prelu_kernel",
+    grad_fn="PreluKernelBackward0",
+    args=("self", "weight"),
+    save=("self", "weight"),
+    promote="same",
+)
 def _prelu(x, w):
     return np.where(x > 0, x, x * w)
 
@@ -353,7 +358,7 @@ def _np_erf_f(x):
     return p / q
 
 
-@op("gelu", grad_fn="GeluBackward0", save=(0,))
+@op("gelu", grad_fn="GeluBackward0", save=("self",))
 def _gelu(x, approximate="none"):
     if approximate == "tanh":
         k = like(x, math.sqrt(2.0 / math.pi))
@@ -365,7 +370,7 @@ def _gelu(x, approximate="none"):
     return (x * cdf).astype(x.dtype, copy=False)
 
 
-@op("normal_cdf", grad_fn="MulBackward0", save=(0,))
+@op("normal_cdf", grad_fn="MulBackward0", save=("self",))
 def _normal_cdf(x):
     cdf = _np_erf_f(x * like(x, 1 / math.sqrt(2.0)))
     return (0.5 * (cdf + 1)).astype(x.dtype, copy=False)
@@ -405,7 +410,7 @@ def _np_sigmoid(x):
     return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
 
 
-@op("silu", grad_fn="SiluBackward0", save=(0,))
+@op("silu", grad_fn="SiluBackward0", save=("self",))
 def _silu(x):
     return x * _np_sigmoid(x)
 
@@ -429,7 +434,7 @@ def _np_softplus(x, beta=1.0, threshold=20.0):
     return np.where(bx > like(x, threshold), x, soft).astype(x.dtype, copy=False)
 
 
-@op("mish", grad_fn="MishBackward0", save=(0,))
+@op("mish", grad_fn="MishBackward0", save=("self",))
 def _mish(x):
     return x * np.tanh(_np_softplus(x))
 
@@ -447,7 +452,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _run(_mish, input, {}, inplace)
 
 
-@op("softplus", grad_fn="SoftplusBackward0", save=(0,))
+@op("softplus", grad_fn="SoftplusBackward0", save=("self",))
 def _softplus(x, beta=1.0, threshold=20.0):
     return _np_softplus(x, beta, threshold)
 
@@ -464,7 +469,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return dispatch(_softplus, (input,), {"beta": beta, "threshold": threshold})
 
 
-@op("log_sigmoid", grad_fn="LogSigmoidBackward0", save=(0,))
+@op("log_sigmoid", grad_fn="LogSigmoidBackward0", save=("self",))
 def _logsigmoid(x):
     return -np.logaddexp(like(x, 0.0), -x)
 
@@ -504,7 +509,7 @@ def softsign(input: Tensor) -> Tensor:
 # ------------------------------------------------------------------------------ hard ones
 
 
-@op("hardswish", grad_fn="HardswishBackward0", save=(0,))
+@op("hardswish", grad_fn="HardswishBackward0", save=("self",))
 def _hardswish(x):
     return x * np.clip(x + like(x, 3.0), like(x, 0.0), like(x, 6.0)) / like(x, 6.0)
 
@@ -523,7 +528,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return _run(_hardswish, input, {}, inplace)
 
 
-@op("hardsigmoid", grad_fn="HardsigmoidBackward0", save=(0,))
+@op("hardsigmoid", grad_fn="HardsigmoidBackward0", save=("self",))
 def _hardsigmoid(x):
     return np.clip(x + like(x, 3.0), like(x, 0.0), like(x, 6.0)) / like(x, 6.0)
 
@@ -540,7 +545,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return _run(_hardsigmoid, input, {}, inplace)
 
 
-@op("hardshrink", grad_fn="HardshrinkBackward0", save=(0,))
+@op("hardshrink", grad_fn="HardshrinkBackward0", save=("self",))
 def _hardshrink(x, lambd=0.5):
     return np.where(np.abs(x) > like(x, lambd), x, like(x, 0.0)).astype(x.dtype, copy=False)
 
@@ -557,7 +562,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return dispatch(_hardshrink, (input,), {"lambd": lambd})
 
 
-@op("softshrink", grad_fn="SoftshrinkBackward0", save=(0,))
+@op("softshrink", grad_fn="SoftshrinkBackward0", save=("self",))
 def _softshrink(x, lambd=0.5):
     lam = like(x, lambd)
     return np.where(x > lam, x - lam, np.where(x < -lam, x + lam, like(x, 0.0))).astype(x.dtype)
@@ -580,7 +585,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 # ------------------------------------------------------------------------------ glu
 
 
-@op("glu", grad_fn="GluBackward0", save=(0,))
+@op("glu", grad_fn="GluBackward0", save=("self",))
 def _glu(x, dim=-1):
     a, b = np.split(x, 2, axis=dim)
     return a * _np_sigmoid(b)

@@ -312,7 +312,12 @@ def _conv2d_rows_transpose(x, w, padding, output_size):
     return _conv2d_rows(x, wf, pads)
 
 
-@op("convolution", grad_fn="ConvolutionBackward0", save=(0, 1))
+@op(
+    "convolution",
+    grad_fn="ConvolutionBackward0",
+    args=("input", "weight", "bias"),
+    save=("input", "weight"),
+)
 def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size, groups):
     """Forward of every convolution; ``padding`` holds one (lo, hi) pair per spatial dim."""
     out = None
@@ -356,7 +361,12 @@ def _(ctx, g, *, stride, padding, dilation, transposed, output_size, groups):
     return gx, gw, gb
 
 
-@op("convolution_weight", grad_fn="ConvolutionBackwardBackward0", save=(0, 1))
+@op(
+    "convolution_weight",
+    grad_fn="ConvolutionBackwardBackward0",
+    args=("input", "grad_output"),
+    save=("input", "grad_output"),
+)
 def _convolution_weight(x, g, *, weight_shape, stride, padding, dilation, groups):
     """Return the weight gradient of ``convolution(x, w)`` under upstream gradient ``g``."""
     if _rows_apply(x, weight_shape[-1], weight_shape[0], padding, stride, dilation, groups):

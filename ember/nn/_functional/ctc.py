@@ -99,7 +99,7 @@ def _nll(alpha, il, tl):
     return np.where(il == 0, np.where(tl == 0, -0.0, np.inf), nll)
 
 
-@op("_ctc_loss", grad_fn="CtcLossBackward0", save=(0, "result"))
+@op("_ctc_loss", grad_fn="CtcLossBackward0", args=("log_probs",), save=("log_probs", "_result"))
 @np.errstate(divide="ignore", invalid="ignore")
 def _ctc_forward(lp, targets=None, il=None, tl=None, blank=0, zero_infinity=False):
     _, _, skip, valid, lpe = _prepare(lp, targets, il, tl, blank)

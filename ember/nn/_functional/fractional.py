@@ -38,18 +38,26 @@ __all__ = [
 ]
 
 
+_BACK_ARGS = ("grad_output", "indices")  # the double-backward op: indices are an input
+
+
 def _fractional_op(nd: int):
     name = f"fractional_max_pool{nd}d"
     grad_fn = f"FractionalMaxPool{nd}DBackward0"
 
     # ``empty``: a zero-size window, whose value is torch's initial -inf (index: the start)
-    @op(name, grad_fn=grad_fn, save=(1,))
+    @op(name, grad_fn=grad_fn, args=("self", "result1"), save=("result1",))
     def fwd(x, idx, *, empty=False):
         if empty:  # the start index may lie past the input's end: nothing is read
             return np.full(idx.shape, -np.inf, dtype=x.dtype)
         return _gather_forward(x, idx, nd)
 
-    @op(name + "_backward", grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"), save=(1,))
+    @op(
+        name + "_backward",
+        grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"),
+        args=_BACK_ARGS,
+        save=("indices",),
+    )
     def scatter(g, idx, *, shape):
         return _scatter_forward(g, idx, shape, nd)
 

@@ -154,7 +154,7 @@ def _pointwise_loss(name: str, grad_fn: str, elem, delem):
     """Declare a two-input loss op: ``elem(x, y, **kw)`` on arrays gives the loss per element,
     ``delem(x, y, **kw)`` on Tensors its derivatives ``(d/dx, d/dy)``."""
 
-    @op(name, grad_fn=grad_fn, save=(0, 1), promote=SAME)
+    @op(name, grad_fn=grad_fn, args=("self", "target"), save=("self", "target"), promote=SAME)
     def fwd(x, y, reduction="mean", **kw):
         return _reduce_np(np.asarray(elem(x, y, **kw)), reduction)
 
@@ -532,10 +532,13 @@ def _nll_array_backward(ctx, g, reduction="mean", weight=None, ignore_index=-100
     return out, None
 
 
-_nll = op("nll_loss", grad_fn="NllLossBackward0", save=(0, 1))(_nll_forward)
+_NLL_ARGS = ("self", "target")
+_nll = op("nll_loss", grad_fn="NllLossBackward0", args=_NLL_ARGS, save=_NLL_ARGS)(_nll_forward)
 _nll.backward(_nll_backward)
 _nll.array_backward(_nll_array_backward)
-_nll2d = op("nll_loss2d", grad_fn="NllLoss2DBackward0", save=(0, 1))(_nll_forward)
+_nll2d = op("nll_loss2d", grad_fn="NllLoss2DBackward0", args=_NLL_ARGS, save=_NLL_ARGS)(
+    _nll_forward
+)
 _nll2d.backward(_nll_backward)
 
 

@@ -168,7 +168,12 @@ def _mm_parts(x, t, p, margin, weight):
     return z, active, w.astype(x.dtype), m
 
 
-@op("multi_margin_loss", grad_fn="MultiMarginLossBackward0", save=(0, 1))
+@op(
+    "multi_margin_loss",
+    grad_fn="MultiMarginLossBackward0",
+    args=("self", "target"),
+    save=("self", "target"),
+)
 def _multi_margin(x, t, p=1, margin=1.0, weight=None, reduction="mean"):
     z, active, w, _ = _mm_parts(x, t, p, margin, weight)
     h = z * active
@@ -235,7 +240,12 @@ def _mlm_weights(t: np.ndarray, c: int, dtype) -> np.ndarray:
     return count[..., :, None] * (~is_t)[..., None, :]
 
 
-@op("multilabel_margin_loss", grad_fn="MultilabelMarginLossBackward0", save=(0, 1))
+@op(
+    "multilabel_margin_loss",
+    grad_fn="MultilabelMarginLossBackward0",
+    args=("self", "target"),
+    save=("self", "target"),
+)
 def _multilabel_margin(x, t, reduction="mean"):
     c = x.shape[-1]
     pw = _mlm_weights(t, c, x.dtype)

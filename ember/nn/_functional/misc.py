@@ -30,7 +30,7 @@ __all__ = [
 # ------------------------------------------------------------------------------ embedding
 
 
-@op("embedding", grad_fn="EmbeddingBackward0", save=(1,))
+@op("embedding", grad_fn="EmbeddingBackward0", args=("weight", "indices"), save=("indices",))
 def _embedding(w, idx, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return np.take(w, idx, axis=0)
 
@@ -59,7 +59,12 @@ def _inverse_counts(idx: np.ndarray, num: int, dtype, trailing: int) -> Tensor:
     return _wrap(scale.reshape(scale.shape + (1,) * trailing))
 
 
-@op("embedding_dense_backward", grad_fn="EmbeddingDenseBackwardBackward0", save=(1,))
+@op(
+    "embedding_dense_backward",
+    grad_fn="EmbeddingDenseBackwardBackward0",
+    args=("grad_output", "indices"),
+    save=("indices",),
+)
 def _embedding_grad(g, idx, num, pad):
     out = np.zeros((num,) + g.shape[idx.ndim :], g.dtype)
     np.add.at(out, idx, g)
@@ -242,7 +247,12 @@ def _bag_reduce(rows, counts, ufunc):
     return out
 
 
-@op("embedding_bag", grad_fn="EmbeddingBagBackward0", save=(0, 1))
+@op(
+    "embedding_bag",
+    grad_fn="EmbeddingBagBackward0",
+    args=("weight", "per_sample_weights"),
+    save=("weight", "per_sample_weights"),
+)
 def _embedding_bag(w, psw, kidx, kbag, keep, counts, mode, scale_grad_by_freq=False, sparse=False):
     rows = np.take(w, kidx, axis=0)
     if psw is not None:

@@ -54,7 +54,12 @@ def _norm_backward(g, x, w, axes, shape, eps):
 # ------------------------------------------------------------------------------ batch norm
 
 
-@op("native_batch_norm", grad_fn="NativeBatchNormBackward0", save=(0, 1))
+@op(
+    "native_batch_norm",
+    grad_fn="NativeBatchNormBackward0",
+    args=("input", "weight"),
+    save=("input", "weight"),
+)
 def _batch_norm(x, w, b, mean, invstd, training, eps):
     # torch's CPU kernel: per channel alpha = invstd * w, beta = b - mean * alpha, then one
     # multiply-add over the input (two passes instead of four)
@@ -222,7 +227,12 @@ def instance_norm(
 # ------------------------------------------------------------------------------ layer norm
 
 
-@op("native_layer_norm", grad_fn="NativeLayerNormBackward0", save=(0, 1))
+@op(
+    "native_layer_norm",
+    grad_fn="NativeLayerNormBackward0",
+    args=("input", "weight"),
+    save=("input", "weight"),
+)
 def _layer_norm(x, w, b, k, eps):
     axes = tuple(range(x.ndim - k, x.ndim))
     acc = np.float64 if x.dtype == np.float64 else np.float32
@@ -323,7 +333,12 @@ def rms_norm(
 # ------------------------------------------------------------------------------ group norm
 
 
-@op("native_group_norm", grad_fn="NativeGroupNormBackward0", save=(0, 1))
+@op(
+    "native_group_norm",
+    grad_fn="NativeGroupNormBackward0",
+    args=("input", "weight"),
+    save=("input", "weight"),
+)
 def _group_norm(x, w, b, groups, eps):
     n, c = x.shape[:2]
     xg = x.reshape(n, groups, -1)

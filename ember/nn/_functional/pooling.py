@@ -144,15 +144,23 @@ def _scatter_forward(g, idx, shape, nd, unique=False):
     return res.astype(g.dtype, copy=False).reshape(shape)
 
 
+_BACK_ARGS = ("grad_output", "indices")  # the double-backward op: indices are an input
+
+
 def _gather_op(name, grad_fn):
     # ``unique``: the indices never repeat within a plane (max pooling windows that do not
     # overlap), so the backward scatter is a plain assignment
-    @op(name, grad_fn=grad_fn, save=(1,))
+    @op(name, grad_fn=grad_fn, args=("self", "result1"), save=("result1",))
     def fwd(x, idx, *, nd, unique=False):
         return keep_layout_of(_gather_forward(x, idx, nd), x)
 
     # the backward is a scatter whose own backward is this gather (torch's XBackwardBackward0)
-    @op(name + "_backward", grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"), save=(1,))
+    @op(
+        name + "_backward",
+        grad_fn=grad_fn.replace("Backward0", "BackwardBackward0"),
+        args=_BACK_ARGS,
+        save=("indices",),
+    )
     def scatter(g, idx, *, shape, nd, unique=False):
         return _scatter_forward(g, idx, shape, nd, unique)
 
@@ -318,7 +326,12 @@ def max_pool3d(
 
 
 def _unpool_op(nd: int):
-    @op(f"max_unpool{nd}d", grad_fn=f"MaxUnpool{nd}DBackward0", save=(1,))
+    @op(
+        f"max_unpool{nd}d",
+        grad_fn=f"MaxUnpool{nd}DBackward0",
+        args=("self", "indices"),
+        save=("indices",),
+    )
     def fwd(x, idx, *, shape):
         n, c = math.prod(shape[:-nd]), 1
         sp = math.prod(shape[-nd:])

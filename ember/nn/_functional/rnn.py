@@ -40,7 +40,12 @@ def _buffer(batch_sizes):
 # ------------------------------------------------------------------------------ forward
 
 
-@op("rnn_layer", grad_fn="RnnLayerBackward0", save=(0, 1, 2, 3, 4, 5))
+@op(
+    "rnn_layer",
+    grad_fn="RnnLayerBackward0",
+    args=("input", "hx", "cx", "w_hh", "b_hh", "w_hr"),
+    save=("_input", "_hx", "_cx", "_w_hh", "_b_hh", "_w_hr"),
+)
 def _rnn_layer(xp, h0, c0, w_hh, b_hh, w_hr, *, mode, reverse, batch_sizes, cache):
     if mode == "LSTM":
         out, hn, cn, saved = _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes)

@@ -609,7 +609,12 @@ def _grid_sampler_op(nd: int):
     saved input and grid when ``create_graph``, so double backward works)."""
     import ember
 
-    @op(f"grid_sampler_{nd}d", grad_fn=f"GridSampler{nd}DBackward0", save=(0, 1))
+    @op(
+        f"grid_sampler_{nd}d",
+        grad_fn=f"GridSampler{nd}DBackward0",
+        args=("input", "grid"),
+        save=("input", "grid"),
+    )
     def fwd(x, grid, *, mode, padding_mode, align_corners):
         with ember.no_grad():
             out = _grid_sample(_wrap(x), _wrap(grid), mode, padding_mode, align_corners)
