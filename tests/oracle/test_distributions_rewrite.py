@@ -1,0 +1,335 @@
+"""Oracle tests written with the rewrite of ember.distributions in ember's own terms (issue 21):
+the KL table beyond the pairs test_distributions_families2.py covers (edge values, supports,
+broadcasting, the families it leaves out), register_kl's argument check, the transforms'
+forward / inverse / log_abs_det_jacobian, and constraints' check() results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from tests.oracle.helper import check, check_raises
+
+torch = pytest.importorskip("torch")
+
+_r = np.random.default_rng(21)
+
+
+def pos(*shape, low=0.5, high=2.5):
+    return np.asarray(_r.uniform(low, high, shape))
+
+
+def unit(*shape):
+    return np.asarray(_r.uniform(0.1, 0.9, shape))
+
+
+def real(*shape):
+    return np.asarray(_r.normal(size=shape))
+
+
+def simplex(*shape):
+    p = _r.uniform(0.1, 1.0, shape)
+    return p / p.sum(-1, keepdims=True)
+
+
+def _spd(n=3, batch=()):
+    a = _r.normal(size=batch + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def _kl(lib, p_name, p_args, q_name, q_args):
+    D = lib.distributions
+    return D.kl_divergence(getattr(D, p_name)(*p_args), getattr(D, q_name)(*q_args))
+
+
+# ------------------------------------------------------------------------- register_kl
+
+
+def test_register_kl_argument_check():
+    """torch accepts any class (``register_kl(int, Normal)`` passes silently, nothing is
+    registered until the decorator is applied) and raises issubclass's TypeError otherwise."""
+    for lib in (torch, ember):
+        D = lib.distributions
+        decorator = D.register_kl(int, D.Normal)
+        assert callable(decorator)
+        assert (int, D.Normal) not in D.kl._KL_REGISTRY
+    for args in [(3, "Normal"), ("Normal", 3), ("x", "Normal")]:
+
+        def fn(lib, args=args):
+            D = lib.distributions
+            a = [getattr(D, x) if x == "Normal" else x for x in args]
+            return D.register_kl(*a)
+
+        check_raises(fn, [], match_message=True)
+
+
+def test_register_kl_ambiguous_warns():
+    def fn(lib):
+        D = lib.distributions
+
+        class P(D.Normal):
+            pass
+
+        class Q(D.Normal):
+            pass
+
+        D.register_kl(P, D.Normal)(lambda p, q: "left")
+        D.register_kl(D.Normal, Q)(lambda p, q: "right")
+        try:
+            with pytest.warns(RuntimeWarning, match="Ambiguous"):
+                out = D.kl_divergence(P(0.0, 1.0), Q(0.0, 1.0))
+        finally:
+            del D.kl._KL_REGISTRY[P, D.Normal]
+            del D.kl._KL_REGISTRY[D.Normal, Q]
+            D.kl._KL_MEMOIZE.clear()
+        return out
+
+    assert fn(ember) == fn(torch) == "left"
+
+
+def test_registered_function_chosen_for_subclass():
+    for lib in (torch, ember):
+        D = lib.distributions
+
+        class MyGamma(D.Gamma):
+            pass
+
+        a, b = MyGamma(lib.tensor(2.0), lib.tensor(3.0)), D.Gamma(lib.tensor(1.5), lib.tensor(1.0))
+        assert float(D.kl_divergence(a, b)) == pytest.approx(
+            float(D.kl_divergence(D.Gamma(lib.tensor(2.0), lib.tensor(3.0)), b))
+        )
+
+
+# ------------------------------------------------------------------------- KL values and grads
+# The families test_distributions_families2.py::test_kl_divergence leaves out, with batch shapes
+# that broadcast between p and q.
+
+_PAIRS = {
+    "Categorical": lambda: ((simplex(2, 4),), (simplex(4),)),
+    "OneHotCategorical": lambda: ((simplex(2, 4),), (simplex(2, 4),)),
+    "Dirichlet": lambda: ((pos(2, 4),), (pos(4),)),
+    "Geometric": lambda: ((unit(3),), (unit(2, 1),)),
+    "Cauchy": lambda: ((real(3), pos(3)), (real(2, 1), pos(1))),
+    "HalfNormal": lambda: ((pos(3),), (pos(2, 1),)),
+    "Binomial": lambda: ((10, unit(3)), (10, unit(2, 1))),
+    "Bernoulli": lambda: ((unit(2, 3),), (unit(2, 3),)),
+    "Normal": lambda: ((real(3), pos(3)), (real(2, 1), pos(1))),
+    "Poisson": lambda: ((pos(3),), (pos(2, 1),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PAIRS))
+def test_kl_same_family(name):
+    pa, qa = _PAIRS[name]()
+    n = len(pa)
+
+    def fn(lib, *a):
+        return _kl(lib, name, a[:n], name, a[n:])
+
+    check(fn, [*pa, *qa], grad_fn=False, version=False, strides=False, atol=1e-9)
+
+
+def test_kl_bernoulli_broadcast_raises():
+    """torch masks Bernoulli's terms in place, so batch shapes that broadcast raise IndexError."""
+    check_raises(
+        lambda lib, a, b: _kl(lib, "Bernoulli", (a,), "Bernoulli", (b,)), [unit(3), unit(2, 1)]
+    )
+
+
+def test_kl_mvn_broadcast_batches():
+    loc_p, cov_p = real(2, 1, 3), _spd(3, (2, 1))
+    loc_q, factor_q, diag_q = real(4, 3), real(4, 3, 2), pos(4, 3)
+
+    def fn(lib, a, A, b, W, d):
+        D = lib.distributions
+        p = D.MultivariateNormal(a, A)
+        q = D.LowRankMultivariateNormal(b, W, d)
+        return D.kl_divergence(p, q), D.kl_divergence(q, p)
+
+    check(fn, [loc_p, cov_p, loc_q, factor_q, diag_q], grad_fn=False, version=False, atol=1e-9)
+
+
+def test_kl_mvn_event_shape_errors():
+    for kinds in [("mvn", "mvn"), ("mvn", "low"), ("low", "mvn"), ("low", "low")]:
+
+        def fn(lib, kinds=kinds):
+            D = lib.distributions
+
+            def make(kind, n):
+                if kind == "mvn":
+                    return D.MultivariateNormal(lib.zeros(n), lib.eye(n))
+                return D.LowRankMultivariateNormal(lib.zeros(n), lib.ones(n, 1), lib.ones(n))
+
+            return D.kl_divergence(make(kinds[0], 2), make(kinds[1], 3))
+
+        check_raises(fn, [], match_message=True)
+
+
+def test_kl_independent_and_transformed():
+    def fn(lib, a, b, c, d):
+        D = lib.distributions
+        p = D.Independent(D.Normal(a, b), 1)
+        q = D.Independent(D.Normal(c, d), 1)
+        ln_p, ln_q = D.LogNormal(a, b), D.LogNormal(c, d)
+        return D.kl_divergence(p, q), D.kl_divergence(ln_p, ln_q)
+
+    check(fn, [real(2, 3), pos(2, 3), real(3), pos(3)], grad_fn=False, version=False, atol=1e-9)
+    check_raises(
+        lambda lib: lib.distributions.kl_divergence(
+            lib.distributions.Independent(lib.distributions.Normal(lib.zeros(2, 3), 1.0), 1),
+            lib.distributions.Independent(lib.distributions.Normal(lib.zeros(2, 3), 1.0), 2),
+        ),
+        [],
+    )
+
+
+def test_kl_expfamily_bregman():
+    """A family without its own pair (Weibull is not one; Bernoulli subclass is) falls back to
+    the Bregman divergence of ExponentialFamily."""
+
+    def fn(lib, a, b):
+        D = lib.distributions
+
+        class MyPoisson(D.Poisson):
+            pass
+
+        D.register_kl(MyPoisson, MyPoisson)(
+            D.kl._KL_REGISTRY[D.ExponentialFamily, D.ExponentialFamily]
+        )
+        try:
+            return D.kl_divergence(MyPoisson(a), MyPoisson(b))
+        finally:
+            del D.kl._KL_REGISTRY[MyPoisson, MyPoisson]
+            D.kl._KL_MEMOIZE.clear()
+
+    check(fn, [pos(3), pos(3)], grad_fn=False, version=False, atol=1e-9)
+
+
+# Edge values: masses at 0 / 1, supports that do or do not nest, Pareto tails without moments.
+
+_EDGES = [
+    ("Bernoulli", [np.array([0.0, 1.0, 0.3, 0.0])], "Bernoulli", [np.array([0.0, 0.5, 0.0, 1.0])]),
+    (
+        "Categorical",
+        [np.array([[0.0, 0.5, 0.5], [0.2, 0.8, 0.0]])],
+        "Categorical",
+        [np.array([[0.5, 0.5, 0.0], [0.3, 0.7, 0.0]])],
+    ),
+    (
+        "Uniform",
+        [np.array([0.0, -1.0, 0.5, 0.2]), np.array([1.0, 2.0, 3.0, 0.4])],
+        "Uniform",
+        [np.array([0.0, -0.5, 0.0, -1.0]), np.array([1.0, 2.0, 4.0, 1.0])],
+    ),
+    (
+        "Uniform",
+        [np.array([0.0, -1.0, 0.1, 0.2]), np.array([1.0, 0.5, 0.9, 1.5])],
+        "Beta",
+        [np.array([2.0, 2.0, 1.5, 3.0]), np.array([1.0, 2.0, 3.0, 0.5])],
+    ),
+    (
+        "Beta",
+        [np.array([2.0, 2.0, 1.5]), np.array([1.0, 2.0, 3.0])],
+        "Uniform",
+        [np.array([0.0, -1.0, 0.1]), np.array([1.0, 2.0, 1.0])],
+    ),
+    (
+        "Uniform",
+        [np.array([0.0, 0.1, 0.0, -0.5]), np.array([1.0, 0.9, 0.5, 2.0])],
+        "ContinuousBernoulli",
+        [np.array([0.3, 0.3, 0.7, 0.4])],
+    ),
+    (
+        "ContinuousBernoulli",
+        [np.array([0.3, 0.3, 0.7])],
+        "Uniform",
+        [np.array([0.0, -0.1, -1.0]), np.array([1.0, 1.1, 0.9])],
+    ),
+    (
+        "Uniform",
+        [np.array([-1.0, 0.0, 0.5]), np.array([1.0, 2.0, 3.0])],
+        "Exponential",
+        [np.array([1.0, 2.0, 0.5])],
+    ),
+    (
+        "Uniform",
+        [np.array([-1.0, 0.0, 0.5]), np.array([1.0, 2.0, 3.0])],
+        "Gamma",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.5, 0.5, 2.0])],
+    ),
+    (
+        "Uniform",
+        [np.array([0.5, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])],
+        "Pareto",
+        [np.array([1.0, 1.0, 1.0]), np.array([1.5, 0.5, 2.0])],
+    ),
+    (
+        "Pareto",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.5, 0.5, 2.0])],
+        "Pareto",
+        [np.array([1.5, 1.0, 0.5]), np.array([1.0, 2.0, 3.0])],
+    ),
+    (
+        "Pareto",
+        [np.array([1.0, 2.0, 0.5]), np.array([0.5, 1.5, 2.5])],
+        "Exponential",
+        [np.array([1.0, 2.0, 0.5])],
+    ),
+    (
+        "Pareto",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.0, 1.5, 2.5])],
+        "Gamma",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.5, 0.5, 2.0])],
+    ),
+    (
+        "Pareto",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.5, 2.0, 3.5])],
+        "Normal",
+        [np.array([1.0, 2.0, 0.5]), np.array([1.5, 0.5, 2.0])],
+    ),
+    (
+        "Binomial",
+        [np.array([10.0, 12.0]), np.array([0.3, 0.6])],
+        "Binomial",
+        [10, np.array([0.4, 0.5])],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_EDGES)), ids=lambda i: f"{_EDGES[i][0]}-{_EDGES[i][2]}")
+def test_kl_edge_values(case):
+    p_name, p_args, q_name, q_args = _EDGES[case]
+    n = len(p_args)
+
+    def fn(lib, *a):
+        return _kl(lib, p_name, a[:n], q_name, a[n:])
+
+    check(fn, [*p_args, *q_args], grad=False, version=False, strides=False, atol=1e-9)
+
+
+def test_kl_binomial_larger_q_count_raises():
+    check_raises(
+        lambda lib: _kl(lib, "Binomial", (5, lib.tensor(0.3)), "Binomial", (10, lib.tensor(0.3))),
+        [],
+        match_message=True,
+    )
+
+
+_INFINITE = [
+    ("Normal", (real(3), pos(3)), "Uniform", (-pos(3), pos(3))),
+    ("Gumbel", (real(3), pos(3)), "Gamma", (pos(3), pos(3))),
+    ("Poisson", (pos(3),), "Binomial", (10, unit(3))),
+    ("Beta", (pos(2, 3), pos(2, 3)), "Pareto", (pos(3), pos(3))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_INFINITE)), ids=lambda i: _INFINITE[i][0])
+def test_kl_infinite_pairs_shape_dtype(case):
+    p_name, p_args, q_name, q_args = _INFINITE[case]
+    n = len(p_args)
+
+    def fn(lib, *a):
+        return _kl(lib, p_name, a[:n], q_name, a[n:])
+
+    check(fn, [*p_args, *q_args], grad=False, version=False, atol=0)
