@@ -333,3 +333,116 @@ def test_kl_infinite_pairs_shape_dtype(case):
         return _kl(lib, p_name, a[:n], q_name, a[n:])
 
     check(fn, [*p_args, *q_args], grad=False, version=False, atol=0)
+
+
+# ------------------------------------------------------------------------- transforms
+
+_ELEMENTWISE = {
+    "ExpTransform": (lambda T: T.ExpTransform(), lambda: real(2, 3)),
+    "PowerTransform": (lambda T: T.PowerTransform(2.5), lambda: pos(2, 3)),
+    "SigmoidTransform": (lambda T: T.SigmoidTransform(), lambda: real(2, 3)),
+    "TanhTransform": (lambda T: T.TanhTransform(), lambda: real(2, 3)),
+    "AffineTransform": (lambda T: T.AffineTransform(0.5, -2.0), lambda: real(2, 3)),
+    "AffineTransform_event": (
+        lambda T: T.AffineTransform(0.5, 3.0, event_dim=1),
+        lambda: real(2, 3),
+    ),
+    "SoftplusTransform": (lambda T: T.SoftplusTransform(), lambda: real(2, 3)),
+    "Compose": (
+        lambda T: T.ComposeTransform([T.AffineTransform(1.0, 2.0), T.ExpTransform()]),
+        lambda: real(2, 3),
+    ),
+    "Compose_event": (
+        lambda T: T.ComposeTransform([T.ExpTransform(), T.StickBreakingTransform()]),
+        lambda: real(2, 3),
+    ),
+    "Inverse": (lambda T: T.ExpTransform().inv, lambda: pos(2, 3)),
+    "Identity": (lambda T: T.identity_transform, lambda: real(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ELEMENTWISE))
+def test_elementwise_transforms(name):
+    make, x = _ELEMENTWISE[name]
+    x = x()
+
+    def fwd(lib, x):
+        t = make(lib.distributions.transforms)
+        y = t(x)
+        return y, t.log_abs_det_jacobian(x, y)
+
+    check(fwd, [x], grad_fn=False, version=False, strides=False, atol=1e-9)
+
+    def inv(lib, x):
+        t = make(lib.distributions.transforms)
+        with lib.no_grad():
+            y = t(x)
+        return t.inv(y), t.inv.log_abs_det_jacobian(y, x)
+
+    check(inv, [x], grad=False, grad_fn=False, version=False, strides=False, atol=1e-9)
+    et, tt = make(ember.distributions.transforms), make(torch.distributions.transforms)
+    assert repr(et) == repr(tt)
+    assert repr(et.domain) == repr(tt.domain) and repr(et.codomain) == repr(tt.codomain)
+    assert et.bijective == tt.bijective
+    assert tuple(et.forward_shape((2, 3))) == tuple(tt.forward_shape((2, 3)))
+    try:
+        want = tt.sign
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            et.sign  # noqa: B018
+        return
+    np.testing.assert_array_equal(np.asarray(et.sign), np.asarray(want))
+
+
+def test_transform_cache_equality_hash():
+    for lib in (torch, ember):
+        T = lib.distributions.transforms
+        t = T.ExpTransform(cache_size=1)
+        x = lib.tensor([0.5, 1.0])
+        y = t(x)
+        assert t(x) is y and t.inv(y) is x
+        assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
+        assert T.ExpTransform().inv == T.ExpTransform().inv
+        assert T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0)
+        assert T.AffineTransform(1.0, 2.0) != T.AffineTransform(1.0, 3.0)
+        assert T.StickBreakingTransform() == T.StickBreakingTransform()
+        for made in (T.ExpTransform(), T.StickBreakingTransform(), T.AffineTransform(0.0, 1.0)):
+            with pytest.raises(TypeError):
+                hash(made)  # __eq__ without __hash__, as torch's
+        for made in (
+            T.AffineTransform(1.0, 2.0, event_dim=1),
+            T.PowerTransform(2.0),
+            T.ComposeTransform([T.ExpTransform()]),
+            T.ReshapeTransform((6,), (2, 3)),
+            T.CatTransform([T.ExpTransform(), T.ExpTransform()], 0, [1, 1]),
+            T.StackTransform([T.ExpTransform()], 0),
+            T.IndependentTransform(T.ExpTransform(), 1),
+            T.ExpTransform().inv,
+            T.SigmoidTransform(),
+        ):
+            cached = made.with_cache(1)
+            assert cached._cache_size == 1 and type(cached) is type(made)
+            assert made.with_cache(0) is made
+        with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+            T.ExpTransform(cache_size=2)
+        assert T.ComposeTransform([T.AffineTransform(0.0, -1.0), T.ExpTransform()]).sign == -1
+        assert T.AffineTransform(0.0, -2.0).sign == -1
+
+    class Custom(ember.distributions.transforms.Transform):
+        def __init__(self, k):
+            super().__init__()
+
+    with pytest.raises(NotImplementedError):
+        Custom(1).with_cache(1)
+
+
+def test_functor_errors():
+    for lib in (torch, ember):
+        T = lib.distributions.transforms
+        cat = T.CatTransform([T.ExpTransform(), T.ExpTransform()], 0, [1, 2])
+        with pytest.raises(AssertionError):
+            cat(lib.zeros(4))
+        with pytest.raises(AssertionError):
+            T.StackTransform([T.ExpTransform()], 0)(lib.zeros(2, 2))
+        with pytest.raises(AssertionError):
+            T.CatTransform([T.ExpTransform()], 3)(lib.zeros(1))
