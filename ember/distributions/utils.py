@@ -120,3 +120,28 @@ def vec_to_tril_matrix(vec, diag: int = 0):
     mat = vec.new_zeros(vec.shape[:-1] + ember.Size((n, n)))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
+
+
+def _probs_xor_logits(probs, logits) -> bool:
+    """Whether ``probs`` is the given parameterization; exactly one of the two must be."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    return probs is not None
+
+
+class _BinaryOdds:
+    """Mixin of the families with one success probability, given as ``probs`` or as log-odds
+    ``logits``; the other is derived on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+def _log1p_exp(x):
+    """log(1 + e^x) without overflow, with derivative sigmoid(x) everywhere (1/2 at 0)."""
+    return ember.logaddexp(ember.zeros_like(x), x)

@@ -446,3 +446,69 @@ def test_functor_errors():
             T.StackTransform([T.ExpTransform()], 0)(lib.zeros(2, 2))
         with pytest.raises(AssertionError):
             T.CatTransform([T.ExpTransform()], 3)(lib.zeros(1))
+
+
+# ------------------------------------------------------------------------- counting families
+
+
+def test_binomial_values_grads():
+    def fn(lib, n, p, logits, k):
+        D = lib.distributions
+        a = D.Binomial(n, probs=p)
+        b = D.Binomial(n, logits=logits)
+        return a.log_prob(k), b.log_prob(k), a.mean, a.variance, a.mode, b.entropy()
+
+    logits = np.array([0.0, -3.0, 25.0, 1.5])  # 0: the derivative of log(1 + e^x) is 1/2
+    n = np.array([4.0, 4.0, 4.0, 4.0])
+    check(
+        fn,
+        [n, np.array([0.5, 0.1, 0.9, 0.3]), logits, np.array([0.0, 1.0, 4.0, 2.0])],
+        grad_fn=False,
+        version=False,
+        strides=False,
+    )
+    check_raises(
+        lambda lib: lib.distributions.Binomial(lib.tensor([2.0, 3.0]), lib.tensor(0.5)).entropy(),
+        [],
+        match_message=True,
+    )
+    check_raises(lambda lib: lib.distributions.Binomial(3, None, None), [], match_message=True)
+
+
+def test_binomial_expand_and_support():
+    for lib in (torch, ember):
+        d = lib.distributions.Binomial(3, logits=lib.tensor([0.2, -1.0])).expand((4, 2))
+        assert tuple(d.batch_shape) == (4, 2) and tuple(d.param_shape) == (4, 2)
+        assert tuple(d.enumerate_support().shape) == (4, 4, 2)
+        assert tuple(d.enumerate_support(False).shape) == (4, 1, 1)
+        assert "logits" in d.__dict__ and "probs" not in d.__dict__
+
+
+def test_geometric_values_grads():
+    def fn(lib, p, logits, k):
+        D = lib.distributions
+        a, b = D.Geometric(probs=p), D.Geometric(logits=logits)
+        return a.log_prob(k), b.log_prob(k), a.entropy(), b.entropy(), a.mean, a.variance
+
+    check(
+        fn,
+        [np.array([0.2, 0.5, 0.9]), np.array([0.0, -2.0, 3.0]), np.array([[0.0], [3.0]])],
+        grad_fn=False,
+        version=False,
+        strides=False,
+    )
+
+    def certain(lib, k):
+        return lib.distributions.Geometric(probs=lib.tensor([1.0, 1.0])).log_prob(k)
+
+    check(certain, [np.array([0.0, 2.0])], grad=False, grad_fn=False, version=False)
+
+
+def test_multinomial_values():
+    def fn(lib, p, x):
+        d = lib.distributions.Multinomial(5, probs=p)
+        return d.log_prob(x), d.entropy(), d.mean, d.variance
+
+    p = np.array([[0.2, 0.3, 0.5], [0.0, 0.4, 0.6]])
+    x = np.array([[1.0, 1.0, 3.0], [0.0, 2.0, 3.0]])
+    check(fn, [p, x], grad_fn=False, version=False, strides=False)
