@@ -21,6 +21,7 @@ import warnings
 from math import inf
 
 import ember
+from ember.distributions._gaussian import _tril_half_logdet
 from ember.distributions.bernoulli import Bernoulli
 from ember.distributions.beta import Beta
 from ember.distributions.binomial import Binomial, Geometric
@@ -129,11 +130,6 @@ def _masked_log_ratio(weight, log_p, log_q, p_zero, q_zero):
 
 def _log_beta_fn(a, b):
     return a.lgamma() + b.lgamma() - (a + b).lgamma()
-
-
-def _tril_half_logdet(tril):
-    """Half the log-determinant of ``L @ L.mT`` for a Cholesky factor ``L``."""
-    return tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
 def _inf_like_batch(p):

@@ -512,3 +512,100 @@ def test_multinomial_values():
     p = np.array([[0.2, 0.3, 0.5], [0.0, 0.4, 0.6]])
     x = np.array([[1.0, 1.0, 3.0], [0.0, 2.0, 3.0]])
     check(fn, [p, x], grad_fn=False, version=False, strides=False)
+
+
+# ------------------------------------------------------------------------- Gaussian families
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_mvn_parameterizations(param):
+    def fn(lib, loc, m, x):
+        D = lib.distributions
+        d = D.MultivariateNormal(loc, **{param: m})
+        e = d.expand((4, 2))
+        return (
+            d.log_prob(x),
+            d.entropy(),
+            d.variance,
+            d.scale_tril,
+            d.covariance_matrix,
+            d.precision_matrix,
+            e.log_prob(x),
+        )
+
+    m = _spd(3, (2,))
+    if param == "scale_tril":
+        m = np.linalg.cholesky(m)
+    check(fn, [real(3), m, real(4, 1, 3)], grad_fn=False, version=False, strides=False)
+
+
+def test_lowrank_matrices():
+    def fn(lib, loc, w, d, x):
+        dist = lib.distributions.LowRankMultivariateNormal(loc, w, d)
+        e = dist.expand((3, 2))
+        return (
+            dist.scale_tril,
+            dist.covariance_matrix,
+            dist.precision_matrix,
+            dist.variance,
+            dist.log_prob(x),
+            dist.entropy(),
+            e.log_prob(x),
+        )
+
+    check(fn, [real(3), real(2, 3, 2), pos(3), real(3, 1, 3)], grad_fn=False, version=False)
+
+
+def test_gaussian_seeded_samples():
+    def fn(lib, loc, m, w, d):
+        lib.manual_seed(5)
+        D = lib.distributions
+        a = D.MultivariateNormal(loc, precision_matrix=m).rsample((2,))
+        b = D.LowRankMultivariateNormal(loc, w, d).rsample((2,))
+        return a, b
+
+    check(fn, [real(3), _spd(3), real(3, 2), pos(3)], grad_fn=False, version=False)
+
+
+def test_wishart_singular_retry_and_stream():
+    """torch flags positive definite first draws as singular: every rsample warns and redraws
+    once, so the returned matrices are the second Bartlett draw (ember keeps the stream)."""
+    outs = []
+    for lib in (torch, ember):
+        lib.manual_seed(3)
+        w = lib.distributions.Wishart(lib.tensor([4.0, 5.0]), lib.eye(3, dtype=lib.float64) * 2)
+        with pytest.warns(UserWarning, match="Singular sample detected"):
+            s = w.rsample((2,))
+        outs.append((s.numpy(), lib.randn(2).numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_values(param):
+    def fn(lib, df, m, x):
+        d = lib.distributions.Wishart(df, **{param: m})
+        e = d.expand((3, 2))
+        return d.log_prob(x), d.entropy(), d.mean, d.mode, d.variance, e.log_prob(x)
+
+    m = _spd(3)
+    if param == "scale_tril":
+        m = np.linalg.cholesky(m)
+    df = np.array([3.5, 5.0])
+    check(fn, [df, m, _spd(3)], grad_fn=False, version=False, strides=False)
+    check_raises(lambda lib: lib.distributions.Wishart(lib.tensor(4.0), lib.eye(2), lib.eye(2)), [])
+
+
+def test_validate_sample_errors():
+    for value in [np.zeros((2, 4)), np.zeros((3, 3))]:
+        check_raises(
+            lambda lib, v: lib.distributions.MultivariateNormal(
+                lib.zeros(2, 3, dtype=lib.float64), lib.eye(3, dtype=lib.float64)
+            ).log_prob(v),
+            [value],
+            match_message=True,
+        )
+    for lib in (torch, ember):
+        d = lib.distributions.Normal(lib.tensor([0.0, 1.0]), 1.0)
+        assert repr(d) == "Normal(loc: torch.Size([2]), scale: torch.Size([2]))"
+        assert repr(lib.distributions.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
