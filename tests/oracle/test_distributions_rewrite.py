@@ -609,3 +609,90 @@ def test_validate_sample_errors():
         d = lib.distributions.Normal(lib.tensor([0.0, 1.0]), 1.0)
         assert repr(d) == "Normal(loc: torch.Size([2]), scale: torch.Size([2]))"
         assert repr(lib.distributions.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
+
+
+# ------------------------------------------------------------------------- constraints
+
+
+def _constraint_cases(C):
+    return {
+        "boolean": C.boolean,
+        "one_hot": C.one_hot,
+        "nonnegative_integer": C.nonnegative_integer,
+        "positive_integer": C.positive_integer,
+        "integer_interval": C.integer_interval(0, 3),
+        "real": C.real,
+        "real_vector": C.real_vector,
+        "positive": C.positive,
+        "nonnegative": C.nonnegative,
+        "greater_than": C.greater_than(0.5),
+        "greater_than_eq": C.greater_than_eq(0.5),
+        "less_than": C.less_than(0.5),
+        "unit_interval": C.unit_interval,
+        "interval": C.interval(-1.0, 0.5),
+        "half_open_interval": C.half_open_interval(-1.0, 0.5),
+        "simplex": C.simplex,
+        "lower_cholesky": C.lower_cholesky,
+        "lower_triangular": C.lower_triangular,
+        "corr_cholesky": C.corr_cholesky,
+        "square": C.square,
+        "symmetric": C.symmetric,
+        "positive_definite": C.positive_definite,
+        "positive_semidefinite": C.positive_semidefinite,
+        "independent": C.independent(C.positive, 2),
+        "multinomial": C.multinomial(4),
+        "cat": C.cat([C.positive, C.interval(0.0, 1.0)], -1, [1, 2]),
+        "stack": C.stack([C.positive, C.real, C.unit_interval], -1),
+        "stack_vector": C.stack([C.simplex, C.simplex], -2),
+        "mixture": C.MixtureSameFamilyConstraint(C.real_vector),
+    }
+
+
+def _constraint_values():
+    v = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 4.0, np.nan, 1.5])
+    mats = [np.eye(3), np.tril(real(3, 3)), _spd(3), real(3, 3), -_spd(3), np.zeros((3, 3))]
+    chol = np.linalg.cholesky(_spd(3))
+    corr = chol / np.linalg.norm(chol, axis=-1, keepdims=True)
+    mats.append(corr)
+    return [
+        v.reshape(3, 3),
+        np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 1.0, 1.0]]),
+        np.stack(mats),
+        np.stack(mats)[:, :, :2],
+        np.array([[[0.2, 0.8, 0.0], [0.5, 0.5, 0.0]], [[0.3, 0.3, 0.4], [1.0, 0.1, 0.0]]]),
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(_constraint_cases(torch.distributions.constraints)))
+def test_constraint_check(name):
+    ec = _constraint_cases(ember.distributions.constraints)[name]
+    tc = _constraint_cases(torch.distributions.constraints)[name]
+    assert repr(ec) == repr(tc)
+    assert ec.event_dim == tc.event_dim and ec.is_discrete == tc.is_discrete
+    # the hierarchy among torch's class names (ember adds private helper bases)
+    torch_names = [k.__name__ for k in type(tc).__mro__[:-1]]
+    ember_names = [k.__name__ for k in type(ec).__mro__[:-1]]
+    assert [n for n in ember_names if hasattr(torch.distributions.constraints, n)] == torch_names
+    for v in _constraint_values():
+        try:
+            want = tc.check(torch.tensor(v))
+        except Exception as exc:  # noqa: BLE001 - the class is what is compared
+            with pytest.raises(type(exc)):
+                ec.check(ember.tensor(v))
+            continue
+        got = ec.check(ember.tensor(v))
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name} {v.shape}")
+
+
+def test_dependent_constraints():
+    for lib in (torch, ember):
+        C = lib.distributions.constraints
+        assert C.is_dependent(C.dependent) and not C.is_dependent(C.real)
+        with pytest.raises(NotImplementedError):
+            C.dependent.event_dim  # noqa: B018
+        d = C.dependent(is_discrete=True, event_dim=1)
+        assert d.is_discrete and d.event_dim == 1
+        with pytest.raises(ValueError, match="Cannot determine validity"):
+            d.check(lib.zeros(1))
+        assert lib.distributions.Binomial.support.is_discrete
+        assert lib.distributions.Uniform.support.event_dim == 0
