@@ -696,3 +696,48 @@ def test_dependent_constraints():
             d.check(lib.zeros(1))
         assert lib.distributions.Binomial.support.is_discrete
         assert lib.distributions.Uniform.support.event_dim == 0
+
+
+# ------------------------------------------------------------------------- ContinuousBernoulli
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_continuous_bernoulli_regions(dtype):
+    """Both sides of the band around 1/2 where the closed forms give way to Taylor series, and
+    the tails; values and gradients of every closed form."""
+    p = np.array([1e-4, 0.2, 0.4995, 0.5, 0.5005, 0.7, 0.9999], dtype=dtype)
+    x = np.array([0.0, 0.3, 0.5, 0.7, 1.0, 0.25, 0.999], dtype=dtype)
+
+    def fn(lib, p, x):
+        d = lib.distributions.ContinuousBernoulli(probs=p)
+        lib.manual_seed(2)
+        return (
+            d.log_prob(x),
+            d.cdf(x),
+            d.icdf(x),
+            d.mean,
+            d.variance,
+            d.entropy(),
+            d.rsample(),
+            d._log_normalizer(d.logits),
+        )
+
+    # float32 just outside the band is ill-conditioned (1 - 2p cancels): ember writes
+    # log|1 - 2p| as log1p(-2 min(p, 1 - p)), torch splits at 1/2; gradients agree to ~1e-3
+    tol = {"atol": 1e-4, "rtol": 1e-4, "grad_rtol": 2e-3} if dtype == "float32" else {}
+    check(fn, [p, x], grad_fn=False, version=False, strides=False, **tol)
+
+
+def test_continuous_bernoulli_logits_and_expand():
+    def fn(lib, logits, x):
+        d = lib.distributions.ContinuousBernoulli(logits=logits).expand((3, 4))
+        return d.log_prob(x), d.mean, d.probs
+
+    check(fn, [real(4), unit(3, 4)], grad_fn=False, version=False, strides=False)
+    check_raises(
+        lambda lib: lib.distributions.ContinuousBernoulli(
+            probs=lib.tensor([1.5]), validate_args=False
+        ),
+        [],
+        match_message=True,
+    )
