@@ -741,3 +741,29 @@ def test_continuous_bernoulli_logits_and_expand():
         [],
         match_message=True,
     )
+
+
+def test_generalized_pareto_branches():
+    """xi = 0 (exponential limit), xi = -1 (uniform), negative (bounded) and positive shapes."""
+    xi = np.array([0.0, -1.0, -0.3, 0.4, 0.7, 1.2], dtype="float32")
+    loc = np.array([0.0, 0.5, -1.0, 0.2, 0.0, 1.0], dtype="float32")
+    scale = np.array([1.0, 2.0, 0.5, 1.5, 1.0, 0.7], dtype="float32")
+    x = np.array([0.3, 1.0, -0.5, 1.0, 2.0, 3.0], dtype="float32")
+    u = np.array([0.1, 0.5, 0.9, 0.3, 0.7, 0.2], dtype="float32")
+
+    def fn(lib, loc, scale, xi, x, u):
+        d = lib.distributions.GeneralizedPareto(loc, scale, xi, validate_args=False)
+        lib.manual_seed(4)
+        return (
+            d.log_prob(x),
+            d.log_survival_function(x),
+            d.cdf(x),
+            d.icdf(u),
+            d.mean,
+            d.variance,
+            d.entropy(),
+            d.rsample((2,)),
+            d.support.upper_bound,
+        )
+
+    check(fn, [loc, scale, xi, x, u], grad_fn=False, version=False, strides=False, atol=1e-5)
