@@ -37,12 +37,9 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            Beta, batch_shape, _instance, _dirichlet=self._dirichlet.expand(batch_shape)
+        )
 
     @property
     def mean(self):
@@ -54,8 +51,9 @@ class Beta(ExponentialFamily):
 
     @property
     def variance(self):
-        total = self.concentration1 + self.concentration0
-        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+        # a b / ((a + b)^2 (a + b + 1))
+        a, b = self.concentration1, self.concentration0
+        return a * b / ((a + b) ** 2 * (a + b + 1))
 
     def sample(self, sample_shape=()):
         return self._dirichlet.sample(sample_shape).select(-1, 0)
