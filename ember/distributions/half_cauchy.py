@@ -32,8 +32,8 @@ class HalfCauchy(TransformedDistribution):
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
+        mine = self._get_checked_instance(HalfCauchy, _instance)
+        return super().expand(batch_shape, _instance=mine)
 
     @property
     def scale(self) -> Tensor:

@@ -22,8 +22,8 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        mine = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=mine)
 
     @property
     def loc(self):

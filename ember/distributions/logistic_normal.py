@@ -33,8 +33,8 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        mine = self._get_checked_instance(LogisticNormal, _instance)
+        return super().expand(batch_shape, _instance=mine)
 
     @property
     def loc(self) -> Tensor:
