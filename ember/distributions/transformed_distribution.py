@@ -134,3 +134,39 @@ class TransformedDistribution(Distribution):
         for transform in self.transforms:
             value = transform(value)
         return value
+
+
+class _FoldedAtZero(TransformedDistribution):
+    """|X| for X symmetric about 0 (HalfNormal, HalfCauchy): the mass of -x joins x, so the
+    density doubles on [0, inf), F(x) = 2 F_X(x) - 1, and the entropy loses log 2."""
+
+    def _folded_log_prob(self, value):
+        doubled = self.base_dist.log_prob(value) + _LOG_2
+        return ember.where(value >= 0, doubled, -math.inf)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._folded_log_prob(value)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((1 + prob) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - _LOG_2
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return ember.zeros_like(self.scale)
+
+
+_LOG_2 = math.log(2)
