@@ -145,3 +145,11 @@ class _BinaryOdds:
 def _log1p_exp(x):
     """log(1 + e^x) without overflow, with derivative sigmoid(x) everywhere (1/2 at 0)."""
     return ember.logaddexp(ember.zeros_like(x), x)
+
+
+def _shape_of_params(given, broadcast) -> ember.Size:
+    """The batch shape of a family built from ``given`` (the user's arguments) after
+    ``broadcast_all``: () when every argument was a plain number."""
+    if all(isinstance(g, Number) for g in given):
+        return ember.Size()
+    return broadcast[0].size()
