@@ -767,3 +767,80 @@ def test_generalized_pareto_branches():
         )
 
     check(fn, [loc, scale, xi, x, u], grad_fn=False, version=False, strides=False, atol=1e-5)
+
+
+# ------------------------------------------------------------------------- smaller families
+
+
+def test_studentt_moment_regions():
+    def fn(lib, df, loc, scale):
+        d = lib.distributions.StudentT(df, loc, scale)
+        return d.mean, d.variance, d.entropy(), d.log_prob(loc + 0.5)
+
+    df = np.array([0.5, 1.0, 1.5, 2.0, 3.0, 7.0])
+    check(fn, [df, real(6), pos(6)], grad_fn=False, version=False, strides=False)
+
+
+def test_folded_families():
+    def fn(lib, s, x):
+        D = lib.distributions
+        out = []
+        for d in (D.HalfNormal(s, validate_args=False), D.HalfCauchy(s, validate_args=False)):
+            out += [d.log_prob(x), d.cdf(x.abs()), d.icdf(lib.full_like(s, 0.3)), d.entropy()]
+            out += [d.mode, d.variance]
+        return out
+
+    check(fn, [pos(3), np.array([-0.5, 0.0, 1.5])], grad_fn=False, version=False, strides=False)
+    for lib in (torch, ember):
+        d = lib.distributions.HalfCauchy(lib.tensor([1.0, 2.0]), validate_args=False)
+        assert d.log_prob(1.0).shape == (2,)
+        with pytest.raises(ValueError, match="must be a Tensor"):
+            lib.distributions.HalfCauchy(lib.tensor([1.0]), validate_args=True).log_prob(1.0)
+
+
+def test_kumaraswamy_mode_as_torch():
+    """torch's Kumaraswamy.mode is nan wherever concentration0 > 1 (its log1p(-b)); kept."""
+
+    def fn(lib, a, b):
+        d = lib.distributions.Kumaraswamy(a, b)
+        return d.mode, d.mean, d.variance, d.entropy()
+
+    a = np.array([2.0, 0.5, 3.0, 1.5])
+    b = np.array([3.0, 2.0, 0.8, 0.9])
+    check(fn, [a, b], grad_fn=False, version=False, strides=False)
+
+
+def test_mixture_same_family_event_and_batch():
+    def fn(lib, w, loc, scale, x):
+        D = lib.distributions
+        comps = D.Independent(D.Normal(loc, scale), 1)
+        m = D.MixtureSameFamily(D.Categorical(probs=w), comps)
+        e = m.expand((3, 2))
+        return m.log_prob(x), m.mean, m.variance, e.log_prob(x)
+
+    w = simplex(2, 4)
+    check(
+        fn,
+        [w, real(2, 4, 3), pos(2, 4, 3), real(3, 2, 3)],
+        grad_fn=False,
+        version=False,
+        strides=False,
+    )
+
+    def sample(lib, w, loc, scale):
+        lib.manual_seed(8)
+        D = lib.distributions
+        comps = D.Independent(D.Normal(loc, scale), 1)
+        return D.MixtureSameFamily(D.Categorical(probs=w), comps).sample((5,))
+
+    check(sample, [simplex(4), real(4, 3), pos(4, 3)], grad=False, grad_fn=False, version=False)
+
+
+def test_von_mises_values_and_samples():
+    def fn(lib, loc, k, x):
+        d = lib.distributions.VonMises(loc, k)
+        lib.manual_seed(9)
+        return d.log_prob(x), d.variance, d.sample((4,))
+
+    k = np.array([1e-6, 0.5, 3.7, 3.8, 20.0])
+    check(fn, [real(5), k, real(5)], grad_fn=False, version=False, strides=False)
