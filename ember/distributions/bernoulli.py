@@ -18,7 +18,7 @@ __all__ = ["Bernoulli"]
 class Bernoulli(_BinaryOdds, ExponentialFamily):
     """Bernoulli distribution parameterized by ``probs`` or ``logits`` (not both)."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.boolean
     has_enumerate_support = True
 

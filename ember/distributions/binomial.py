@@ -109,7 +109,7 @@ class Binomial(_BinaryOdds, Distribution):
 class Geometric(_BinaryOdds, Distribution):
     """Number of failures before the first success, success probability ``probs``."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
@@ -180,7 +180,7 @@ class _Multinomial(constraints.Constraint):
 class Multinomial(Distribution):
     """Counts of ``total_count`` draws from a Categorical over the last dim of ``probs``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
 
     def __init__(
         self, total_count: int = 1, probs=None, logits=None, validate_args: bool | None = None

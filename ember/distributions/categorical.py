@@ -21,7 +21,7 @@ __all__ = ["Categorical"]
 class Categorical(Distribution):
     """Categorical distribution over ``{0, ..., K-1}`` from ``probs`` or ``logits`` (not both)."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:

@@ -16,7 +16,7 @@ __all__ = ["Cauchy"]
 class Cauchy(Distribution):
     """Cauchy (Lorentz) distribution with ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 

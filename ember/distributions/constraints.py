@@ -482,3 +482,16 @@ symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 cat = _Cat
 stack = _Stack
+
+
+# Parameter tables several families share; each call gives the class its own dict.
+def _loc_scale_args() -> dict:
+    return {"loc": real, "scale": positive}
+
+
+def _binary_odds_args() -> dict:
+    return {"probs": unit_interval, "logits": real}
+
+
+def _categorical_odds_args() -> dict:
+    return {"probs": simplex, "logits": real_vector}

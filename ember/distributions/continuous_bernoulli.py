@@ -40,7 +40,7 @@ class ContinuousBernoulli(ExponentialFamily):
     """Creates a continuous Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not
     both)."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.unit_interval
     _mean_carrier_measure = 0
     has_rsample = True

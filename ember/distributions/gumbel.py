@@ -20,7 +20,7 @@ _EULER = 0.57721566490153286060
 class Gumbel(TransformedDistribution):
     """Gumbel (type-I extreme value) distribution with ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:

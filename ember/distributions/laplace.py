@@ -15,7 +15,7 @@ __all__ = ["Laplace"]
 class Laplace(Distribution):
     """Laplace distribution parameterized by ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 

@@ -13,7 +13,7 @@ __all__ = ["LogNormal"]
 class LogNormal(TransformedDistribution):
     """``X = exp(Y)`` with ``Y ~ Normal(loc, scale)``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.positive
     has_rsample = True
 

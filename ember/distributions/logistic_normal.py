@@ -16,7 +16,7 @@ class LogisticNormal(TransformedDistribution):
     """Logistic-normal distribution: ``StickBreakingTransform`` of ``Normal(loc, scale)``
     draws (a distribution on the simplex)."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.simplex
     has_rsample = True
     base_dist: Independent[Normal]

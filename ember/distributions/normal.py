@@ -19,7 +19,7 @@ _HALF_LOG_2PI_E = 0.5 * (1 + math.log(2 * math.pi))
 class Normal(ExponentialFamily):
     """Normal (Gaussian) distribution parameterized by ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 

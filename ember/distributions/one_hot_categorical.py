@@ -14,7 +14,7 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 class OneHotCategorical(Distribution):
     """Categorical distribution whose samples are one-hot vectors of size ``probs.size(-1)``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.one_hot
     has_enumerate_support = True
 

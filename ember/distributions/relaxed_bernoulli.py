@@ -18,7 +18,7 @@ class LogitRelaxedBernoulli(_BinaryOdds, Distribution):
     """Creates a LogitRelaxedBernoulli distribution parameterized by ``probs`` or ``logits`` (but
     not both), which is the logit of a RelaxedBernoulli distribution."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.real
 
     def __init__(
@@ -81,7 +81,7 @@ class RelaxedBernoulli(TransformedDistribution):
     ``probs`` or ``logits`` (but not both). This is a relaxed version of the ``Bernoulli``
     distribution, so the values are in (0, 1), and has reparametrizable samples."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.unit_interval
     has_rsample = True
     base_dist: LogitRelaxedBernoulli

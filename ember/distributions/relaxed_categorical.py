@@ -20,7 +20,7 @@ class ExpRelaxedCategorical(Distribution):
     ``logits`` (but not both). Returns the log of a point in the simplex. Based on the interface to
     ``OneHotCategorical``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.real_vector  # The true support is actually a submanifold of this.
     has_rsample = True
 
@@ -84,7 +84,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     ``probs`` or ``logits``. This is a relaxed version of the ``OneHotCategorical`` distribution, so
     its samples are on simplex, and are reparametrizable."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.simplex
     has_rsample = True
     base_dist: ExpRelaxedCategorical
