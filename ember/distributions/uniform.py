@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from math import nan
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Uniform"]
 
@@ -26,12 +25,8 @@ class Uniform(Distribution):
         }
 
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        shape = _store_broadcast(self, low=low, high=high)
+        super().__init__(shape, validate_args=validate_args)
 
     @property
     def mean(self):

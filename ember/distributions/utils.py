@@ -153,3 +153,12 @@ def _shape_of_params(given, broadcast) -> ember.Size:
     if all(isinstance(g, Number) for g in given):
         return ember.Size()
     return broadcast[0].size()
+
+
+def _store_broadcast(obj, **params) -> ember.Size:
+    """Broadcast the keyword values together, set them on ``obj`` under their names, and return
+    the batch shape (() when every value was a plain number)."""
+    values = broadcast_all(*params.values())
+    for name, value in zip(params, values):
+        setattr(obj, name, value)
+    return _shape_of_params(tuple(params.values()), values)
