@@ -30,8 +30,7 @@ class HalfCauchy(_FoldedAtZero):
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(HalfCauchy, batch_shape, _instance)
 
     @property
     def mean(self) -> Tensor:

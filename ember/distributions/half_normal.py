@@ -23,8 +23,7 @@ class HalfNormal(_FoldedAtZero):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(HalfNormal, batch_shape, _instance)
 
     @property
     def mean(self):

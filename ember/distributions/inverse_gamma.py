@@ -34,8 +34,7 @@ class InverseGamma(TransformedDistribution):
         super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(InverseGamma, batch_shape, _instance)
 
     @property
     def concentration(self) -> Tensor:

@@ -49,10 +49,9 @@ class Kumaraswamy(TransformedDistribution):
         super().__init__(unit, chain, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(Kumaraswamy, _instance)
-        mine.concentration1 = self.concentration1.expand(batch_shape)
-        mine.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(
+            Kumaraswamy, batch_shape, _instance, ("concentration1", "concentration0")
+        )
 
     @property
     def mean(self) -> Tensor:

@@ -22,8 +22,7 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(LogNormal, batch_shape, _instance)
 
     @property
     def loc(self):

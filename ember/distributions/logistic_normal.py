@@ -33,8 +33,7 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(LogisticNormal, batch_shape, _instance)
 
     @property
     def loc(self) -> Tensor:

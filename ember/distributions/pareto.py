@@ -30,10 +30,7 @@ class Pareto(TransformedDistribution):
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape: _size, _instance: Pareto | None = None) -> Pareto:
-        new = self._get_checked_instance(Pareto, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.alpha = self.alpha.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(Pareto, batch_shape, _instance, ("scale", "alpha"))
 
     @property
     def mean(self) -> Tensor:

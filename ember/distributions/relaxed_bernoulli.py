@@ -98,8 +98,7 @@ class RelaxedBernoulli(TransformedDistribution):
         super().__init__(logit_dist, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(RelaxedBernoulli, batch_shape, _instance)
 
     @property
     def temperature(self) -> Tensor:

@@ -101,8 +101,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         super().__init__(log_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        mine = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=mine)
+        return self._expand_family(RelaxedOneHotCategorical, batch_shape, _instance)
 
     @property
     def temperature(self) -> Tensor:

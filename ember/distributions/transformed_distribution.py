@@ -67,6 +67,14 @@ class TransformedDistribution(Distribution):
             transforms=self.transforms,
         )
 
+    def _expand_family(self, cls, batch_shape, _instance, names=()):
+        """``expand`` of a family built on this class: its own tensor parameters ``names`` are
+        expanded, the base distribution and transforms are re-derived by ``expand`` above."""
+        mine = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(mine, name, getattr(self, name).expand(batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=mine)
+
     @constraints.dependent_property(is_discrete=False)
     def support(self):
         if not self.transforms:
