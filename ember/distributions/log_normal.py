@@ -32,18 +32,19 @@ class LogNormal(TransformedDistribution):
     def scale(self):
         return self.base_dist.scale
 
+    # with s2 = scale^2: E = e^(mu + s2 / 2), mode e^(mu - s2), Var = (e^s2 - 1) e^(2 mu + s2)
     @property
     def mean(self):
-        return (self.loc + self.scale.pow(2) / 2).exp()
+        return (self.loc + 0.5 * self.scale**2).exp()
 
     @property
     def mode(self):
-        return (self.loc - self.scale.square()).exp()
+        return (self.loc - self.scale**2).exp()
 
     @property
     def variance(self):
-        scale_sq = self.scale.pow(2)
-        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+        s2 = self.scale**2
+        return s2.expm1() * (s2 + 2 * self.loc).exp()
 
     def entropy(self):
         """Return the differential entropy."""

@@ -51,26 +51,28 @@ class Uniform(Distribution):
     def support(self):
         return constraints.interval(self.low, self.high)
 
+    @property
+    def _width(self):
+        return self.high - self.low
+
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        rand = ember.rand(shape, dtype=self.low.dtype)
-        return self.low + rand * (self.high - self.low)
+        u = ember.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * self._width
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        lb = self.low.le(value).type_as(self.low)
-        ub = self.high.gt(value).type_as(self.low)
-        return ember.log(lb.mul(ub)) - ember.log(self.high - self.low)
+        # -log(width) on [low, high), -inf (log 0) outside
+        inside = ((value >= self.low) & (value < self.high)).type_as(self.low)
+        return inside.log() - self._width.log()
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        result = (value - self.low) / (self.high - self.low)
-        return result.clamp(min=0, max=1)
+        return ((value - self.low) / self._width).clamp(min=0, max=1)
 
     def icdf(self, value):
-        return value * (self.high - self.low) + self.low
+        return self.low + value * self._width
 
     def entropy(self):
         return ember.log(self.high - self.low)
