@@ -43,7 +43,8 @@ class Beta(ExponentialFamily):
 
     @property
     def mean(self):
-        return self.concentration1 / (self.concentration1 + self.concentration0)
+        a = self.concentration1
+        return a / (a + self.concentration0)
 
     @property
     def mode(self):
@@ -64,8 +65,8 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = ember.stack([value, 1.0 - value], -1)
-        return self._dirichlet.log_prob(heads_tails)
+        # the point (x, 1 - x) of the 2-simplex
+        return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
 
     def entropy(self):
         return self._dirichlet.entropy()
@@ -83,4 +84,4 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return ember.lgamma(x) + ember.lgamma(y) - ember.lgamma(x + y)
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()  # log B(x, y)
