@@ -164,19 +164,6 @@ class Geometric(_BinaryOdds, Distribution):
         return (_log1p_exp(logit) - p * logit) / p
 
 
-class _Multinomial(constraints.Constraint):
-    """Nonnegative integer vectors summing to at most ``upper_bound``."""
-
-    is_discrete = True
-    event_dim = 1
-
-    def __init__(self, upper_bound: int) -> None:
-        self.upper_bound = upper_bound
-
-    def check(self, x):
-        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
-
-
 class Multinomial(Distribution):
     """Counts of ``total_count`` draws from a Categorical over the last dim of ``probs``."""
 
@@ -188,7 +175,7 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        self._categorical = Categorical(probs, logits)
         # each category's count is Binomial(n, p_i): used by the entropy
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
         cat = self._categorical
@@ -214,7 +201,7 @@ class Multinomial(Distribution):
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
-        return _Multinomial(self.total_count)
+        return constraints.multinomial(self.total_count)
 
     @property
     def logits(self):

@@ -82,6 +82,16 @@ class _Bounded(Constraint):
         return f"{_public_name(self)}({shown})"
 
 
+class _BetweenBounds(_Bounded):
+    """Shared constructor of the constraints with a lower and an upper bound."""
+
+    _bound_names = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        super().__init__()
+
+
 class _Dependent(Constraint):
     """A placeholder for a constraint that depends on other parameters (validation skips it);
     ``is_discrete`` / ``event_dim`` are known only when given."""
@@ -213,13 +223,8 @@ class _OneHot(Constraint):
         return _zero_or_one(value).all(-1) & (value.sum(-1) == 1)
 
 
-class _IntegerInterval(_Bounded):
+class _IntegerInterval(_BetweenBounds):
     is_discrete = True
-    _bound_names = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
 
     def check(self, value):
         return _whole(value) & (value >= self.lower_bound) & (value <= self.upper_bound)
@@ -275,24 +280,12 @@ class _LessThan(_Bounded):
         return value < self.upper_bound
 
 
-class _Interval(_Bounded):
-    _bound_names = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
-
+class _Interval(_BetweenBounds):
     def check(self, value):
         return (value >= self.lower_bound) & (value <= self.upper_bound)
 
 
-class _HalfOpenInterval(_Bounded):
-    _bound_names = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
-
+class _HalfOpenInterval(_BetweenBounds):
     def check(self, value):
         return (value >= self.lower_bound) & (value < self.upper_bound)
 
@@ -351,7 +344,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not square.all():
             return square
-        return ember.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return _every(ember.isclose(value, value.mT, atol=1e-6), 2)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -380,7 +373,9 @@ class _Multinomial(Constraint):
         self.upper_bound = upper_bound
 
     def check(self, x):
-        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+        # only nonnegativity and the total are checked, not integrality
+        within = x.sum(dim=-1) <= self.upper_bound
+        return within & (x >= 0).all(dim=-1)
 
 
 def _checked_parts(cseq):

@@ -53,10 +53,8 @@ def clamp_probs(probs):
 
 def probs_to_logits(probs, is_binary: bool = False):
     """Return logits from probabilities (log-odds if binary, else log)."""
-    ps_clamped = clamp_probs(probs)
-    if is_binary:
-        return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
-    return ember.log(ps_clamped)
+    p = clamp_probs(probs)  # finite logits at 0 and 1
+    return p.log() - (-p).log1p() if is_binary else p.log()
 
 
 class lazy_property:  # noqa: N801 (torch's name)
@@ -69,9 +67,11 @@ class lazy_property:  # noqa: N801 (torch's name)
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return self
+        # computed with grad enabled (the value may be used under no_grad first), then stored
+        # on the instance, where it shadows this non-data descriptor from now on
         with ember.enable_grad():
             value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
+        instance.__dict__[self.wrapped.__name__] = value
         return value
 
 
@@ -106,18 +106,17 @@ def tril_matrix_to_vec(mat, diag: int = 0):
 
 def vec_to_tril_matrix(vec, diag: int = 0):
     """Return (a batch of) lower triangular ``D x D`` matrices filled from ``vec`` in row order."""
-    n = (
-        -(1 + 2 * diag)
-        + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
-    ) / 2
-    eps = ember.finfo(vec.dtype).eps
-    if round(n) - n > eps:
+    m = vec.shape[-1]
+    # the smallest D whose triangle (at offset ``diag``) holds at least m entries
+    n = 0
+    while int(_tril_mask(n, diag).sum()) < m if n else m > 0:
+        n += 1
+    if n and int(_tril_mask(n, diag).sum()) != m:
         raise ValueError(
             f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
             "the lower triangular part of a square D x D matrix."
         )
-    n = round(n)
-    mat = vec.new_zeros(vec.shape[:-1] + ember.Size((n, n)))
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
 

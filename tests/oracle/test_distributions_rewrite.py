@@ -844,3 +844,24 @@ def test_von_mises_values_and_samples():
 
     k = np.array([1e-6, 0.5, 3.7, 3.8, 20.0])
     check(fn, [real(5), k, real(5)], grad_fn=False, version=False, strides=False)
+
+
+def test_tril_vector_round_trip():
+    """Valid sizes match torch; sizes that fit no triangle raise. (torch raises RuntimeError
+    instead of ValueError for some of those, e.g. 2 entries at diag=1: its closed-form size
+    rounds down and the fill fails; ember counts the triangle and raises the ValueError.)"""
+    from ember.distributions.utils import tril_matrix_to_vec, vec_to_tril_matrix
+
+    tu = torch.distributions.utils
+    for m, d in [(6, 0), (3, -1), (6, -1), (10, 0), (1, 0), (0, 0), (8, 1), (1, -2), (3, -2)]:
+        v = np.arange(float(m))
+        t = tu.vec_to_tril_matrix(torch.tensor(v), d)
+        e = vec_to_tril_matrix(ember.tensor(v), d)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+        back = tril_matrix_to_vec(e, d)
+        np.testing.assert_array_equal(back.numpy(), tu.tril_matrix_to_vec(t, d).numpy())
+    for m, d in [(5, 0), (12, 2), (2, 1)]:
+        with pytest.raises(Exception):  # noqa: B017 - torch's class varies, see above
+            tu.vec_to_tril_matrix(torch.zeros(m), d)
+        with pytest.raises(ValueError, match="cannot be expressed"):
+            vec_to_tril_matrix(ember.zeros(m), d)
