@@ -858,8 +858,9 @@ def test_tril_vector_round_trip():
         t = tu.vec_to_tril_matrix(torch.tensor(v), d)
         e = vec_to_tril_matrix(ember.tensor(v), d)
         np.testing.assert_array_equal(e.numpy(), t.numpy())
-        back = tril_matrix_to_vec(e, d)
-        np.testing.assert_array_equal(back.numpy(), tu.tril_matrix_to_vec(t, d).numpy())
+        if m:  # (a 0 x 0 matrix has no valid diag for the way back)
+            back = tril_matrix_to_vec(e, d)
+            np.testing.assert_array_equal(back.numpy(), tu.tril_matrix_to_vec(t, d).numpy())
     for m, d in [(5, 0), (12, 2), (2, 1)]:
         with pytest.raises(Exception):  # noqa: B017 - torch's class varies, see above
             tu.vec_to_tril_matrix(torch.zeros(m), d)
