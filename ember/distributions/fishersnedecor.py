@@ -9,8 +9,8 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.gamma import Gamma
-from ember.distributions.utils import broadcast_all
-from ember.types import _Number, _size
+from ember.distributions.utils import _store_broadcast
+from ember.types import _size
 
 __all__ = ["FisherSnedecor"]
 
@@ -28,12 +28,11 @@ class FisherSnedecor(Distribution):
         df2: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.df1, self.df2 = broadcast_all(df1, df2)
+        shape = _store_broadcast(self, df1=df1, df2=df2)
         # F = (X1 / d1) / (X2 / d2) with Xi ~ chi2(di), i.e. the ratio of Gamma(di / 2, di) draws
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        scalars = isinstance(df1, _Number) and isinstance(df2, _Number)
-        super().__init__(() if scalars else self.df1.size(), validate_args=validate_args)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(

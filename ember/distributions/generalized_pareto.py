@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from math import inf, nan
-from numbers import Number, Real
+from numbers import Real
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["GeneralizedPareto"]
 
@@ -32,9 +32,8 @@ class GeneralizedPareto(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None):
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        scalars = all(isinstance(v, Number) for v in (loc, scale, concentration))
-        super().__init__(() if scalars else self.loc.size(), validate_args=validate_args)
+        shape = _store_broadcast(self, loc=loc, scale=scale, concentration=concentration)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(

@@ -10,7 +10,7 @@ from ember.distributions import constraints
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform
 from ember.distributions.uniform import Uniform
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Gumbel"]
 
@@ -24,7 +24,7 @@ class Gumbel(TransformedDistribution):
     support = constraints.real
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
+        _store_broadcast(self, loc=loc, scale=scale)
         finfo = ember.finfo(self.loc.dtype)
         if isinstance(loc, Number) and isinstance(scale, Number):
             base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)

@@ -6,7 +6,6 @@ from math import inf
 
 import ember
 from ember._core.tensor import Tensor
-from ember.distributions import constraints
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.transformed_distribution import _FoldedAtZero
 from ember.distributions.transforms import AbsTransform
@@ -17,9 +16,6 @@ __all__ = ["HalfCauchy"]
 class HalfCauchy(_FoldedAtZero):
     """Half-Cauchy distribution with ``scale``: ``|X|`` for ``X ~ Cauchy(0, scale)``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
     base_dist: Cauchy
 
     def __init__(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from ember.distributions import constraints
 from ember.distributions.normal import Normal
 from ember.distributions.transformed_distribution import _FoldedAtZero
 from ember.distributions.transforms import AbsTransform
@@ -14,10 +13,6 @@ __all__ = ["HalfNormal"]
 
 class HalfNormal(_FoldedAtZero):
     """``|X|`` for ``X ~ Normal(0, scale)``."""
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args: bool | None = None) -> None:
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args)

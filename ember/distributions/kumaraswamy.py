@@ -10,7 +10,7 @@ from ember.distributions import constraints
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
 from ember.distributions.uniform import Uniform
-from ember.distributions.utils import broadcast_all, euler_constant
+from ember.distributions.utils import _store_broadcast, euler_constant
 
 __all__ = ["Kumaraswamy"]
 
@@ -37,7 +37,7 @@ class Kumaraswamy(TransformedDistribution):
         concentration0: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        _store_broadcast(self, concentration1=concentration1, concentration0=concentration0)
         a, b = self.concentration1, self.concentration0
         # inversion of the cdf 1 - (1 - x^a)^b: X = (1 - U^(1 / b))^(1 / a)
         unit = Uniform(ember.zeros_like(b), ember.ones_like(b), validate_args=validate_args)

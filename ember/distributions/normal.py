@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Normal"]
 
@@ -24,9 +23,7 @@ class Normal(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalars = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(ember.Size() if scalars else self.loc.size(), validate_args=validate_args)
+        super().__init__(_store_broadcast(self, loc=loc, scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -7,7 +7,7 @@ from ember.distributions import constraints
 from ember.distributions.exponential import Exponential
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 from ember.types import _size
 
 __all__ = ["Pareto"]
@@ -24,7 +24,7 @@ class Pareto(TransformedDistribution):
         alpha: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.scale, self.alpha = broadcast_all(scale, alpha)
+        _store_broadcast(self, scale=scale, alpha=alpha)
         # X = scale e^E with E ~ Exponential(alpha)
         tail = Exponential(self.alpha, validate_args=validate_args)
         chain = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]

@@ -10,7 +10,7 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.chi2 import Chi2
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import _standard_normal, broadcast_all
+from ember.distributions.utils import _standard_normal, _store_broadcast
 from ember.types import _size
 
 __all__ = ["StudentT"]
@@ -52,9 +52,9 @@ class StudentT(Distribution):
         scale: Tensor | float = 1.0,
         validate_args: bool | None = None,
     ) -> None:
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        shape = _store_broadcast(self, df=df, loc=loc, scale=scale)
         self._chi2 = Chi2(self.df)
-        super().__init__(self.df.size(), validate_args=validate_args)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(

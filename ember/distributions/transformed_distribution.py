@@ -148,6 +148,10 @@ class _FoldedAtZero(TransformedDistribution):
     """|X| for X symmetric about 0 (HalfNormal, HalfCauchy): the mass of -x joins x, so the
     density doubles on [0, inf), F(x) = 2 F_X(x) - 1, and the entropy loses log 2."""
 
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
     def _folded_log_prob(self, value):
         doubled = self.base_dist.log_prob(value) + _LOG_2
         return ember.where(value >= 0, doubled, -math.inf)

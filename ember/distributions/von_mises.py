@@ -15,7 +15,7 @@ import ember
 from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all, lazy_property
+from ember.distributions.utils import _store_broadcast, lazy_property
 
 __all__ = ["VonMises"]
 
@@ -120,8 +120,8 @@ class VonMises(Distribution):
         concentration: Tensor,
         validate_args: bool | None = None,
     ) -> None:
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        super().__init__(self.loc.shape, (), validate_args)
+        shape = _store_broadcast(self, loc=loc, concentration=concentration)
+        super().__init__(shape, (), validate_args)
 
     def _log_i(self, order):
         return _log_modified_bessel_fn(self.concentration, order=order)

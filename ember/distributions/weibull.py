@@ -8,7 +8,7 @@ from ember.distributions import constraints
 from ember.distributions.exponential import Exponential
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
-from ember.distributions.utils import broadcast_all, euler_constant
+from ember.distributions.utils import _store_broadcast, euler_constant
 
 __all__ = ["Weibull"]
 
@@ -28,7 +28,7 @@ class Weibull(TransformedDistribution):
         concentration: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.scale, self.concentration = broadcast_all(scale, concentration)
+        _store_broadcast(self, scale=scale, concentration=concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
         base = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
         super().__init__(base, self._chain(), validate_args=validate_args)
@@ -41,14 +41,10 @@ class Weibull(TransformedDistribution):
         ]
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Weibull, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.concentration_reciprocal = new.concentration.reciprocal()
-        TransformedDistribution.__init__(
-            new, self.base_dist.expand(batch_shape), new._chain(), validate_args=False
-        )
-        new._validate_args = self._validate_args
+        new = self._expand_family(Weibull, batch_shape, _instance, ("scale", "concentration"))
+        # the chain carries the parameters: rebuilt from the expanded ones
+        new.concentration_reciprocal = 1 / new.concentration
+        new.transforms = new._chain()
         return new
 
     def _gamma_moment(self, m):
