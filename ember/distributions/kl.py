@@ -193,8 +193,9 @@ def _kl_normal_normal(p, q):
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p, q):
-    # folding both at zero keeps the divergence of the unfolded normals
-    return _kl_normal_normal(p.base_dist, q.base_dist)
+    # folding both at zero keeps the divergence of the unfolded (zero-mean) normals
+    spread = (p.scale / q.scale) ** 2
+    return 0.5 * (spread - 1 - spread.log())
 
 
 @register_kl(Cauchy, Cauchy)
@@ -278,10 +279,8 @@ def _kl_expfamily_expfamily(p, q):
             "The cross KL-divergence between different exponential families cannot \
                             be computed using Bregman divergences"
         )
-    eta_p = [t.detach().requires_grad_() for t in p._natural_params]
+    eta_p, a_p, grads = p._normalizer_at_params()
     eta_q = q._natural_params
-    a_p = p._log_normalizer(*eta_p)
-    grads = ember.autograd.grad(a_p.sum(), eta_p, create_graph=True)
     out = q._log_normalizer(*eta_q) - a_p
     for tp, tq, g in zip(eta_p, eta_q, grads):
         out = out - _sum_rightmost((tq - tp) * g, len(q.event_shape))
