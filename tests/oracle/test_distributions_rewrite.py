@@ -866,3 +866,29 @@ def test_tril_vector_round_trip():
             tu.vec_to_tril_matrix(torch.zeros(m), d)
         with pytest.raises(ValueError, match="cannot be expressed"):
             vec_to_tril_matrix(ember.zeros(m), d)
+
+
+def test_distribution_base_checks():
+    """The base class's argument validation, expand guard and sample-shape checks."""
+    for lib in (torch, ember):
+        D = lib.distributions
+
+        class NoTable(D.Distribution):
+            pass
+
+        with pytest.warns(UserWarning, match="does not define `arg_constraints`"):
+            NoTable(validate_args=True)
+
+        class MyNormal(D.Normal):
+            def __init__(self, loc):
+                super().__init__(loc, 1.0)
+
+        with pytest.raises(NotImplementedError, match="must also define a custom .expand"):
+            MyNormal(lib.zeros(2)).expand((3, 2))
+        with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
+            D.Normal(lib.zeros(2), -lib.ones(2), validate_args=True)
+        # a lazily derived parameter is not computed for validation
+        d = D.Bernoulli(logits=lib.zeros(2), validate_args=True)
+        assert "probs" not in d.__dict__
+        e = D.Normal(lib.zeros(2), lib.ones(2)).expand((3, 2))
+        assert tuple(e.loc.shape) == (3, 2) and e._validate_args == D.Normal._validate_args
