@@ -1,6 +1,11 @@
 """The structured transforms of torch.distributions.transforms: reinterpreting, reshaping,
 stick-breaking, Cholesky factors, functors over slices (cat / stack) and CDFs. Re-exported by
-``transforms.py``."""
+``transforms.py``.
+
+The two Cholesky-of-a-correlation and simplex maps are written from their Jacobians (the
+derivations are beside each method); ``CatTransform`` and ``StackTransform`` share one
+slice-wise driver, since they differ only in how a tensor is cut and glued back.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +16,19 @@ import ember
 import ember.nn.functional as F
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.transforms import Transform, _clipped_sigmoid
+from ember.distributions.transforms import (
+    Transform,
+    _clipped_sigmoid,
+    _independent_real,
+    _log_tanh_slope,
+    _same_class_equality,
+)
 from ember.distributions.utils import (
     _sum_rightmost,
     lazy_property,
     tril_matrix_to_vec,
     vec_to_tril_matrix,
 )
-from ember.nn.functional import pad, softplus
 
 __all__ = [
     "CatTransform",
@@ -31,6 +41,12 @@ __all__ = [
     "StackTransform",
     "StickBreakingTransform",
 ]
+
+
+def _at_least(shape, n: int):
+    if len(shape) < n:
+        raise ValueError("Too few dimensions on input")
+    return shape
 
 
 class IndependentTransform(Transform):
@@ -49,12 +65,8 @@ class IndependentTransform(Transform):
         self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return IndependentTransform(
-            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
-        )
+    def _init_args(self):
+        return (self.base_transform, self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -73,23 +85,19 @@ class IndependentTransform(Transform):
         return self.base_transform.sign
 
     def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _at_least(x.shape, self.domain.event_dim)
         return self.base_transform(x)
 
     def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _at_least(y.shape, self.codomain.event_dim)
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
-        result = self.base_transform.log_abs_det_jacobian(x, y)
-        result = _sum_rightmost(result, self.reinterpreted_batch_ndims)
-        return result
+        inner = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(inner, self.reinterpreted_batch_ndims)
 
     def __repr__(self):
-        name = self.__class__.__name__
-        return f"{name}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
 
     def forward_shape(self, shape):
         return self.base_transform.forward_shape(shape)
@@ -109,210 +117,237 @@ class ReshapeTransform(Transform):
         out_shape: ember.Size,
         cache_size: int = 0,
     ) -> None:
-        self.in_shape = ember.Size(in_shape)
-        self.out_shape = ember.Size(out_shape)
-        if self.in_shape.numel() != self.out_shape.numel():
+        self.in_shape, self.out_shape = ember.Size(in_shape), ember.Size(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
 
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.independent(constraints.real, len(self.in_shape))
+    domain = constraints.dependent_property(lambda self: _independent_real(len(self.in_shape)))
+    codomain = constraints.dependent_property(lambda self: _independent_real(len(self.out_shape)))
 
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.independent(constraints.real, len(self.out_shape))
+    def _init_args(self):
+        return (self.in_shape, self.out_shape)
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+    @staticmethod
+    def _swap_event(t, old, new):
+        return t.reshape(t.shape[: t.dim() - len(old)] + new)
 
     def _call(self, x):
-        batch_shape = x.shape[: x.dim() - len(self.in_shape)]
-        return x.reshape(batch_shape + self.out_shape)
+        return self._swap_event(x, self.in_shape, self.out_shape)
 
     def _inverse(self, y):
-        batch_shape = y.shape[: y.dim() - len(self.out_shape)]
-        return y.reshape(batch_shape + self.in_shape)
+        return self._swap_event(y, self.out_shape, self.in_shape)
 
     def log_abs_det_jacobian(self, x, y):
-        batch_shape = x.shape[: x.dim() - len(self.in_shape)]
-        return x.new_zeros(batch_shape)
+        return x.new_zeros(x.shape[: x.dim() - len(self.in_shape)])  # a permutation of entries
+
+    @staticmethod
+    def _swap_shape(shape, old, new):
+        _at_least(shape, len(old))
+        batch, event = shape[: len(shape) - len(old)], shape[len(shape) - len(old) :]
+        if event != old:
+            raise ValueError(f"Shape mismatch: expected {event} but got {old}")
+        return batch + new
 
     def forward_shape(self, shape):
-        if len(shape) < len(self.in_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.in_shape)
-        if shape[cut:] != self.in_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return shape[:cut] + self.out_shape
+        return self._swap_shape(shape, self.in_shape, self.out_shape)
 
     def inverse_shape(self, shape):
-        if len(shape) < len(self.out_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.out_shape)
-        if shape[cut:] != self.out_shape:
-            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return shape[:cut] + self.in_shape
+        return self._swap_shape(shape, self.out_shape, self.in_shape)
+
+
+def _shift_right(t, fill: float = 1.0):
+    """``t`` moved one place right along the last dim, ``fill`` entering at the front."""
+    return F.pad(t[..., :-1], [1, 0], value=fill)
 
 
 class CorrCholeskyTransform(Transform):
     """Transform an unconstrained vector of length ``D*(D-1)/2`` into the Cholesky factor of a
-    ``D x D`` correlation matrix (tanh, then stick-breaking on the rows)."""
+    ``D x D`` correlation matrix (tanh, then stick-breaking on the rows).
+
+    Row i of the factor has unit norm: with partial correlations r = tanh(x) placed below the
+    diagonal, ``L[i, j] = r[i, j] * s[i, j]`` where ``s[i, j]^2 = 1 - sum_{k<j} L[i, k]^2`` is the
+    squared length still left in the row, and the diagonal takes the rest (Stan's construction).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
 
     def _call(self, x):
-        x = ember.tanh(x)
         eps = ember.finfo(x.dtype).eps
-        x = x.clamp(min=-1 + eps, max=1 - eps)
-        r = vec_to_tril_matrix(x, diag=-1)
-        # apply stick-breaking on the squared values
-        # Note that y = sign(r) * sqrt(z * z1m_cumprod)
-        #             = (sign(r) * sqrt(z)) * sqrt(z1m_cumprod) = r * sqrt(z1m_cumprod)
-        z = r**2
-        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
-        # Diagonal elements must be 1.
-        r = r + ember.eye(r.shape[-1], dtype=r.dtype, device=r.device)
-        y = r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
-        return y
+        r = vec_to_tril_matrix(ember.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # s[i, j] = prod_{k<j} sqrt(1 - r[i, k]^2): what L[i, :j] leaves of the unit length
+        left = _shift_right((1 - r * r).sqrt().cumprod(-1))
+        eye = ember.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return (r + eye) * left
+
+    @staticmethod
+    def _left_sq(y):
+        """``s[i, j]^2 = 1 - sum_{k<j} y[i, k]^2`` for every entry of the factor."""
+        return _shift_right(1 - (y * y).cumsum(-1))
 
     def _inverse(self, y):
-        # inverse stick-breaking
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y_cumsum = 1 - ember.cumsum(y * y, dim=-1)
-        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
-        y_vec = tril_matrix_to_vec(y, diag=-1)
-        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
-        t = y_vec / (y_cumsum_vec).sqrt()
-        # inverse of tanh
-        x = (t.log1p() - t.neg().log1p()) / 2
-        return x
+        r = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(self._left_sq(y), diag=-1).sqrt()
+        return 0.5 * (r.log1p() - (-r).log1p())  # atanh
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
-        # Because domain and codomain are two spaces with different dimensions, determinant of
-        # Jacobian is not well-defined. We return `log_abs_det_jacobian` of `x` and the
-        # flattened lower triangular part of `y`.
-
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
-        # by taking diagonal=-2, we don't need to shift z_cumprod to the right
-        # also works for 2 x 2 matrix
-        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
-        stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
-        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
-        return stick_breaking_logdet + tanh_logdet
+        # The map x -> vec(L) below the diagonal is triangular: dL[i, j] / dr[i, j] = s[i, j]
+        # and dr / dx = 1 - tanh(x)^2, so log|J| = sum log s + sum log(1 - tanh(x)^2).
+        # (The diagonal is determined by the rest; torch reports the same quantity.)
+        rows = 0.5 * tril_matrix_to_vec(self._left_sq(y), diag=-1).log().sum(-1)
+        tanh_part = _log_tanh_slope(x).sum(dim=-1)
+        return rows + tanh_part
 
     def forward_shape(self, shape):
-        # Reshape from (..., N) to (..., D, D).
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        N = shape[-1]
-        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
-        if D * (D - 1) // 2 != N:
+        # (..., N) -> (..., D, D) with N = D (D - 1) / 2
+        _at_least(shape, 1)
+        n = shape[-1]
+        d = round(0.5 + math.sqrt(0.25 + 2 * n))
+        if d * (d - 1) // 2 != n:
             raise ValueError("Input is not a flattened lower-diagonal number")
-        return shape[:-1] + (D, D)
+        return shape[:-1] + (d, d)
 
     def inverse_shape(self, shape):
-        # Reshape from (..., D, D) to (..., N).
-        if len(shape) < 2:
-            raise ValueError("Too few dimensions on input")
-        if shape[-2] != shape[-1]:
+        _at_least(shape, 2)
+        if shape[-1] != shape[-2]:
             raise ValueError("Input is not square")
-        D = shape[-1]
-        N = D * (D - 1) // 2
-        return shape[:-2] + (N,)
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
 
 
+@_same_class_equality
 class StickBreakingTransform(Transform):
     """Transform from unconstrained space to the simplex of one additional dimension via a stick-
-    breaking process."""
+    breaking process.
+
+    Coordinate i (of K) breaks off the fraction ``z_i = sigmoid(x_i - log(K - i))`` (0-based) of
+    the stick left, ``y_i = z_i * prod_{j<i} (1 - z_j)``; the last coordinate is the remainder.
+    The shift makes ``x = 0`` map to the centre of the simplex.
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
 
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
+    @staticmethod
+    def _log_pieces_left(t, k: int):
+        """log(K - i) for i = 0 .. K-1: how many pieces remain to be cut."""
+        return (k + 1 - t.new_ones(k).cumsum(-1)).log()
 
     def _call(self, x):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        z = _clipped_sigmoid(x - offset.log())
-        z_cumprod = (1 - z).cumprod(-1)
-        y = pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
-        return y
+        z = _clipped_sigmoid(x - self._log_pieces_left(x, x.shape[-1]))
+        left = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(left, [1, 0], value=1)
 
     def _inverse(self, y):
-        y_crop = y[..., :-1]
-        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
-        sf = 1 - y_crop.cumsum(-1)
-        # we clamp to make sure that sf is positive which sometimes does not
-        # happen when y[-1] ~ 0 or y[:-1].sum() ~ 1
-        sf = ember.clamp(sf, min=ember.finfo(y.dtype).tiny)
-        x = y_crop.log() - sf.log() + offset.log()
-        return x
+        head = y[..., :-1]
+        # the stick left after each cut; clamped so that rounding (y[-1] ~ 0) keeps it positive
+        left = ember.clamp(1 - head.cumsum(-1), min=ember.finfo(y.dtype).tiny)
+        return head.log() - left.log() + self._log_pieces_left(y, head.shape[-1])
 
     def log_abs_det_jacobian(self, x, y):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        x = x - offset.log()
-        # use the identity 1 - sigmoid(x) = exp(-x) * sigmoid(x)
-        detJ = (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
-        return detJ
+        # Triangular in the first K coordinates: dy_i/dx_i = z_i (1 - z_i) prod_{j<i} (1 - z_j)
+        # = y_i (1 - z_i), and log(1 - sigmoid(u)) = logsigmoid(u) - u.
+        u = x - self._log_pieces_left(x, x.shape[-1])
+        return (y[..., :-1].log() + F.logsigmoid(u) - u).sum(-1)
 
     def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _at_least(shape, 1)
         return shape[:-1] + (shape[-1] + 1,)
 
     def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
+        _at_least(shape, 1)
         return shape[:-1] + (shape[-1] - 1,)
 
 
+def _map_diagonal(m, fn):
+    """The strict lower triangle of ``m`` with ``fn`` applied to its diagonal."""
+    return m.tril(-1) + fn(m.diagonal(dim1=-2, dim2=-1)).diag_embed()
+
+
+@_same_class_equality
 class LowerCholeskyTransform(Transform):
     """Transform from unconstrained matrices to lower-triangular matrices with nonnegative diagonal
     entries."""
 
-    domain = constraints.independent(constraints.real, 2)
+    domain = _independent_real(2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
     def _call(self, x):
-        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+        return _map_diagonal(x, ember.exp)
 
     def _inverse(self, y):
-        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+        return _map_diagonal(y, ember.log)
 
 
+@_same_class_equality
 class PositiveDefiniteTransform(Transform):
     """Transform from unconstrained matrices to positive-definite matrices."""
 
-    domain = constraints.independent(constraints.real, 2)
+    domain = _independent_real(2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
     def _call(self, x):
-        x = LowerCholeskyTransform()(x)
-        return x @ x.mT
+        factor = _map_diagonal(x, ember.exp)
+        return factor @ factor.mT
 
     def _inverse(self, y):
-        y = ember.linalg.cholesky(y)
-        return LowerCholeskyTransform().inv(y)
+        return _map_diagonal(ember.linalg.cholesky(y), ember.log)
 
 
-class CatTransform(Transform):
-    """Transform functor that applies a sequence of transforms ``tseq`` component-wise to each
-    submatrix at ``dim``, of length ``lengths[dim]``, in a way compatible with ``torch.cat``."""
+class _SliceFunctor(Transform):
+    """Shared driver of CatTransform / StackTransform: cut the input along ``dim`` into one piece
+    per part, run the part on it, glue the results back. Subclasses say how to cut and glue."""
 
     transforms: list[Transform]
+
+    def _adopt(self, tseq, cache_size):
+        if any(not isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
+
+    def _validate(self, t, name: str, what: str = "tensor"):
+        if not -t.dim() <= self.dim < t.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for {what} with {t.dim()} dimensions"
+            )
+        if t.size(self.dim) != self._expected:
+            raise AssertionError(self._size_message(name, t))
+
+    def _each(self, t, name, method):
+        self._validate(t, name)
+        return self._glue(
+            [method(part, piece) for part, piece in zip(self.transforms, self._cut(t))]
+        )
+
+    def _call(self, x):
+        return self._each(x, "x", lambda part, piece: part(piece))
+
+    def _inverse(self, y):
+        return self._each(y, "y", lambda part, piece: part.inv(piece))
+
+    def _jacobians(self, x, y):
+        self._validate(x, "x", "x")
+        self._validate(y, "y", "y")
+        return [
+            part.log_abs_det_jacobian(a, b)
+            for part, a, b in zip(self.transforms, self._cut(x), self._cut(y))
+        ]
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    # the constraint of the whole: the parts' constraints joined the way the tensor is
+    domain = constraints.dependent_property(lambda self: self._joined("domain"))
+    codomain = constraints.dependent_property(lambda self: self._joined("codomain"))
+
+
+class CatTransform(_SliceFunctor):
+    """Transform functor that applies a sequence of transforms ``tseq`` component-wise to each
+    submatrix at ``dim``, of length ``lengths[dim]``, in a way compatible with ``torch.cat``."""
 
     def __init__(
         self,
@@ -321,15 +356,8 @@ class CatTransform(Transform):
         lengths: Sequence[int] | None = None,
         cache_size: int = 0,
     ) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        if lengths is None:
-            lengths = [1] * len(self.transforms)
-        self.lengths = list(lengths)
+        self._adopt(tseq, cache_size)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(
                 f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
@@ -344,177 +372,68 @@ class CatTransform(Transform):
     def length(self) -> int:
         return sum(self.lengths)
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+    @property
+    def _expected(self) -> int:
+        return self.length
 
-    def _call(self, x):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != self.length:
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}"
-            )
-        yslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslices.append(trans(xslice))
-            start = start + length  # avoid += for jit compat
-        return ember.cat(yslices, dim=self.dim)
+    def _size_message(self, name, t):
+        return f"{name}.size({self.dim}) = {t.size(self.dim)} must equal length {self.length}"
 
-    def _inverse(self, y):
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != self.length:
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}"
-            )
-        xslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            yslice = y.narrow(self.dim, start, length)
-            xslices.append(trans.inv(yslice))
-            start = start + length  # avoid += for jit compat
-        return ember.cat(xslices, dim=self.dim)
+    def _init_args(self):
+        return (self.transforms, self.dim, self.lengths)
+
+    def _cut(self, t):
+        return t.split(self.lengths, dim=self.dim)
+
+    def _glue(self, pieces):
+        return ember.cat(pieces, dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for x with {x.dim()} dimensions")
-        if x.size(self.dim) != self.length:
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}"
-            )
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for y with {y.dim()} dimensions")
-        if y.size(self.dim) != self.length:
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}"
-            )
-        logdetjacs = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslice = y.narrow(self.dim, start, length)
-            logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
-            if trans.event_dim < self.event_dim:
-                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
-            logdetjacs.append(logdetjac)
-            start = start + length  # avoid += for jit compat
-        # Decide whether to concatenate or sum.
-        dim = self.dim
-        if dim >= 0:
-            dim = dim - x.dim()
-        dim = dim + self.event_dim
-        if dim < 0:
-            return ember.cat(logdetjacs, dim=dim)
-        else:
-            return sum(logdetjacs)
+        # bring every part's term to this transform's event dim; if ``dim`` falls inside the
+        # event the terms add up, otherwise (a batch dim) they sit side by side
+        terms = [
+            _sum_rightmost(term, self.event_dim - part.event_dim)
+            for part, term in zip(self.transforms, self._jacobians(x, y))
+        ]
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return ember.cat(terms, dim=dim) if dim < 0 else sum(terms)
 
-    @property
-    def bijective(self) -> bool:
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
-
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+    def _joined(self, side):
+        return constraints.cat([getattr(t, side) for t in self.transforms], self.dim, self.lengths)
 
 
-class StackTransform(Transform):
+class StackTransform(_SliceFunctor):
     """Transform functor that applies a sequence of transforms ``tseq`` component-wise to each
     submatrix at ``dim`` in a way compatible with ``torch.stack``."""
 
-    transforms: list[Transform]
-
     def __init__(self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self._adopt(tseq, cache_size)
         self.dim = dim
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return StackTransform(self.transforms, self.dim, cache_size)
+    @property
+    def _expected(self) -> int:
+        return len(self.transforms)
 
-    def _slice(self, z):
-        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+    def _size_message(self, name, t):
+        return (
+            f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
+            f"len(transforms) {len(self.transforms)}"
+        )
 
-    def _call(self, x):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal "
-                f"len(transforms) {len(self.transforms)}"
-            )
-        yslices = []
-        for xslice, trans in zip(self._slice(x), self.transforms):
-            yslices.append(trans(xslice))
-        return ember.stack(yslices, dim=self.dim)
+    def _init_args(self):
+        return (self.transforms, self.dim)
 
-    def _inverse(self, y):
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal "
-                f"len(transforms) {len(self.transforms)}"
-            )
-        xslices = []
-        for yslice, trans in zip(self._slice(y), self.transforms):
-            xslices.append(trans.inv(yslice))
-        return ember.stack(xslices, dim=self.dim)
+    def _cut(self, t):
+        return t.unbind(self.dim)
+
+    def _glue(self, pieces):
+        return ember.stack(pieces, dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for x with {x.dim()} dimensions")
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal "
-                f"len(transforms) {len(self.transforms)}"
-            )
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(f"dim {self.dim} out of range for y with {y.dim()} dimensions")
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal "
-                f"len(transforms) {len(self.transforms)}"
-            )
-        logdetjacs = []
-        yslices = self._slice(y)
-        xslices = self._slice(x)
-        for xslice, yslice, trans in zip(xslices, yslices, self.transforms):
-            logdetjacs.append(trans.log_abs_det_jacobian(xslice, yslice))
-        return ember.stack(logdetjacs, dim=self.dim)
+        return self._glue(self._jacobians(x, y))
 
-    @property
-    def bijective(self) -> bool:
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    def domain(self):
-        return constraints.stack([t.domain for t in self.transforms], self.dim)
-
-    @constraints.dependent_property
-    def codomain(self):
-        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+    def _joined(self, side):
+        return constraints.stack([getattr(t, side) for t in self.transforms], self.dim)
 
 
 class CumulativeDistributionTransform(Transform):
@@ -539,9 +458,7 @@ class CumulativeDistributionTransform(Transform):
         return self.distribution.icdf(y)
 
     def log_abs_det_jacobian(self, x, y):
-        return self.distribution.log_prob(x)
+        return self.distribution.log_prob(x)  # d cdf / dx is the density
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+    def _init_args(self):
+        return (self.distribution,)

@@ -6,45 +6,34 @@ from math import nan
 from numbers import Number
 
 import ember
+import ember.nn.functional as F
 from ember.distributions import constraints
+from ember.distributions.categorical import _support_column
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
-from ember.nn.functional import binary_cross_entropy_with_logits
+from ember.distributions.utils import _BinaryOdds, _log1p_exp, _probs_xor_logits, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryOdds, ExponentialFamily):
     """Bernoulli distribution parameterized by ``probs`` or ``logits`` (not both)."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.boolean
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        given_probs = _probs_xor_logits(probs, logits)
+        given = probs if given_probs else logits
+        (param,) = broadcast_all(given)
+        setattr(self, "probs" if given_probs else "logits", param)
+        self._param = param
+        shape = ember.Size() if isinstance(given, Number) else param.size()
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):
@@ -56,46 +45,36 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def mode(self):
-        mode = (self.probs >= 0.5).to(self.probs)
-        mode[self.probs == 0.5] = nan
-        return mode
+        p = self.probs
+        return ember.where(p == 0.5, nan, (p >= 0.5).to(p))  # a tie has no mode
 
     @property
     def variance(self):
-        return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        p = self.probs
+        return p * (1 - p)
 
     @property
     def param_shape(self) -> ember.Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(shape))
+            return ember.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
+        # minus the cross-entropy: x log p + (1 - x) log(1 - p) = -(log(1 + e^logit) - x logit)
         logits, value = broadcast_all(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -(_log1p_exp(logits) - value * logits)
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        # the cross-entropy of the distribution with itself (ember's fused op keeps the grad_fn
+        # torch reports)
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True):
-        values = ember.arange(2, dtype=self._param.dtype)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _support_column(ember.arange(2, dtype=self._param.dtype), self._batch_shape, expand)
 
     _mean_carrier_measure = 0
 

@@ -37,16 +37,14 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            Beta, batch_shape, _instance, _dirichlet=self._dirichlet.expand(batch_shape)
+        )
 
     @property
     def mean(self):
-        return self.concentration1 / (self.concentration1 + self.concentration0)
+        a = self.concentration1
+        return a / (a + self.concentration0)
 
     @property
     def mode(self):
@@ -54,8 +52,9 @@ class Beta(ExponentialFamily):
 
     @property
     def variance(self):
-        total = self.concentration1 + self.concentration0
-        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+        # a b / ((a + b)^2 (a + b + 1))
+        a, b = self.concentration1, self.concentration0
+        return a * b / ((a + b) ** 2 * (a + b + 1))
 
     def sample(self, sample_shape=()):
         return self._dirichlet.sample(sample_shape).select(-1, 0)
@@ -66,8 +65,8 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = ember.stack([value, 1.0 - value], -1)
-        return self._dirichlet.log_prob(heads_tails)
+        # the point (x, 1 - x) of the 2-simplex
+        return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
 
     def entropy(self):
         return self._dirichlet.entropy()
@@ -85,4 +84,4 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return ember.lgamma(x) + ember.lgamma(y) - ember.lgamma(x + y)
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()  # log B(x, y)

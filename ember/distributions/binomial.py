@@ -9,21 +9,29 @@ from ember.distributions import constraints
 from ember.distributions.categorical import Categorical
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import (
+    _BinaryOdds,
+    _log1p_exp,
+    _probs_xor_logits,
     broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Binomial", "Geometric", "Multinomial"]
 
 
-def _clamp_by_zero(x):
-    # max(x, 0) whose gradient at 0 is 1/2, as torch's
-    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+def _log_choose(n, k):
+    """log of the binomial coefficient n! / (k! (n - k)!)."""
+    return (n + 1).lgamma() - (k + 1).lgamma() - (n - k + 1).lgamma()
 
 
-class Binomial(Distribution):
+def _common_count(total_count, what: str) -> int:
+    """The single trial count shared by every batch member (entropy and the support need it)."""
+    n = int(total_count.max())
+    if n != total_count.min():
+        raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
+    return n
+
+
+class Binomial(_BinaryOdds, Distribution):
     """Number of successes in ``total_count`` trials of success probability ``probs``
     (or log-odds ``logits``)."""
 
@@ -37,29 +45,18 @@ class Binomial(Distribution):
     def __init__(
         self, total_count=1, probs=None, logits=None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        name = "probs" if _probs_xor_logits(probs, logits) else "logits"
+        count, param = broadcast_all(total_count, probs if name == "probs" else logits)
+        setattr(self, name, param)
+        self.total_count = count.type_as(param)  # counts take the parameter's float dtype
+        self._param = param
+        super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(
+            Binomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
@@ -72,19 +69,13 @@ class Binomial(Distribution):
 
     @property
     def mode(self):
+        # the largest k with P(k) >= P(k - 1) is floor((n + 1) p), at most n
         return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
 
     @property
     def variance(self):
-        return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        p = self.probs
+        return self.total_count * p * (1 - p)
 
     @property
     def param_shape(self) -> ember.Size:
@@ -98,55 +89,38 @@ class Binomial(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = ember.lgamma(self.total_count + 1)
-        log_factorial_k = ember.lgamma(value + 1)
-        log_factorial_nmk = ember.lgamma(self.total_count - value + 1)
-        # n * log(1 + exp(logits)), computed stably
-        normalize_term = (
-            self.total_count * _clamp_by_zero(self.logits)
-            + self.total_count * ember.log1p(ember.exp(-ember.abs(self.logits)))
-            - log_factorial_n
-        )
-        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+        # log C(n, k) + k log p + (n - k) log(1 - p), written with the log-odds:
+        # k logit - n log(1 + e^logit)
+        n = self.total_count
+        return _log_choose(n, value) + value * self.logits - n * _log1p_exp(self.logits)
 
     def entropy(self):
-        total_count = int(self.total_count.max())
-        if not self.total_count.min() == total_count:
-            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
-        log_prob = self.log_prob(self.enumerate_support(False))
-        return -(ember.exp(log_prob) * log_prob).sum(0)
+        _common_count(self.total_count, "entropy")
+        log_p = self.log_prob(self.enumerate_support(False))
+        return -(log_p.exp() * log_p).sum(0)
 
     def enumerate_support(self, expand: bool = True):
-        total_count = int(self.total_count.max())
-        if not self.total_count.min() == total_count:
-            raise NotImplementedError(
-                "Inhomogeneous total count not supported by `enumerate_support`."
-            )
-        values = ember.arange(1 + total_count, dtype=self._param.dtype)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        n = _common_count(self.total_count, "enumerate_support")
+        counts = ember.arange(n + 1, dtype=self._param.dtype)
+        counts = counts.reshape((n + 1,) + (1,) * len(self._batch_shape))
+        return counts.expand((n + 1,) + tuple(self._batch_shape)) if expand else counts
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryOdds, Distribution):
     """Number of failures before the first success, success probability ``probs``."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        batch_shape = ember.Size() if isinstance(given, Number) else given.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and probs is not None:
-            valid = self.probs > 0
+        given_probs = _probs_xor_logits(probs, logits)
+        given = probs if given_probs else logits
+        (param,) = broadcast_all(given)
+        setattr(self, "probs" if given_probs else "logits", param)
+        shape = ember.Size() if isinstance(given, Number) else given.size()
+        super().__init__(shape, validate_args=validate_args)
+        if self._validate_args and given_probs:
+            valid = self.probs > 0  # a zero success probability never stops
             if not valid.all():
                 raise ValueError(
                     f"Expected parameter probs ({type(self.probs).__name__} of shape "
@@ -155,15 +129,7 @@ class Geometric(Distribution):
                 )
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):
@@ -177,51 +143,31 @@ class Geometric(Distribution):
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
     def sample(self, sample_shape=()):
+        # inversion: K = floor(log U / log(1 - p)) for U uniform on (0, 1]
         shape = self._extended_shape(sample_shape)
-        tiny = ember.finfo(self.probs.dtype).tiny
+        p = self.probs
         with ember.no_grad():
-            u = ember.empty(shape, dtype=self.probs.dtype).uniform_(tiny, 1)
-            return (u.log() / (-self.probs).log1p()).floor()
+            u = ember.empty(shape, dtype=p.dtype).uniform_(ember.finfo(p.dtype).tiny, 1)
+            return (u.log() / (-p).log1p()).floor()
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value, probs = broadcast_all(value, self.probs)
-        probs = probs.clone(memory_format=ember.contiguous_format)
-        probs[(probs == 1) & (value == 0)] = 0
-        return value * (-probs).log1p() + self.probs.log()
+        # k log(1 - p) + log p; xlog1py makes 0 failures certain when p = 1
+        value, p = broadcast_all(value, self.probs)
+        return ember.special.xlog1py(value, -p) + self.probs.log()
 
     def entropy(self):
-        bce = ember.nn.functional.binary_cross_entropy_with_logits
-        return bce(self.logits, self.probs, reduction="none") / self.probs
-
-
-class _Multinomial(constraints.Constraint):
-    """Nonnegative integer vectors summing to at most ``upper_bound``."""
-
-    is_discrete = True
-    event_dim = 1
-
-    def __init__(self, upper_bound: int) -> None:
-        self.upper_bound = upper_bound
-
-    def check(self, x):
-        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+        # H / p with H the Bernoulli entropy = softplus(logit) - p logit, per success
+        p, logit = self.probs, self.logits
+        return (_log1p_exp(logit) - p * logit) / p
 
 
 class Multinomial(Distribution):
     """Counts of ``total_count`` draws from a Categorical over the last dim of ``probs``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
 
     def __init__(
         self, total_count: int = 1, probs=None, logits=None, validate_args: bool | None = None
@@ -229,20 +175,20 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        self._categorical = Categorical(probs, logits)
+        # each category's count is Binomial(n, p_i): used by the entropy
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        cat = self._categorical
+        super().__init__(cat.batch_shape, cat.param_shape[-1:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            Multinomial,
+            batch_shape,
+            _instance,
+            total_count=self.total_count,
+            _categorical=self._categorical.expand(batch_shape),
+        )
 
     @property
     def mean(self):
@@ -250,11 +196,12 @@ class Multinomial(Distribution):
 
     @property
     def variance(self):
-        return self.total_count * self.probs * (1 - self.probs)
+        p = self.probs
+        return self.total_count * p * (1 - p)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
-        return _Multinomial(self.total_count)
+        return constraints.multinomial(self.total_count)
 
     @property
     def logits(self):
@@ -270,29 +217,24 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape=()):
         sample_shape = ember.Size(sample_shape)
-        samples = self._categorical.sample(ember.Size((self.total_count,)) + sample_shape)
-        # samples: (total_count, *sample_shape, *batch_shape) -> move the draws last
-        order = list(range(samples.dim()))
-        order.append(order.pop(0))
-        samples = samples.permute(*order)
-        counts = ember.zeros(self._extended_shape(sample_shape), dtype=samples.dtype)
-        counts.scatter_add_(-1, samples, ember.ones_like(samples))
+        draws = self._categorical.sample(ember.Size((self.total_count,)) + sample_shape)
+        draws = draws.movedim(0, -1)  # the n draws of one sample along the last dim
+        counts = ember.zeros(self._extended_shape(sample_shape), dtype=draws.dtype)
+        counts.scatter_add_(-1, draws, ember.ones_like(draws))
         return counts.type_as(self.probs)
 
     def entropy(self):
+        # H = n H(categorical) - log n! + sum_i E[log X_i!], X_i ~ Binomial(n, p_i)
         n = ember.tensor(self.total_count)
-        term1 = n * self._categorical.entropy() - ember.lgamma(n + 1)
-        support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = ember.exp(self._binomial.log_prob(support))
-        weights = ember.lgamma(support + 1)
-        return term1 + (binomial_probs * weights).sum([0, -1])
+        k = self._binomial.enumerate_support(expand=False)[1:]  # log 0! = 0
+        expected_log_fact = (self._binomial.log_prob(k).exp() * (k + 1).lgamma()).sum([0, -1])
+        return n * self._categorical.entropy() - (n + 1).lgamma() + expected_log_fact
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        logits = logits.clone(memory_format=ember.contiguous_format)
-        log_factorial_n = ember.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = ember.lgamma(value + 1).sum(-1)
-        logits[(value == 0) & (logits == -float("inf"))] = 0
-        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+        # a category of probability 0 contributes nothing when it is not drawn
+        logits = logits.masked_fill((value == 0) & (logits == -float("inf")), 0.0)
+        weighted = (logits * value).sum(-1)
+        return (value.sum(-1) + 1).lgamma() - (value + 1).lgamma().sum(-1) + weighted

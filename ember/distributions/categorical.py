@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from math import nan
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import (
+    _probs_xor_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Categorical"]
 
@@ -15,38 +21,33 @@ __all__ = ["Categorical"]
 class Categorical(Distribution):
     """Categorical distribution over ``{0, ..., K-1}`` from ``probs`` or ``logits`` (not both)."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            if probs.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self.probs = probs / probs.sum(-1, keepdim=True)
+        name = "probs" if _probs_xor_logits(probs, logits) else "logits"
+        given = probs if name == "probs" else logits
+        if given.dim() < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+        # stored normalized: probs summing to 1, logits with logsumexp 0
+        if name == "probs":
+            given = given / given.sum(-1, keepdim=True)
         else:
-            if logits.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        self._param = self.probs if probs is not None else self.logits
-        self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.ndimension() > 1 else ember.Size()
-        super().__init__(batch_shape, validate_args=validate_args)
+            given = given - given.logsumexp(dim=-1, keepdim=True)
+        setattr(self, name, given)
+        self._param = given
+        self._num_events = given.shape[-1]
+        super().__init__(given.shape[:-1], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        param_shape = batch_shape + ember.Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
-        new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(
+            Categorical,
+            batch_shape,
+            _instance,
+            ("probs", "logits"),
+            _num_events=self._num_events,
+        )
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):
@@ -68,9 +69,12 @@ class Categorical(Distribution):
     def param_shape(self) -> ember.Size:
         return self._param.size()
 
+    def _undefined(self):
+        return ember.full(self._extended_shape(), nan, dtype=self.probs.dtype)
+
     @property
     def mean(self):
-        return ember.full(self._extended_shape(), nan, dtype=self.probs.dtype)
+        return self._undefined()  # categories are labels, not numbers
 
     @property
     def mode(self):
@@ -78,32 +82,36 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return ember.full(self._extended_shape(), nan, dtype=self.probs.dtype)
+        return self._undefined()
 
     def sample(self, sample_shape=()):
-        if not isinstance(sample_shape, ember.Size):
-            sample_shape = ember.Size(sample_shape)
-        probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = ember.multinomial(probs_2d, sample_shape.numel(), True).T
-        return samples_2d.reshape(self._extended_shape(sample_shape))
+        sample_shape = ember.Size(sample_shape)
+        # one multinomial row per batch member, all draws at once, then draws in front
+        rows = self.probs.reshape(-1, self._num_events)
+        draws = ember.multinomial(rows, math.prod(sample_shape), True)
+        return draws.T.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
-        value = value[..., :1]
-        return log_pmf.gather(-1, value).squeeze(-1)
+        index = value.long().unsqueeze(-1)
+        index, table = ember.broadcast_tensors(index, self.logits)
+        return table.gather(-1, index[..., :1]).squeeze(-1)
 
     def entropy(self):
-        min_real = ember.finfo(self.logits.dtype).min
-        logits = ember.clamp(self.logits, min=min_real)
-        p_log_p = logits * self.probs
-        return -p_log_p.sum(-1)
+        # -sum p log p; -inf logits (p = 0) are floored so that 0 * log 0 counts as 0
+        floor = ember.finfo(self.logits.dtype).min
+        return -(self.logits.clamp(min=floor) * self.probs).sum(-1)
 
     def enumerate_support(self, expand: bool = True):
-        values = ember.arange(self._num_events, dtype=ember.long)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        labels = ember.arange(self._num_events, dtype=ember.long)
+        return _support_column(labels, self._batch_shape, expand)
+
+
+def _support_column(values, batch_shape, expand: bool):
+    """``values`` (support points along dim 0, then any event dims) laid out to broadcast
+    against ``batch_shape``: singleton batch dims, or expanded to it."""
+    event = tuple(values.shape[1:])
+    n = values.shape[0]
+    column = values.reshape((n,) + (1,) * len(batch_shape) + event)
+    return column.expand((n,) + tuple(batch_shape) + event) if expand else column

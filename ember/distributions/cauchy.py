@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Cauchy"]
 
@@ -16,26 +15,16 @@ __all__ = ["Cauchy"]
 class Cauchy(Distribution):
     """Cauchy (Lorentz) distribution with ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        shape = _store_broadcast(self, loc=loc, scale=scale)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
@@ -56,17 +45,24 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (
-            -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
-        )
+        # -log(pi scale (1 + z^2))
+        z = self._z(value)
+        return -_LOG_PI - self.scale.log() - (z**2).log1p()
+
+    def _z(self, value):
+        return (value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return ember.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return 0.5 + ember.atan(self._z(value)) / math.pi
 
     def icdf(self, value):
-        return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return self.loc + self.scale * ember.tan(math.pi * (value - 0.5))
 
     def entropy(self):
-        return math.log(4 * math.pi) + self.scale.log()
+        return _LOG_4PI + self.scale.log()
+
+
+_LOG_PI = math.log(math.pi)
+_LOG_4PI = math.log(4 * math.pi)

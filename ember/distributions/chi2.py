@@ -22,8 +22,8 @@ class Chi2(Gamma):
         super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
+        # Gamma's expand, onto a Chi2 instance
+        return super().expand(batch_shape, self._get_checked_instance(Chi2, _instance))
 
     @property
     def df(self) -> Tensor:

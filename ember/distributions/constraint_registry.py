@@ -17,38 +17,30 @@ class ConstraintRegistry:
     """Registry to link constraints to transforms."""
 
     def __init__(self):
-        self._registry = {}
+        self._registry = {}  # Constraint subclass -> factory(constraint) -> Transform
         super().__init__()
 
     def register(self, constraint, factory=None):
         """Register ``factory`` (constraint -> transform) for a ``Constraint`` subclass or instance;
         without ``factory``, return a decorator."""
-        # Support use as decorator.
-        if factory is None:
-            return lambda factory: self.register(constraint, factory)
-
-        # Support calling on singleton instances.
-        if isinstance(constraint, constraints.Constraint):
-            constraint = type(constraint)
-
-        if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
+        if factory is None:  # used as @registry.register(constraint)
+            return lambda fn: self.register(constraint, fn)
+        # an instance (``constraints.positive``) stands for its class
+        key = type(constraint) if isinstance(constraint, constraints.Constraint) else constraint
+        if not (isinstance(key, type) and issubclass(key, constraints.Constraint)):
             raise TypeError(
                 "Expected constraint to be either a Constraint subclass or instance, "
                 f"but got {constraint}"
             )
-
-        self._registry[constraint] = factory
+        self._registry[key] = factory
         return factory
 
     def __call__(self, constraint):
         """Return the transform to the space of ``constraint``."""
-        # Look up by Constraint subclass.
-        try:
-            factory = self._registry[type(constraint)]
-        except KeyError:
-            raise NotImplementedError(
-                f"Cannot transform {type(constraint).__name__} constraints"
-            ) from None
+        # the exact class decides (no lookup through base classes), as torch's
+        factory = self._registry.get(type(constraint))
+        if factory is None:
+            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} constraints")
         return factory(constraint)
 
 
@@ -56,126 +48,55 @@ biject_to = ConstraintRegistry()
 transform_to = ConstraintRegistry()
 
 
-################################################################################
-# Registration Table
-################################################################################
+# ----------------------------------------------------------------------------- the table
+# Each entry builds the transform from R^n onto the constraint's set. Structured constraints
+# recurse into the registry they are asked through, so biject_to stays bijective throughout.
+
+C, T = constraints, transforms
 
 
-@biject_to.register(constraints.real)
-@transform_to.register(constraints.real)
-def _transform_to_real(constraint):
-    return transforms.identity_transform
+def _onto_interval(c):
+    low, high = c.lower_bound, c.upper_bound
+    if isinstance(low, _Number) and isinstance(high, _Number) and (low, high) == (0, 1):
+        return T.SigmoidTransform()  # the unit interval needs no affine step
+    return T.ComposeTransform([T.SigmoidTransform(), T.AffineTransform(low, high - low)])
 
 
-@biject_to.register(constraints.independent)
-def _biject_to_independent(constraint):
-    base_transform = biject_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+def _shifted_exp(offset, direction):
+    return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(offset, direction)])
 
 
-@transform_to.register(constraints.independent)
-def _transform_to_independent(constraint):
-    base_transform = transform_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+_SHARED = [
+    ([C.real], lambda c, reg: T.identity_transform),
+    ([C.positive, C.nonnegative], lambda c, reg: T.ExpTransform()),
+    ([C.greater_than, C.greater_than_eq], lambda c, reg: _shifted_exp(c.lower_bound, 1)),
+    ([C.less_than], lambda c, reg: _shifted_exp(c.upper_bound, -1)),
+    ([C.interval, C.half_open_interval], lambda c, reg: _onto_interval(c)),
+    ([C.corr_cholesky], lambda c, reg: T.CorrCholeskyTransform()),
+    (
+        [C.independent],
+        lambda c, reg: T.IndependentTransform(reg(c.base_constraint), c.reinterpreted_batch_ndims),
+    ),
+    (
+        [C.cat],
+        lambda c, reg: T.CatTransform([reg(part) for part in c.cseq], c.dim, c.lengths),
+    ),
+    ([C.stack], lambda c, reg: T.StackTransform([reg(part) for part in c.cseq], c.dim)),
+]
+_ONLY = {
+    # a bijection onto the simplex needs one coordinate fewer; transform_to may overshoot
+    biject_to: [([C.simplex], lambda c, reg: T.StickBreakingTransform())],
+    transform_to: [
+        ([C.simplex], lambda c, reg: T.SoftmaxTransform()),
+        ([C.lower_cholesky], lambda c, reg: T.LowerCholeskyTransform()),
+        (
+            [C.positive_definite, C.positive_semidefinite],
+            lambda c, reg: T.PositiveDefiniteTransform(),
+        ),
+    ],
+}
 
-
-@biject_to.register(constraints.positive)
-@biject_to.register(constraints.nonnegative)
-@transform_to.register(constraints.positive)
-@transform_to.register(constraints.nonnegative)
-def _transform_to_positive(constraint):
-    return transforms.ExpTransform()
-
-
-@biject_to.register(constraints.greater_than)
-@biject_to.register(constraints.greater_than_eq)
-@transform_to.register(constraints.greater_than)
-@transform_to.register(constraints.greater_than_eq)
-def _transform_to_greater_than(constraint):
-    return transforms.ComposeTransform(
-        [
-            transforms.ExpTransform(),
-            transforms.AffineTransform(constraint.lower_bound, 1),
-        ]
-    )
-
-
-@biject_to.register(constraints.less_than)
-@transform_to.register(constraints.less_than)
-def _transform_to_less_than(constraint):
-    return transforms.ComposeTransform(
-        [
-            transforms.ExpTransform(),
-            transforms.AffineTransform(constraint.upper_bound, -1),
-        ]
-    )
-
-
-@biject_to.register(constraints.interval)
-@biject_to.register(constraints.half_open_interval)
-@transform_to.register(constraints.interval)
-@transform_to.register(constraints.half_open_interval)
-def _transform_to_interval(constraint):
-    # Handle the special case of the unit interval.
-    lower_is_0 = isinstance(constraint.lower_bound, _Number) and constraint.lower_bound == 0
-    upper_is_1 = isinstance(constraint.upper_bound, _Number) and constraint.upper_bound == 1
-    if lower_is_0 and upper_is_1:
-        return transforms.SigmoidTransform()
-
-    loc = constraint.lower_bound
-    scale = constraint.upper_bound - constraint.lower_bound
-    return transforms.ComposeTransform(
-        [transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)]
-    )
-
-
-@biject_to.register(constraints.simplex)
-def _biject_to_simplex(constraint):
-    return transforms.StickBreakingTransform()
-
-
-@transform_to.register(constraints.simplex)
-def _transform_to_simplex(constraint):
-    return transforms.SoftmaxTransform()
-
-
-# TODO define a bijection for LowerCholeskyTransform
-@transform_to.register(constraints.lower_cholesky)
-def _transform_to_lower_cholesky(constraint):
-    return transforms.LowerCholeskyTransform()
-
-
-@transform_to.register(constraints.positive_definite)
-@transform_to.register(constraints.positive_semidefinite)
-def _transform_to_positive_definite(constraint):
-    return transforms.PositiveDefiniteTransform()
-
-
-@biject_to.register(constraints.corr_cholesky)
-@transform_to.register(constraints.corr_cholesky)
-def _transform_to_corr_cholesky(constraint):
-    return transforms.CorrCholeskyTransform()
-
-
-@biject_to.register(constraints.cat)
-def _biject_to_cat(constraint):
-    return transforms.CatTransform(
-        [biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
-    )
-
-
-@transform_to.register(constraints.cat)
-def _transform_to_cat(constraint):
-    return transforms.CatTransform(
-        [transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
-    )
-
-
-@biject_to.register(constraints.stack)
-def _biject_to_stack(constraint):
-    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
-
-
-@transform_to.register(constraints.stack)
-def _transform_to_stack(constraint):
-    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+for _registry in (biject_to, transform_to):
+    for _targets, _build in _SHARED + _ONLY[_registry]:
+        for _target in _targets:
+            _registry.register(_target, lambda c, _b=_build, _r=_registry: _b(c, _r))

@@ -1,6 +1,13 @@
-"""Constraints on distribution parameters and supports (torch.distributions.constraints)."""
+"""Constraints on distribution parameters and supports (torch.distributions.constraints).
+
+A constraint answers ``check(value)`` with a bool tensor over the batch: the trailing
+``event_dim`` dims of ``value`` are one point and reduce to one answer. The class names (and
+their hierarchy) are torch's, since ``repr`` shows them and the registries key on them.
+"""
 
 from __future__ import annotations
+
+import itertools
 
 import ember
 
@@ -40,6 +47,17 @@ __all__ = [
 ]
 
 
+def _every(ok, n: int):
+    """``ok`` with its ``n`` rightmost dims reduced by ``all``."""
+    if n == 0:
+        return ok
+    return ok.reshape(ok.shape[: ok.dim() - n] + (-1,)).all(-1)
+
+
+def _public_name(obj) -> str:
+    return type(obj).__name__.lstrip("_")
+
+
 class Constraint:
     """Abstract base class for constraints: a region over which a variable is valid."""
 
@@ -51,33 +69,56 @@ class Constraint:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return self.__class__.__name__[1:] + "()"
+        return _public_name(self) + "()"
+
+
+class _Bounded(Constraint):
+    """Shared repr of the constraints with bounds: ``Name(lower_bound=..., upper_bound=...)``."""
+
+    _bound_names: tuple = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{b}={getattr(self, b)}" for b in self._bound_names)
+        return f"{_public_name(self)}({shown})"
+
+
+class _BetweenBounds(_Bounded):
+    """Shared constructor of the constraints with a lower and an upper bound."""
+
+    _bound_names = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        super().__init__()
 
 
 class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on other parameters (validation skips it);
+    ``is_discrete`` / ``event_dim`` are known only when given."""
+
     def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         self._is_discrete = is_discrete
         self._event_dim = event_dim
         super().__init__()
 
+    def _static(self, value, what):
+        if value is NotImplemented:
+            raise NotImplementedError(f".{what} cannot be determined statically")
+        return value
+
     @property
     def is_discrete(self):
-        if self._is_discrete is NotImplemented:
-            raise NotImplementedError(".is_discrete cannot be determined statically")
-        return self._is_discrete
+        return self._static(self._is_discrete, "is_discrete")
 
     @property
     def event_dim(self):
-        if self._event_dim is NotImplemented:
-            raise NotImplementedError(".event_dim cannot be determined statically")
-        return self._event_dim
+        return self._static(self._event_dim, "event_dim")
 
     def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
-        if is_discrete is NotImplemented:
-            is_discrete = self._is_discrete
-        if event_dim is NotImplemented:
-            event_dim = self._event_dim
-        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+        return _Dependent(
+            is_discrete=self._is_discrete if is_discrete is NotImplemented else is_discrete,
+            event_dim=self._event_dim if event_dim is NotImplemented else event_dim,
+        )
 
     def check(self, x):
         raise ValueError("Cannot determine validity of dependent constraint")
@@ -89,15 +130,21 @@ def is_dependent(constraint) -> bool:
 
 
 class _DependentProperty(property, _Dependent):
+    """A property that is also a dependent constraint: a support computed per instance, whose
+    static facts (``is_discrete``, ``event_dim``) the class can still be asked."""
+
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         property.__init__(self, fn)
         _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
     def __call__(self, fn):
+        # used as ``@dependent_property(is_discrete=..., event_dim=...)``
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
 class _IndependentConstraint(Constraint):
+    """``base_constraint`` with ``reinterpreted_batch_ndims`` more dims taken as one event."""
+
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
@@ -112,20 +159,14 @@ class _IndependentConstraint(Constraint):
         return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
 
     def check(self, value):
-        result = self.base_constraint.check(value)
-        if result.dim() < self.reinterpreted_batch_ndims:
-            expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
-            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
-        result = result.reshape(
-            result.shape[: result.dim() - self.reinterpreted_batch_ndims] + (-1,)
-        )
-        return result.all(-1)
+        ok = self.base_constraint.check(value)
+        extra = self.reinterpreted_batch_ndims
+        if ok.dim() < extra:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        return _every(ok, extra)
 
     def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
-            f"{self.reinterpreted_batch_ndims})"
-        )
+        return f"{_public_name(self)}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
 class MixtureSameFamilyConstraint(Constraint):
@@ -149,21 +190,29 @@ class MixtureSameFamilyConstraint(Constraint):
         return self.base_constraint.event_dim
 
     def check(self, value):
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        num_dim_to_keep = value.dim() - self.event_dim
-        return result.reshape(result.shape[:num_dim_to_keep] + (-1,)).all(-1)
+        n = self.event_dim
+        ok = self.base_constraint.check(value.unsqueeze(-1 - n))  # the component dim
+        if value.dim() < n:
+            raise ValueError(f"Expected value.dim() >= {n} but got {value.dim()}")
+        return _every(ok, ok.dim() - (value.dim() - n))
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({self.base_constraint!r})"
+        return f"{type(self).__name__}({self.base_constraint!r})"
+
+
+def _zero_or_one(value):
+    return (value == 0) | (value == 1)
+
+
+def _whole(value):
+    return value % 1 == 0
 
 
 class _Boolean(Constraint):
     is_discrete = True
 
     def check(self, value):
-        return (value == 0) | (value == 1)
+        return _zero_or_one(value)
 
 
 class _OneHot(Constraint):
@@ -171,64 +220,58 @@ class _OneHot(Constraint):
     event_dim = 1
 
     def check(self, value):
-        is_boolean = (value == 0) | (value == 1)
-        is_normalized = value.sum(-1).eq(1)
-        return is_boolean.all(-1) & is_normalized
+        return _zero_or_one(value).all(-1) & (value.sum(-1) == 1)
 
 
-class _IntegerInterval(Constraint):
+class _IntegerInterval(_BetweenBounds):
     is_discrete = True
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        name = self.__class__.__name__[1:]
-        return f"{name}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return _whole(value) & (value >= self.lower_bound) & (value <= self.upper_bound)
 
 
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_Bounded):
     is_discrete = True
+    _bound_names = ("lower_bound",)
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
 
     def check(self, value):
-        return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return _whole(value) & (value >= self.lower_bound)
 
 
 class _Real(Constraint):
     def check(self, value):
-        return value == value  # False for NaN
+        return value == value  # only NaN differs from itself
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_Bounded):
+    _bound_names = ("lower_bound",)
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
 
     def check(self, value):
-        return self.lower_bound < value
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return value > self.lower_bound
 
 
-class _GreaterThanEq(_GreaterThan):
+class _GreaterThanEq(_Bounded):
+    _bound_names = ("lower_bound",)
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+        super().__init__()
+
     def check(self, value):
-        return self.lower_bound <= value
+        return value >= self.lower_bound
 
 
-class _LessThan(Constraint):
+class _LessThan(_Bounded):
+    _bound_names = ("upper_bound",)
+
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -236,52 +279,88 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _Interval(Constraint):
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
-
+class _Interval(_BetweenBounds):
     def check(self, value):
-        return (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        name = self.__class__.__name__[1:]
-        return f"{name}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
 
 
-class _HalfOpenInterval(_Interval):
+class _HalfOpenInterval(_BetweenBounds):
     def check(self, value):
-        return (self.lower_bound <= value) & (value < self.upper_bound)
+        return (value >= self.lower_bound) & (value < self.upper_bound)
 
 
 class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return ember.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+        # nonnegative, summing to one within 1e-6
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+def _is_lower_triangular(value):
+    return _every(value.tril() == value, 2)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _is_lower_triangular(value)
 
 
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        value_tril = value.tril()
-        lower_triangular = (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
-        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
-        return lower_triangular & positive_diagonal
+        diagonal_positive = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return _is_lower_triangular(value) & diagonal_positive
 
 
-class _PositiveDefinite(Constraint):
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors with unit-norm rows (of correlation matrices)."""
+
     event_dim = 2
 
     def check(self, value):
-        sym = (value - value.mT).abs().reshape(value.shape[:-2] + (-1,)).max(-1)[0] <= 1e-6
-        return sym & ember.linalg.cholesky_ex(value).info.eq(0)
+        # rows of unit length, to ten times the dtype's epsilon per column
+        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10
+        norms = ember.linalg.norm(value.detach(), dim=-1)
+        unit_rows = ((norms - 1.0).abs() <= tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        n_rows, n_cols = value.shape[-2:]
+        return ember.full(value.shape[:-2], n_rows == n_cols, dtype=ember.bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        # the refinements below only run when every matrix passed the coarser test
+        square = super().check(value)
+        if not square.all():
+            return square
+        return _every(ember.isclose(value, value.mT, atol=1e-6), 2)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return (ember.linalg.eigvalsh(value) >= 0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return ember.linalg.cholesky_ex(value).info == 0  # a Cholesky factor exists
 
 
 class _Multinomial(Constraint):
@@ -294,62 +373,44 @@ class _Multinomial(Constraint):
         self.upper_bound = upper_bound
 
     def check(self, x):
-        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+        # only nonnegativity and the total are checked, not integrality
+        within = x.sum(dim=-1) <= self.upper_bound
+        return within & (x >= 0).all(dim=-1)
 
 
-class _LowerTriangular(Constraint):
-    event_dim = 2
+def _checked_parts(cseq):
+    if any(not isinstance(c, Constraint) for c in cseq):
+        raise AssertionError("All elements of cseq must be Constraint instances")
+    return list(cseq)
+
+
+class _PiecewiseConstraint(Constraint):
+    """Shared part of cat / stack: one constraint per slice along ``dim``."""
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    def _slices_of(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        return self._cut(value)
 
     def check(self, value):
-        value_tril = value.tril()
-        return (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
+        answers = [c.check(piece) for c, piece in zip(self.cseq, self._slices_of(value))]
+        return self._glue(answers, self.dim)
 
 
-class _CorrCholesky(Constraint):
-    """Lower Cholesky factors with unit-norm rows (of correlation matrices)."""
-
-    event_dim = 2
-
-    def check(self, value):
-        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10  # torch's fudge factor
-        row_norm = ember.linalg.norm(value.detach(), dim=-1)
-        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
-        return _LowerCholesky().check(value) & unit_row_norm
-
-
-class _Square(Constraint):
-    event_dim = 2
-
-    def check(self, value):
-        return ember.full(value.shape[:-2], value.shape[-2] == value.shape[-1], dtype=ember.bool)
-
-
-class _Symmetric(_Square):
-    def check(self, value):
-        square_check = super().check(value)
-        if not square_check.all():
-            return square_check
-        return ember.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
-
-
-class _PositiveSemidefinite(_Symmetric):
-    def check(self, value):
-        sym_check = super().check(value)
-        if not sym_check.all():
-            return sym_check
-        return ember.linalg.eigvalsh(value).ge(0).all(-1)
-
-
-class _Cat(Constraint):
+class _Cat(_PiecewiseConstraint):
     """Apply the constraints ``cseq`` to consecutive slices of ``lengths`` along ``dim``."""
 
+    _glue = staticmethod(ember.cat)
+
     def __init__(self, cseq, dim=0, lengths=None):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        if lengths is None:
-            lengths = [1] * len(self.cseq)
-        self.lengths = list(lengths)
+        self.cseq = _checked_parts(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.cseq):
             raise AssertionError(
                 f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
@@ -358,54 +419,33 @@ class _Cat(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
     def event_dim(self) -> int:
         return max(c.event_dim for c in self.cseq)
 
-    def check(self, value):
-        if not (-value.dim() <= self.dim < value.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
-            )
-        checks = []
-        start = 0
-        for constr, length in zip(self.cseq, self.lengths):
-            checks.append(constr.check(value.narrow(self.dim, start, length)))
-            start = start + length
-        return ember.cat(checks, self.dim)
+    def _cut(self, value):
+        # narrow, not split: a value longer than sum(lengths) has its tail ignored, as torch's
+        starts = itertools.accumulate([0, *self.lengths[:-1]])
+        return [value.narrow(self.dim, at, n) for at, n in zip(starts, self.lengths)]
 
 
-class _Stack(Constraint):
+class _Stack(_PiecewiseConstraint):
     """Apply the constraints ``cseq`` to the slices of ``dim``, one each."""
 
+    _glue = staticmethod(ember.stack)
+
     def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
+        self.cseq = _checked_parts(cseq)
         self.dim = dim
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
     def event_dim(self) -> int:
-        dim = max(c.event_dim for c in self.cseq)
-        if self.dim + dim < 0:
-            dim += 1
-        return dim
+        # a negative ``dim`` reaching into the parts' events adds the stacked dim to the event
+        inner = max(c.event_dim for c in self.cseq)
+        return inner + 1 if self.dim + inner < 0 else inner
 
-    def check(self, value):
-        if not (-value.dim() <= self.dim < value.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
-            )
-        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return ember.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
+    def _cut(self, value):
+        return value.unbind(self.dim)
 
 
 dependent = _Dependent()
@@ -437,3 +477,16 @@ symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 cat = _Cat
 stack = _Stack
+
+
+# Parameter tables several families share; each call gives the class its own dict.
+def _loc_scale_args() -> dict:
+    return {"loc": real, "scale": positive}
+
+
+def _binary_odds_args() -> dict:
+    return {"probs": unit_interval, "logits": real}
+
+
+def _categorical_odds_args() -> dict:
+    return {"probs": simplex, "logits": real_vector}

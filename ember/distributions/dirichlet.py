@@ -33,6 +33,11 @@ def _sample_dirichlet(concentration):
     return ember.from_numpy(np.clip(out, np.finfo(dt).tiny, top))
 
 
+def _log_multi_beta(a):
+    """log B(a) = sum log Gamma(a_i) - log Gamma(sum a_i) over the last dim."""
+    return a.lgamma().sum(-1) - a.sum(-1).lgamma()
+
+
 class Dirichlet(ExponentialFamily):
     """Dirichlet distribution parameterized by ``concentration`` (last dim = categories).
 
@@ -48,16 +53,11 @@ class Dirichlet(ExponentialFamily):
         if concentration.dim() < 1:
             raise ValueError("`concentration` parameter must be at least one-dimensional.")
         self.concentration = concentration
-        batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        *batch, k = concentration.shape
+        super().__init__(ember.Size(batch), ember.Size((k,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -81,37 +81,37 @@ class Dirichlet(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (
-            ember.xlogy(self.concentration - 1.0, value).sum(-1)
-            + ember.lgamma(self.concentration.sum(-1))
-            - ember.lgamma(self.concentration).sum(-1)
-        )
+        # sum (a_i - 1) log x_i - log B(a); xlogy keeps x_i = 0 finite when a_i = 1
+        a = self.concentration
+        return ember.xlogy(a - 1.0, value).sum(-1) - _log_multi_beta(a)
 
     @property
     def mean(self):
-        return self.concentration / self.concentration.sum(-1, True)
+        a = self.concentration
+        return a / a.sum(-1, True)
 
     @property
     def mode(self):
-        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
-        mode = concentrationm1 / concentrationm1.sum(-1, True)
-        mask = (self.concentration < 1).all(dim=-1)
-        mode[mask] = F.one_hot(mode[mask].argmax(dim=-1), concentrationm1.shape[-1]).to(mode)
+        # (a_i - 1) / (sum a - K) for a_i > 1; all a_i < 1 puts the mode at a vertex (the
+        # largest weight's), mixed cases keep the clamped formula (torch's choice)
+        excess = (self.concentration - 1).clamp(min=0.0)
+        mode = excess / excess.sum(-1, True)
+        vertex = (self.concentration < 1).all(dim=-1)
+        mode[vertex] = F.one_hot(mode[vertex].argmax(dim=-1), excess.shape[-1]).to(mode)
         return mode
 
     @property
     def variance(self):
-        con0 = self.concentration.sum(-1, True)
-        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+        a = self.concentration
+        total = a.sum(-1, True)
+        return a * (total - a) / (total**2 * (total + 1))
 
     def entropy(self):
-        k = self.concentration.size(-1)
-        a0 = self.concentration.sum(-1)
+        # log B(a) + (a0 - K) psi(a0) - sum (a_i - 1) psi(a_i)
+        a = self.concentration
+        total, k = a.sum(-1), a.size(-1)
         return (
-            ember.lgamma(self.concentration).sum(-1)
-            - ember.lgamma(a0)
-            - (k - a0) * ember.digamma(a0)
-            - ((self.concentration - 1.0) * ember.digamma(self.concentration)).sum(-1)
+            _log_multi_beta(a) + (total - k) * total.digamma() - ((a - 1.0) * a.digamma()).sum(-1)
         )
 
     @property
@@ -119,4 +119,4 @@ class Dirichlet(ExponentialFamily):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))
+        return _log_multi_beta(x)

@@ -36,37 +36,60 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
-            try:
-                arg_constraints = self.arg_constraints
-            except NotImplementedError:
-                arg_constraints = {}
-                warnings.warn(
-                    f"{self.__class__} does not define `arg_constraints`. "
-                    "Please set `arg_constraints = {}` or initialize the distribution "
-                    "with `validate_args=False` to turn off validation.",
-                    stacklevel=2,
-                )
-            for param, constraint in arg_constraints.items():
-                if constraints.is_dependent(constraint):
-                    continue
-                if param not in self.__dict__ and isinstance(
-                    getattr(type(self), param), lazy_property
-                ):
-                    continue
-                value = getattr(self, param)
-                if not _all_true(constraint.check(value)):
-                    raise ValueError(
-                        f"Expected parameter {param} "
-                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                        f"of distribution {self!r} "
-                        f"to satisfy the constraint {constraint!r}, "
-                        f"but found invalid values:\n{value}"
-                    )
+            self._check_parameters()
         super().__init__()
+
+    def _check_parameters(self) -> None:
+        """Raise ValueError for the first parameter outside its ``arg_constraints`` entry."""
+        try:
+            table = self.arg_constraints
+        except NotImplementedError:
+            warnings.warn(
+                f"{self.__class__} does not define `arg_constraints`. "
+                "Please set `arg_constraints = {}` or initialize the distribution "
+                "with `validate_args=False` to turn off validation.",
+                stacklevel=3,
+            )
+            return
+        for name, constraint in table.items():
+            # dependent constraints are checked elsewhere; a lazily derived parameter (logits
+            # from probs, ...) is valid when its source is, so it is not computed just for this
+            lazy = name not in self.__dict__ and isinstance(
+                getattr(type(self), name, None), lazy_property
+            )
+            if constraints.is_dependent(constraint) or lazy:
+                continue
+            value = getattr(self, name)
+            if not _all_true(constraint.check(value)):
+                raise ValueError(
+                    f"Expected parameter {name} "
+                    f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                    f"of distribution {self!r} "
+                    f"to satisfy the constraint {constraint!r}, "
+                    f"but found invalid values:\n{value}"
+                )
 
     def expand(self, batch_shape, _instance=None):
         """Return a new distribution with batch dimensions expanded to ``batch_shape``."""
         raise NotImplementedError
+
+    def _expand_params(self, cls, batch_shape, _instance, names=(), event_shape=None, **extra):
+        """The ``expand`` the families share: a new instance whose tensor parameters ``names``
+        (those set on ``self``) are expanded to ``batch_shape`` plus their trailing event dims,
+        ``extra`` attributes set as given, and the base initialised without validation."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = ember.Size(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                trailing = value.shape[len(self._batch_shape) :]
+                setattr(new, name, value.expand(batch_shape + trailing))
+        for name, value in extra.items():
+            setattr(new, name, value)
+        event = self._event_shape if event_shape is None else event_shape
+        super(cls, new).__init__(batch_shape, event, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def batch_shape(self) -> ember.Size:
@@ -139,27 +162,23 @@ class Distribution:
         return ember.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=()) -> ember.Size:
-        if not isinstance(sample_shape, ember.Size):
-            sample_shape = ember.Size(sample_shape)
-        return ember.Size(sample_shape + self._batch_shape + self._event_shape)
+        return ember.Size(tuple(sample_shape)) + self._batch_shape + self._event_shape
 
     def _validate_sample(self, value) -> None:
         if not isinstance(value, ember.Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
-        event_dim_start = len(value.size()) - len(self._event_shape)
-        if value.size()[event_dim_start:] != self._event_shape:
+        shape, n_event = value.size(), len(self._event_shape)
+        if shape[len(shape) - n_event :] != self._event_shape:
             raise ValueError(
                 "The right-most size of value must match event_shape: "
                 f"{value.size()} vs {self._event_shape}."
             )
-        actual_shape = value.size()
-        expected_shape = self._batch_shape + self._event_shape
-        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
-            if i != 1 and j != 1 and i != j:
-                raise ValueError(
-                    "Value is not broadcastable with batch_shape+event_shape: "
-                    f"{actual_shape} vs {expected_shape}."
-                )
+        wanted = self._batch_shape + self._event_shape
+        # broadcastable: right-aligned sizes agree or one of them is 1
+        if any(a != b and 1 not in (a, b) for a, b in zip(shape[::-1], wanted[::-1])):
+            raise ValueError(
+                f"Value is not broadcastable with batch_shape+event_shape: {shape} vs {wanted}."
+            )
         try:
             support = self.support
         except NotImplementedError:
@@ -180,17 +199,20 @@ class Distribution:
             )
 
     def _get_checked_instance(self, cls, _instance=None):
-        if _instance is None and type(self).__init__ != cls.__init__:
+        if _instance is not None:
+            return _instance
+        # a subclass with its own constructor cannot be expanded by its base's ``expand``
+        if type(self).__init__ != cls.__init__:
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
                 "__init__ method must also define a custom .expand() method."
             )
-        return self.__new__(type(self)) if _instance is None else _instance
+        return type(self).__new__(type(self))
 
     def __repr__(self) -> str:
-        param_names = [k for k in self.arg_constraints if k in self.__dict__]
-        args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in param_names
-        )
-        return self.__class__.__name__ + "(" + args_string + ")"
+        shown = []
+        for name in self.arg_constraints:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                shown.append(f"{name}: {value if value.numel() == 1 else value.size()}")
+        return f"{type(self).__name__}({', '.join(shown)})"

@@ -27,12 +27,17 @@ class ExponentialFamily(Distribution):
     def _mean_carrier_measure(self):
         raise NotImplementedError
 
+    def _normalizer_at_params(self):
+        """(eta, F(eta), grad F(eta)) at this member's natural parameters; the gradient (the
+        mean of the sufficient statistic) stays differentiable for higher derivatives."""
+        eta = [t.detach().requires_grad_() for t in self._natural_params]
+        value = self._log_normalizer(*eta)
+        return eta, value, ember.autograd.grad(value.sum(), eta, create_graph=True)
+
     def entropy(self):
-        result = -self._mean_carrier_measure
-        nparams = [p.detach().requires_grad_() for p in self._natural_params]
-        lg_normal = self._log_normalizer(*nparams)
-        gradients = ember.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
-        result += lg_normal
-        for np_, g in zip(nparams, gradients):
-            result -= (np_ * g).reshape(self._batch_shape + (-1,)).sum(-1)
-        return result
+        # H = F(eta) - <eta, grad F(eta)> - E[log h(x)]
+        eta, value, grads = self._normalizer_at_params()
+        out = value - self._mean_carrier_measure
+        for t, g in zip(eta, grads):
+            out = out - (t * g).reshape(self._batch_shape + (-1,)).sum(-1)
+        return out

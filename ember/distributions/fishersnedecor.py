@@ -9,8 +9,8 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.gamma import Gamma
-from ember.distributions.utils import broadcast_all
-from ember.types import _Number, _size
+from ember.distributions.utils import _store_broadcast
+from ember.types import _size
 
 __all__ = ["FisherSnedecor"]
 
@@ -28,64 +28,60 @@ class FisherSnedecor(Distribution):
         df2: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.df1, self.df2 = broadcast_all(df1, df2)
+        shape = _store_broadcast(self, df1=df1, df2=df2)
+        # F = (X1 / d1) / (X2 / d2) with Xi ~ chi2(di), i.e. the ratio of Gamma(di / 2, di) draws
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-
-        if isinstance(df1, _Number) and isinstance(df2, _Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.df1.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(FisherSnedecor, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.df1 = self.df1.expand(batch_shape)
-        new.df2 = self.df2.expand(batch_shape)
-        new._gamma1 = self._gamma1.expand(batch_shape)
-        new._gamma2 = self._gamma2.expand(batch_shape)
-        super(FisherSnedecor, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            FisherSnedecor,
+            batch_shape,
+            _instance,
+            ("df1", "df2"),
+            _gamma1=self._gamma1.expand(batch_shape),
+            _gamma2=self._gamma2.expand(batch_shape),
+        )
+
+    @staticmethod
+    def _nan_unless(ok, t):
+        return ember.where(ok, t, nan)
 
     @property
     def mean(self) -> Tensor:
-        df2 = self.df2.clone(memory_format=ember.contiguous_format)
-        df2[df2 <= 2] = nan
-        return df2 / (df2 - 2)
+        d2 = self.df2
+        return self._nan_unless(d2 > 2, d2 / (d2 - 2))
 
     @property
     def mode(self) -> Tensor:
-        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
-        mode[self.df1 <= 2] = nan
-        return mode
+        d1, d2 = self.df1, self.df2
+        return self._nan_unless(d1 > 2, (d1 - 2) / d1 * d2 / (d2 + 2))
 
     @property
     def variance(self) -> Tensor:
-        df2 = self.df2.clone(memory_format=ember.contiguous_format)
-        df2[df2 <= 4] = nan
-        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+        d1, d2 = self.df1, self.df2
+        value = 2 * d2**2 * (d1 + d2 - 2) / (d1 * (d2 - 2) ** 2 * (d2 - 4))
+        return self._nan_unless(d2 > 4, value)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        #   X1 ~ Gamma(df1 / 2, 1 / df1), X2 ~ Gamma(df2 / 2, 1 / df2)
-        #   Y = df2 * df1 * X1 / (df1 * df2 * X2) = X1 / X2 ~ F(df1, df2)
-        X1 = self._gamma1.rsample(sample_shape).view(shape)
-        X2 = self._gamma2.rsample(sample_shape).view(shape)
-        tiny = ember.finfo(X2.dtype).tiny
-        X2.clamp_(min=tiny)
-        Y = X1 / X2
-        Y.clamp_(min=tiny)
-        return Y
+        tiny = ember.finfo(self.df1.dtype).tiny
+        top = self._gamma1.rsample(sample_shape).reshape(shape)
+        bottom = self._gamma2.rsample(sample_shape).reshape(shape).clamp(min=tiny)
+        return (top / bottom).clamp(min=tiny)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        ct1 = self.df1 * 0.5
-        ct2 = self.df2 * 0.5
-        ct3 = self.df1 / self.df2
-        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
-        t2 = ct1 * ct3.log() + (ct1 - 1) * ember.log(value)
-        t3 = (ct1 + ct2) * ember.log1p(ct3 * value)
-        return t1 + t2 - t3
+        # log B(a, b)^-1 + a log(d1 / d2) + (a - 1) log x - (a + b) log(1 + d1 x / d2),
+        # with a = d1 / 2, b = d2 / 2
+        a, b = self.df1 * 0.5, self.df2 * 0.5
+        ratio = self.df1 / self.df2
+        log_inv_beta = (a + b).lgamma() - a.lgamma() - b.lgamma()
+        return (
+            log_inv_beta
+            + a * ratio.log()
+            + (a - 1) * value.log()
+            - (a + b) * ember.log1p(ratio * value)
+        )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
 import numpy as np
 
 import ember
@@ -14,7 +12,7 @@ from ember._ops.special_math import digamma
 from ember.distributions import constraints
 from ember.distributions.dirichlet import _sample_gamma
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _shape_of_params, broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -110,12 +108,10 @@ class Gamma(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args: bool | None = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, Number) and isinstance(rate, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        params = broadcast_all(concentration, rate)
+        self.concentration, self.rate = params
+        shape = _shape_of_params((concentration, rate), params)
+        super().__init__(shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -123,20 +119,14 @@ class Gamma(ExponentialFamily):
 
     @property
     def mode(self):
-        return ((self.concentration - 1) / self.rate).clamp(min=0)
+        return ((self.concentration - 1) / self.rate).clamp(min=0)  # 0 for shapes below 1
 
     @property
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -164,19 +154,20 @@ class Gamma(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return ember.special.gammainc(self.concentration, self.rate * value)
+        # the regularized lower incomplete gamma function P(k, rate x)
+        k = self.concentration
+        return ember.special.gammainc(k, self.rate * value)
 
     def entropy(self):
-        return (
-            self.concentration
-            - ember.log(self.rate)
-            + ember.lgamma(self.concentration)
-            + (1.0 - self.concentration) * ember.digamma(self.concentration)
-        )
+        # k - log rate + log Gamma(k) + (1 - k) psi(k)
+        k = self.concentration
+        return k - self.rate.log() + k.lgamma() + (1.0 - k) * k.digamma()
 
     @property
     def _natural_params(self):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return ember.lgamma(x + 1) + (x + 1) * ember.log(-y.reciprocal())
+        # A = log Gamma(k) - k log(rate) with k = x + 1, rate = -y
+        k = x + 1
+        return k.lgamma() + k * (-y).reciprocal().log()

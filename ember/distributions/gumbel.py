@@ -10,7 +10,7 @@ from ember.distributions import constraints
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform
 from ember.distributions.uniform import Uniform
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Gumbel"]
 
@@ -20,11 +20,11 @@ _EULER = 0.57721566490153286060
 class Gumbel(TransformedDistribution):
     """Gumbel (type-I extreme value) distribution with ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
+        _store_broadcast(self, loc=loc, scale=scale)
         finfo = ember.finfo(self.loc.dtype)
         if isinstance(loc, Number) and isinstance(scale, Number):
             base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
@@ -43,10 +43,7 @@ class Gumbel(TransformedDistribution):
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(Gumbel, batch_shape, _instance, ("loc", "scale"))
 
     def log_prob(self, value):
         if self._validate_args:

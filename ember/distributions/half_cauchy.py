@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from math import inf
 
 import ember
 from ember._core.tensor import Tensor
-from ember.distributions import constraints
 from ember.distributions.cauchy import Cauchy
-from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transformed_distribution import _FoldedAtZero
 from ember.distributions.transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_FoldedAtZero):
     """Half-Cauchy distribution with ``scale``: ``|X|`` for ``X ~ Cauchy(0, scale)``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
     base_dist: Cauchy
 
     def __init__(
@@ -28,29 +23,14 @@ class HalfCauchy(TransformedDistribution):
         scale: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+        return self._expand_family(HalfCauchy, batch_shape, _instance)
 
     @property
     def mean(self) -> Tensor:
-        return ember.full(
-            self._extended_shape(),
-            math.inf,
-            dtype=self.scale.dtype,
-            device=self.scale.device,
-        )
-
-    @property
-    def mode(self) -> Tensor:
-        return ember.zeros_like(self.scale)
+        return ember.full(self._extended_shape(), inf, dtype=self.scale.dtype)  # no mean
 
     @property
     def variance(self) -> Tensor:
@@ -59,20 +39,5 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = ember.as_tensor(
-            value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device
-        )
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        log_prob = ember.where(value >= 0, log_prob, -inf)
-        return log_prob
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+        # without validation a number is accepted too, as torch's
+        return self._folded_log_prob(ember.as_tensor(value, dtype=self.scale.dtype))

@@ -4,59 +4,29 @@ from __future__ import annotations
 
 import math
 
-import ember
-from ember.distributions import constraints
 from ember.distributions.normal import Normal
-from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transformed_distribution import _FoldedAtZero
 from ember.distributions.transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(_FoldedAtZero):
     """``|X|`` for ``X ~ Normal(0, scale)``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
     def __init__(self, scale, validate_args: bool | None = None) -> None:
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+        return self._expand_family(HalfNormal, batch_shape, _instance)
 
     @property
     def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return ember.zeros_like(self.scale)
+        return self.scale * _ROOT_2_OVER_PI  # E|X| = sigma sqrt(2 / pi)
 
     @property
     def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
+        return self.scale**2 * (1 - 2 / math.pi)
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, -math.inf)
 
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+_ROOT_2_OVER_PI = math.sqrt(2 / math.pi)

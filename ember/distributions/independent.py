@@ -5,14 +5,9 @@ from __future__ import annotations
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
+from ember.distributions.utils import _sum_rightmost
 
 __all__ = ["Independent"]
-
-
-def _sum_rightmost(value, dim: int):
-    if dim == 0:
-        return value
-    return value.reshape(value.shape[: value.dim() - dim] + (-1,)).sum(-1)
 
 
 class Independent(Distribution):
@@ -31,24 +26,24 @@ class Independent(Distribution):
                 "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
                 f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}"
             )
-        shape = base_distribution.batch_shape + base_distribution.event_shape
-        event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
-        batch_shape = shape[: len(shape) - event_dim]
-        event_shape = shape[len(shape) - event_dim :]
+        # the last event_dim dims of the base's full shape become this distribution's event
+        full = base_distribution.batch_shape + base_distribution.event_shape
+        split = len(full) - (reinterpreted_batch_ndims + len(base_distribution.event_shape))
+        batch_shape, event_shape = full[:split], full[split:]
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
         batch_shape = ember.Size(batch_shape)
-        new.base_dist = self.base_dist.expand(
-            batch_shape + self.event_shape[: self.reinterpreted_batch_ndims]
+        dims = self.reinterpreted_batch_ndims
+        return self._expand_params(
+            Independent,
+            batch_shape,
+            _instance,
+            base_dist=self.base_dist.expand(batch_shape + self.event_shape[:dims]),
+            reinterpreted_batch_ndims=dims,
         )
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def has_rsample(self) -> bool:
@@ -56,16 +51,14 @@ class Independent(Distribution):
 
     @property
     def has_enumerate_support(self) -> bool:
-        if self.reinterpreted_batch_ndims > 0:
-            return False
-        return self.base_dist.has_enumerate_support
+        # enumerating a product of supports is not offered
+        return not self.reinterpreted_batch_ndims and self.base_dist.has_enumerate_support
 
     @constraints.dependent_property
     def support(self):
-        result = self.base_dist.support
-        if self.reinterpreted_batch_ndims:
-            result = constraints.independent(result, self.reinterpreted_batch_ndims)
-        return result
+        inner = self.base_dist.support
+        dims = self.reinterpreted_batch_ndims
+        return constraints.independent(inner, dims) if dims else inner
 
     @property
     def mean(self):
@@ -85,18 +78,17 @@ class Independent(Distribution):
     def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape)
 
+    # independence: densities multiply, entropies add over the reinterpreted dims
     def log_prob(self, value):
-        log_prob = self.base_dist.log_prob(value)
-        return _sum_rightmost(log_prob, self.reinterpreted_batch_ndims)
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
 
     def entropy(self):
-        entropy = self.base_dist.entropy()
-        return _sum_rightmost(entropy, self.reinterpreted_batch_ndims)
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
     def enumerate_support(self, expand: bool = True):
-        if self.reinterpreted_batch_ndims > 0:
+        if self.reinterpreted_batch_ndims:
             raise NotImplementedError("Enumeration over cartesian product is not implemented")
         return self.base_dist.enumerate_support(expand=expand)
 
     def __repr__(self) -> str:
-        return self.__class__.__name__ + f"({self.base_dist}, {self.reinterpreted_batch_ndims})"
+        return f"{type(self).__name__}({self.base_dist}, {self.reinterpreted_batch_ndims})"

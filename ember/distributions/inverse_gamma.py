@@ -29,13 +29,13 @@ class InverseGamma(TransformedDistribution):
         rate: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        base_dist = Gamma(concentration, rate, validate_args=validate_args)
-        neg_one = -base_dist.rate.new_ones(())
-        super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
+        # 1 / G for G ~ Gamma(concentration, rate)
+        gamma = Gamma(concentration, rate, validate_args=validate_args)
+        reciprocal = PowerTransform(-gamma.rate.new_ones(()))
+        super().__init__(gamma, reciprocal, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(InverseGamma, batch_shape, _instance)
 
     @property
     def concentration(self) -> Tensor:
@@ -45,10 +45,14 @@ class InverseGamma(TransformedDistribution):
     def rate(self) -> Tensor:
         return self.base_dist.rate
 
+    def _if_moment(self, order, value):
+        """``value`` where the ``order``-th moment exists (alpha > order), inf elsewhere."""
+        return ember.where(self.concentration > order, value, ember.inf)
+
     @property
     def mean(self) -> Tensor:
-        result = self.rate / (self.concentration - 1)
-        return ember.where(self.concentration > 1, result, ember.inf)
+        a, b = self.concentration, self.rate
+        return self._if_moment(1, b / (a - 1))
 
     @property
     def mode(self) -> Tensor:
@@ -56,13 +60,10 @@ class InverseGamma(TransformedDistribution):
 
     @property
     def variance(self) -> Tensor:
-        result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
-        return ember.where(self.concentration > 2, result, ember.inf)
+        a, b = self.concentration, self.rate
+        return self._if_moment(2, b**2 / ((a - 1) ** 2 * (a - 2)))
 
     def entropy(self):
-        return (
-            self.concentration
-            + self.rate.log()
-            + self.concentration.lgamma()
-            - (1 + self.concentration) * self.concentration.digamma()
-        )
+        # alpha + log(beta) + log Gamma(alpha) - (1 + alpha) psi(alpha)
+        a = self.concentration
+        return a + self.rate.log() + a.lgamma() - (1 + a) * a.digamma()

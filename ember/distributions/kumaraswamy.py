@@ -10,16 +10,15 @@ from ember.distributions import constraints
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
 from ember.distributions.uniform import Uniform
-from ember.distributions.utils import broadcast_all, euler_constant
+from ember.distributions.utils import _store_broadcast, euler_constant
 
 __all__ = ["Kumaraswamy"]
 
 
 def _moments(a, b, n):
-    """Computes nth moment of Kumaraswamy using ember.lgamma"""
-    arg1 = 1 + n / a
-    log_value = ember.lgamma(arg1) + ember.lgamma(b) - ember.lgamma(arg1 + b)
-    return b * ember.exp(log_value)
+    """E[X^n] = b B(1 + n / a, b), the n-th moment."""
+    shifted = 1 + n / a
+    return b * (shifted.lgamma() + b.lgamma() - (shifted + b).lgamma()).exp()
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -38,24 +37,21 @@ class Kumaraswamy(TransformedDistribution):
         concentration0: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base_dist = Uniform(
-            ember.full_like(self.concentration0, 0),
-            ember.full_like(self.concentration0, 1),
-            validate_args=validate_args,
-        )
-        transforms = [
-            PowerTransform(exponent=self.concentration0.reciprocal()),
+        _store_broadcast(self, concentration1=concentration1, concentration0=concentration0)
+        a, b = self.concentration1, self.concentration0
+        # inversion of the cdf 1 - (1 - x^a)^b: X = (1 - U^(1 / b))^(1 / a)
+        unit = Uniform(ember.zeros_like(b), ember.ones_like(b), validate_args=validate_args)
+        chain = [
+            PowerTransform(exponent=b.reciprocal()),
             AffineTransform(loc=1.0, scale=-1.0),
-            PowerTransform(exponent=self.concentration1.reciprocal()),
+            PowerTransform(exponent=a.reciprocal()),
         ]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
+        super().__init__(unit, chain, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Kumaraswamy, _instance)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(
+            Kumaraswamy, batch_shape, _instance, ("concentration1", "concentration0")
+        )
 
     @property
     def mean(self) -> Tensor:
@@ -63,20 +59,18 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
-        # Evaluate in log-space for numerical stability.
-        log_mode = (
-            self.concentration0.reciprocal() * (-self.concentration0).log1p()
-            - (-self.concentration0 * self.concentration1).log1p()
-        )
-        log_mode[(self.concentration0 < 1) | (self.concentration1 < 1)] = nan
-        return log_mode.exp()
+        # torch's expression, kept for its values: log1p(-b) / b - log1p(-a b), nan for b > 1
+        # (the textbook mode is ((a - 1) / (a b - 1))^(1 / a)); nan also where a < 1 or b < 1
+        a, b = self.concentration1, self.concentration0
+        log_mode = (-b).log1p() / b - (-b * a).log1p()
+        return ember.where((b < 1) | (a < 1), nan, log_mode).exp()
 
     @property
     def variance(self) -> Tensor:
-        return _moments(self.concentration1, self.concentration0, 2) - ember.pow(self.mean, 2)
+        return _moments(self.concentration1, self.concentration0, 2) - self.mean**2
 
     def entropy(self):
-        t1 = 1 - self.concentration1.reciprocal()
-        t0 = 1 - self.concentration0.reciprocal()
-        H0 = ember.digamma(self.concentration0 + 1) + euler_constant
-        return t0 + t1 * H0 - ember.log(self.concentration1) - ember.log(self.concentration0)
+        # (1 - 1 / b) + (1 - 1 / a) H_b - log a - log b, H_b = digamma(b + 1) + gamma
+        a, b = self.concentration1, self.concentration0
+        harmonic = (b + 1).digamma() + euler_constant
+        return (1 - b.reciprocal()) + (1 - a.reciprocal()) * harmonic - a.log() - b.log()

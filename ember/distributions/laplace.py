@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Laplace"]
 
@@ -15,17 +13,13 @@ __all__ = ["Laplace"]
 class Laplace(Distribution):
     """Laplace distribution parameterized by ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        shape = _store_broadcast(self, loc=loc, scale=scale)
+        super().__init__(shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -44,35 +38,32 @@ class Laplace(Distribution):
         return (2**0.5) * self.scale
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
+
+    def _from_signed_uniform(self, u):
+        """The quantile map on (-1, 1): loc - scale sign(u) log(1 - |u|)."""
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        finfo = ember.finfo(self.loc.dtype)
-        u = ember.empty(shape, dtype=self.loc.dtype).uniform_(finfo.eps - 1, 1)
-        return self.loc - self.scale * u.sign() * ember.log1p(-u.abs())
+        # u uniform on (-1, 1), kept off -1 so the logarithm stays finite
+        dtype = self.loc.dtype
+        u = ember.empty(self._extended_shape(sample_shape), dtype=dtype)
+        return self._from_signed_uniform(u.uniform_(ember.finfo(dtype).eps - 1, 1))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -ember.log(2 * self.scale) - ember.abs(value - self.loc) / self.scale
+        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * ember.expm1(
-            -(value - self.loc).abs() / self.scale
-        )
+        # 1/2 + sign(d) (1 - e^(-|d| / scale)) / 2 for d = x - loc
+        gap = value - self.loc
+        return 0.5 - 0.5 * gap.sign() * (-gap.abs() / self.scale).expm1()
 
     def icdf(self, value):
-        term = value - 0.5
-        return self.loc - self.scale * term.sign() * ember.log1p(-2 * term.abs())
+        return self._from_signed_uniform(2 * (value - 0.5))
 
     def entropy(self):
-        return 1 + ember.log(2 * self.scale)
+        return 1 + (2 * self.scale).log()

@@ -34,76 +34,51 @@ class LKJCholesky(Distribution):
             )
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
-        batch_shape = self.concentration.size()
-        event_shape = ember.Size((dim, dim))
-        # This is used to draw vectorized samples from the beta distribution in Sec. 3.2 of [1].
-        marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = ember.arange(
-            self.dim - 1,
-            dtype=self.concentration.dtype,
-            device=self.concentration.device,
-        )
-        offset = ember.cat([offset.new_zeros((1,)), offset])
-        beta_conc1 = offset + 0.5
-        beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
-        self._beta = Beta(beta_conc1, beta_conc0)
-        super().__init__(batch_shape, event_shape, validate_args)
+        self._beta = self._row_radii(self.concentration, dim)
+        super().__init__(self.concentration.size(), ember.Size((dim, dim)), validate_args)
+
+    @staticmethod
+    def _row_radii(eta, dim):
+        """The onion method's laws of the squared off-diagonal norm of each row: row i (i >= 1)
+        has Beta(i / 2, eta + (dim - 2) / 2 - (i - 1) / 2); row 0 (empty) gets a dummy entry so
+        that one Beta covers every row."""
+        steps = ember.cat([ember.zeros(1, dtype=eta.dtype), ember.arange(dim - 1, dtype=eta.dtype)])
+        spare = eta + 0.5 * (dim - 2)
+        return Beta(steps + 0.5, spare.unsqueeze(-1) - 0.5 * steps)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LKJCholesky, _instance)
         batch_shape = ember.Size(batch_shape)
-        new.dim = self.dim
-        new.concentration = self.concentration.expand(batch_shape)
-        new._beta = self._beta.expand(batch_shape + (self.dim,))
-        super(LKJCholesky, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            LKJCholesky,
+            batch_shape,
+            _instance,
+            ("concentration",),
+            dim=self.dim,
+            _beta=self._beta.expand(batch_shape + (self.dim,)),
+        )
 
     def sample(self, sample_shape=()):
-        # This uses the Onion method, but there are a few differences from [1] Sec. 3.2:
-        # - This vectorizes the for loop and also works for heterogeneous eta.
-        # - Same algorithm generalizes to n=1.
-        # - The procedure is simplified since we are sampling the cholesky factor of
-        #   the correlation matrix instead of the correlation matrix itself. As such,
-        #   we only need to generate `w`.
+        # Onion method (Lewandowski, Kurowicka & Joe 2009, sec. 3.2), vectorized over rows and
+        # batch: row i of the factor is sqrt(y_i) times a uniform direction in its first i
+        # coordinates, and the diagonal takes what is left of the unit norm
         y = self._beta.sample(sample_shape).unsqueeze(-1)
-        u_normal = ember.randn(
-            self._extended_shape(sample_shape), dtype=y.dtype, device=y.device
-        ).tril(-1)
-        u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True)
-        # Replace NaNs in first row
-        u_hypersphere[..., 0, :].fill_(0.0)
-        w = ember.sqrt(y) * u_hypersphere
-        # Fill diagonal elements; clamp for numerical stability
-        eps = ember.finfo(w.dtype).tiny
-        diag_elems = ember.clamp(1 - ember.sum(w**2, dim=-1), min=eps).sqrt()
-        w += ember.diag_embed(diag_elems)
-        return w
+        gauss = ember.randn(self._extended_shape(sample_shape), dtype=y.dtype).tril(-1)
+        direction = gauss / gauss.norm(dim=-1, keepdim=True)
+        direction[..., 0, :] = 0.0  # row 0 has no off-diagonal part (0 / 0 above)
+        off = y.sqrt() * direction
+        left = (1 - (off**2).sum(-1)).clamp(min=ember.finfo(off.dtype).tiny)
+        return off + ember.diag_embed(left.sqrt())
 
     def log_prob(self, value):
-        # See: https://mc-stan.org/docs/2_25/functions-reference/cholesky-lkj-correlation-distribution.html
-        # The probability of a correlation matrix is proportional to
-        #   determinant ** (concentration - 1) = prod(L_ii ^ 2(concentration - 1))
-        # Additionally, the Jacobian of the transformation from Cholesky factor to
-        # correlation matrix is:
-        #   prod(L_ii ^ (D - i))
-        # So the probability of a Cholesky factor is proportional to
-        #   prod(L_ii ^ (2 * concentration - 2 + D - i)) = prod(L_ii ^ order_i)
-        # with order_i = 2 * concentration - 2 + D - i
+        # density of the correlation matrix: det(M)^(eta - 1) = prod_i L_ii^(2 (eta - 1)); the
+        # Jacobian of L -> L L' adds prod_i L_ii^(dim - i - 1) (0-based rows); normalizer from
+        # Lewandowski et al. (2009), p. 1999
         if self._validate_args:
             self._validate_sample(value)
-        diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = ember.arange(2, self.dim + 1)
-        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
-        unnormalized_log_pdf = ember.sum(order * diag_elems.log(), dim=-1)
-        # Compute normalization constant (page 1999 of [1])
-        dm1 = self.dim - 1
-        alpha = self.concentration + 0.5 * dm1
-        denominator = ember.lgamma(alpha) * dm1
-        numerator = ember.mvlgamma(alpha - 0.5, dm1)
-        # pi_constant in [1] is D * (D - 1) / 4 * log(pi)
-        # pi_constant in multigammaln is (D - 1) * (D - 2) / 4 * log(pi)
-        # hence, we need to add a pi_constant = (D - 1) * log(pi) / 2
-        pi_constant = 0.5 * dm1 * math.log(math.pi)
-        normalize_term = pi_constant + numerator - denominator
-        return unnormalized_log_pdf - normalize_term
+        d = self.dim
+        powers = 2 * (self.concentration - 1).unsqueeze(-1) + d - ember.arange(2, d + 1)
+        kernel = (powers * value.diagonal(dim1=-1, dim2=-2)[..., 1:].log()).sum(-1)
+        a = self.concentration + 0.5 * (d - 1)
+        # the paper's pi term is D (D - 1) / 4 log pi, mvlgamma's (D - 1)(D - 2) / 4 log pi
+        log_norm = 0.5 * (d - 1) * math.log(math.pi) + ember.mvlgamma(a - 0.5, d - 1)
+        return kernel - (log_norm - (d - 1) * ember.lgamma(a))

@@ -13,7 +13,7 @@ __all__ = ["LogNormal"]
 class LogNormal(TransformedDistribution):
     """``X = exp(Y)`` with ``Y ~ Normal(loc, scale)``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.positive
     has_rsample = True
 
@@ -22,8 +22,7 @@ class LogNormal(TransformedDistribution):
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(LogNormal, batch_shape, _instance)
 
     @property
     def loc(self):
@@ -33,18 +32,19 @@ class LogNormal(TransformedDistribution):
     def scale(self):
         return self.base_dist.scale
 
+    # with s2 = scale^2: E = e^(mu + s2 / 2), mode e^(mu - s2), Var = (e^s2 - 1) e^(2 mu + s2)
     @property
     def mean(self):
-        return (self.loc + self.scale.pow(2) / 2).exp()
+        return (self.loc + 0.5 * self.scale**2).exp()
 
     @property
     def mode(self):
-        return (self.loc - self.scale.square()).exp()
+        return (self.loc - self.scale**2).exp()
 
     @property
     def variance(self):
-        scale_sq = self.scale.pow(2)
-        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+        s2 = self.scale**2
+        return s2.expm1() * (s2 + 2 * self.loc).exp()
 
     def entropy(self):
         """Return the differential entropy."""

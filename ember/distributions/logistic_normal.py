@@ -16,7 +16,7 @@ class LogisticNormal(TransformedDistribution):
     """Logistic-normal distribution: ``StickBreakingTransform`` of ``Normal(loc, scale)``
     draws (a distribution on the simplex)."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.simplex
     has_rsample = True
     base_dist: Independent[Normal]
@@ -33,8 +33,7 @@ class LogisticNormal(TransformedDistribution):
         super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(LogisticNormal, batch_shape, _instance)
 
     @property
     def loc(self) -> Tensor:

@@ -1,4 +1,9 @@
-"""Low-rank multivariate normal (torch.distributions.LowRankMultivariateNormal)."""
+"""Low-rank multivariate normal (torch.distributions.LowRankMultivariateNormal).
+
+The covariance is ``S = W W' + D`` (W: n x m ``cov_factor``, D: diagonal ``cov_diag``). Every
+quantity goes through the m x m capacitance ``C = I + W' D^-1 W`` and its Cholesky factor:
+det S = det C det D (matrix determinant lemma), S^-1 = D^-1 - D^-1 W C^-1 W' D^-1 (Woodbury).
+"""
 
 from __future__ import annotations
 
@@ -7,37 +12,31 @@ import math
 import ember
 from ember._core.tensor import Tensor
 from ember.distributions import constraints
+from ember.distributions._gaussian import _mat_vec, _tril_half_logdet, _tril_inv_quad
 from ember.distributions.distribution import Distribution
-from ember.distributions.multivariate_normal import _batch_mahalanobis, _batch_mv
 from ember.distributions.utils import _standard_normal, lazy_property
 from ember.types import _size
 
 __all__ = ["LowRankMultivariateNormal"]
 
-
-def _batch_capacitance_tril(W, D):
-    """Return the Cholesky factor of ``I + W.T @ inv(D) @ W`` (batched ``W`` and vectors ``D``)."""
-    m = W.size(-1)
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    K = ember.matmul(Wt_Dinv, W).contiguous()
-    K.view(-1, m * m)[:, :: m + 1] += 1  # add identity matrix to K
-    return ember.linalg.cholesky(K)
+_LOG_2PI = math.log(2 * math.pi)
 
 
-def _batch_lowrank_logdet(W, D, capacitance_tril):
-    """Return ``log|W @ W.T + D|`` by the matrix determinant lemma
-    ``log|C| + log|D|``, with ``C`` the capacitance matrix."""
-    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+def _capacitance_tril(factor, diag):
+    """Cholesky factor of ``I + W' D^-1 W``."""
+    scaled = factor.mT / diag.unsqueeze(-2)  # W' D^-1
+    eye = ember.eye(factor.shape[-1], dtype=factor.dtype)
+    return ember.linalg.cholesky(scaled @ factor + eye)
 
 
-def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
-    """Return the squared Mahalanobis distance ``x.T @ inv(W @ W.T + D) @ x`` by the Woodbury
-    identity, with ``C`` the capacitance matrix."""
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    Wt_Dinv_x = _batch_mv(Wt_Dinv, x)
-    mahalanobis_term1 = (x.pow(2) / D).sum(-1)
-    mahalanobis_term2 = _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
-    return mahalanobis_term1 - mahalanobis_term2
+def _lowrank_logdet(diag, cap_tril):
+    return 2 * _tril_half_logdet(cap_tril) + diag.log().sum(-1)
+
+
+def _lowrank_inv_quad(factor, diag, cap_tril, x):
+    """``x' S^-1 x`` by Woodbury: x' D^-1 x - |L_C^-1 W' D^-1 x|^2."""
+    projected = _mat_vec(factor.mT, x / diag)
+    return (x * x / diag).sum(-1) - _tril_inv_quad(cap_tril, projected)
 
 
 class LowRankMultivariateNormal(Distribution):
@@ -89,24 +88,19 @@ class LowRankMultivariateNormal(Distribution):
 
         self._unbroadcasted_cov_factor = cov_factor
         self._unbroadcasted_cov_diag = cov_diag
-        self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
+        self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
+        return self._expand_params(
+            LowRankMultivariateNormal,
+            batch_shape,
+            _instance,
+            ("loc", "cov_diag", "cov_factor"),
+            _unbroadcasted_cov_factor=self._unbroadcasted_cov_factor,
+            _unbroadcasted_cov_diag=self._unbroadcasted_cov_diag,
+            _capacitance_tril=self._capacitance_tril,
         )
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def mean(self) -> Tensor:
@@ -116,80 +110,61 @@ class LowRankMultivariateNormal(Distribution):
     def mode(self) -> Tensor:
         return self.loc
 
+    def _full(self, m):
+        return m.expand(self._batch_shape + m.shape[-2:])
+
     @lazy_property
     def variance(self) -> Tensor:
-        return (
-            self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
-        ).expand(self._batch_shape + self._event_shape)
+        diag = (self._unbroadcasted_cov_factor**2).sum(-1) + self._unbroadcasted_cov_diag
+        return diag.expand(self._batch_shape + self._event_shape)
 
     @lazy_property
     def scale_tril(self) -> Tensor:
-        # The following identity is used to increase the numerical computation stability
-        # for Cholesky decomposition (see http://www.gaussianprocess.org/gpml/, Section 3.4.3):
-        #     W @ W.T + D = D1/2 @ (I + D-1/2 @ W @ W.T @ D-1/2) @ D1/2
-        # The matrix "I + D-1/2 @ W @ W.T @ D-1/2" has eigenvalues bounded from below by 1,
-        # hence it is well-conditioned and safe to take Cholesky decomposition.
-        n = self._event_shape[0]
-        cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
-        Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = ember.matmul(Dinvsqrt_W, Dinvsqrt_W.mT).contiguous()
-        K.view(-1, n * n)[:, :: n + 1] += 1  # add identity matrix to K
-        scale_tril = cov_diag_sqrt_unsqueeze * ember.linalg.cholesky(K)
-        return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+        # S = D^1/2 (I + D^-1/2 W W' D^-1/2) D^1/2: the middle matrix has eigenvalues >= 1, a
+        # safe Cholesky (Rasmussen & Williams, GPML 3.4.3), and D^1/2 keeps the factor lower
+        root_d = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        whitened = self._unbroadcasted_cov_factor / root_d
+        eye = ember.eye(self._event_shape[0], dtype=whitened.dtype)
+        return self._full(root_d * ember.linalg.cholesky(whitened @ whitened.mT + eye))
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
-        covariance_matrix = ember.matmul(
-            self._unbroadcasted_cov_factor, self._unbroadcasted_cov_factor.mT
-        ) + ember.diag_embed(self._unbroadcasted_cov_diag)
-        return covariance_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        w = self._unbroadcasted_cov_factor
+        return self._full(w @ w.mT + ember.diag_embed(self._unbroadcasted_cov_diag))
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        # We use "Woodbury matrix identity" to take advantage of low rank form::
-        #     inv(W @ W.T + D) = inv(D) - inv(D) @ W @ inv(C) @ W.T @ inv(D)
-        # where C is the capacitance matrix.
-        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = ember.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
-        precision_matrix = ember.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
-        return precision_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        # Woodbury, with A = L_C^-1 W' D^-1 so that D^-1 W C^-1 W' D^-1 = A' A
+        diag = self._unbroadcasted_cov_diag
+        a = ember.linalg.solve_triangular(
+            self._capacitance_tril,
+            self._unbroadcasted_cov_factor.mT / diag.unsqueeze(-2),
+            upper=False,
+        )
+        return self._full(ember.diag_embed(diag.reciprocal()) - a.mT @ a)
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
+        # loc + W e1 + D^1/2 e2: the m-dim draw first, then the n-dim one (torch's order)
         shape = self._extended_shape(sample_shape)
-        W_shape = shape[:-1] + self.cov_factor.shape[-1:]
-        eps_W = _standard_normal(W_shape, dtype=self.loc.dtype)
-        eps_D = _standard_normal(shape, dtype=self.loc.dtype)
-        return (
-            self.loc
-            + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
-            + self._unbroadcasted_cov_diag.sqrt() * eps_D
-        )
+        e1 = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype)
+        e2 = _standard_normal(shape, dtype=self.loc.dtype)
+        low_rank = _mat_vec(self._unbroadcasted_cov_factor, e1)
+        return self.loc + low_rank + self._unbroadcasted_cov_diag.sqrt() * e2
+
+    def _logdet(self):
+        return _lowrank_logdet(self._unbroadcasted_cov_diag, self._capacitance_tril)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        M = _batch_lowrank_mahalanobis(
-            self._unbroadcasted_cov_factor,
-            self._unbroadcasted_cov_diag,
-            diff,
-            self._capacitance_tril,
-        )
-        log_det = _batch_lowrank_logdet(
+        quad = _lowrank_inv_quad(
             self._unbroadcasted_cov_factor,
             self._unbroadcasted_cov_diag,
             self._capacitance_tril,
+            value - self.loc,
         )
-        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
+        return -0.5 * (self._event_shape[0] * _LOG_2PI + self._logdet() + quad)
 
     def entropy(self):
-        log_det = _batch_lowrank_logdet(
-            self._unbroadcasted_cov_factor,
-            self._unbroadcasted_cov_diag,
-            self._capacitance_tril,
-        )
-        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
-        if len(self._batch_shape) == 0:
-            return H
-        else:
-            return H.expand(self._batch_shape)
+        out = 0.5 * (self._event_shape[0] * (1.0 + _LOG_2PI) + self._logdet())
+        return out.expand(self._batch_shape) if self._batch_shape else out

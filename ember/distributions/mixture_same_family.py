@@ -23,8 +23,6 @@ class MixtureSameFamily(Distribution):
         component_distribution: Distribution,
         validate_args: bool | None = None,
     ) -> None:
-        self._mixture_distribution = mixture_distribution
-        self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
             raise ValueError(
                 " The Mixture distribution needs to be an  instance of "
@@ -35,42 +33,42 @@ class MixtureSameFamily(Distribution):
                 "The Component distribution needs to be an instance of "
                 "torch.distributions.Distribution"
             )
-        mdbs = mixture_distribution.batch_shape
-        cdbs = component_distribution.batch_shape[:-1]
-        for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
-            if size1 != 1 and size2 != 1 and size1 != size2:
-                raise ValueError(
-                    f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
-                    f"`component_distribution.batch_shape`({cdbs})"
-                )
-        km = mixture_distribution.logits.shape[-1]
-        kc = component_distribution.batch_shape[-1]
-        if km != kc:
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        # the components' rightmost batch dim is the mixture dim; the rest must broadcast with
+        # the mixing weights' batch
+        mix_batch = mixture_distribution.batch_shape
+        batch = component_distribution.batch_shape[:-1]
+        if any(a != b and 1 not in (a, b) for a, b in zip(mix_batch[::-1], batch[::-1])):
             raise ValueError(
-                f"`mixture_distribution component` ({km}) does not equal "
-                f"`component_distribution.batch_shape[-1]` ({kc})"
+                f"`mixture_distribution.batch_shape` ({mix_batch}) is not compatible with "
+                f"`component_distribution.batch_shape`({batch})"
             )
-        self._num_component = km
+        n_weights = mixture_distribution.logits.shape[-1]
+        n_components = component_distribution.batch_shape[-1]
+        if n_weights != n_components:
+            raise ValueError(
+                f"`mixture_distribution component` ({n_weights}) does not equal "
+                f"`component_distribution.batch_shape[-1]` ({n_components})"
+            )
+        self._num_component = n_weights
         event_shape = component_distribution.event_shape
         self._event_ndims = len(event_shape)
-        super().__init__(batch_shape=cdbs, event_shape=event_shape, validate_args=validate_args)
+        super().__init__(batch_shape=batch, event_shape=event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         batch_shape = ember.Size(batch_shape)
-        new = self._get_checked_instance(MixtureSameFamily, _instance)
-        new._component_distribution = self._component_distribution.expand(
-            batch_shape + (self._num_component,)
+        components = self._component_distribution.expand(batch_shape + (self._num_component,))
+        return self._expand_params(
+            MixtureSameFamily,
+            batch_shape,
+            _instance,
+            event_shape=components.event_shape,
+            _component_distribution=components,
+            _mixture_distribution=self._mixture_distribution.expand(batch_shape),
+            _num_component=self._num_component,
+            _event_ndims=self._event_ndims,
         )
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
-        new._num_component = self._num_component
-        new._event_ndims = self._event_ndims
-        super(MixtureSameFamily, new).__init__(
-            batch_shape=batch_shape,
-            event_shape=new._component_distribution.event_shape,
-            validate_args=False,
-        )
-        new._validate_args = self._validate_args
-        return new
 
     @constraints.dependent_property
     def support(self):
@@ -85,61 +83,65 @@ class MixtureSameFamily(Distribution):
         return self._component_distribution
 
     @property
+    def _mix_dim(self) -> int:
+        return -1 - self._event_ndims
+
+    def _weighted(self, per_component):
+        """sum_k w_k * per_component[k] over the mixture dim."""
+        weights = self._pad_mixture_dimensions(self._mixture_distribution.probs)
+        return (weights * per_component).sum(self._mix_dim)
+
+    @property
     def mean(self):
-        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return ember.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
+        return self._weighted(self._component_distribution.mean)
 
     @property
     def variance(self):
-        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        dim = -1 - self._event_ndims
-        mean_cond_var = ember.sum(probs * self.component_distribution.variance, dim=dim)
-        var_cond_mean = ember.sum(
-            probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0), dim=dim
-        )
-        return mean_cond_var + var_cond_mean
+        # law of total variance: E[Var(X | k)] + Var(E[X | k])
+        comps = self._component_distribution
+        spread = (comps.mean - self._pad(self.mean)) ** 2.0
+        return self._weighted(comps.variance) + self._weighted(spread)
 
     def cdf(self, x):
         """Return the mixture's cumulative distribution function at ``x``."""
-        cdf_x = self.component_distribution.cdf(self._pad(x))
-        return ember.sum(cdf_x * self.mixture_distribution.probs, dim=-1)
+        per_component = self._component_distribution.cdf(self._pad(x))
+        return (per_component * self._mixture_distribution.probs).sum(-1)
 
     def log_prob(self, x):
         """Return ``log sum_k p_k f_k(x)``."""
         if self._validate_args:
             self._validate_sample(x)
-        log_prob_x = self.component_distribution.log_prob(self._pad(x))
-        log_mix_prob = ember.log_softmax(self.mixture_distribution.logits, dim=-1)
-        return ember.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_f = self._component_distribution.log_prob(self._pad(x))
+        log_w = ember.log_softmax(self._mixture_distribution.logits, dim=-1)
+        return ember.logsumexp(log_f + log_w, dim=-1)
 
     def sample(self, sample_shape=()):
         """Return samples: a component drawn per sample, then a draw from it."""
         with ember.no_grad():
             sample_shape = ember.Size(sample_shape)
-            gather_dim = len(sample_shape) + len(self.batch_shape)
-            es = self.event_shape
-            mix_sample = self.mixture_distribution.sample(sample_shape)
-            mix_shape = mix_sample.shape
-            comp_samples = self.component_distribution.sample(sample_shape)
-            mix_sample_r = mix_sample.reshape(mix_shape + ember.Size([1] * (len(es) + 1)))
-            mix_sample_r = mix_sample_r.repeat(
-                ember.Size([1] * len(mix_shape)) + ember.Size([1]) + es
-            )
-            samples = ember.gather(comp_samples, gather_dim, mix_sample_r)
-            return samples.squeeze(gather_dim)
+            # the component index first, then every component's draw (torch's stream order);
+            # the index picks one draw along the mixture dim
+            which = self._mixture_distribution.sample(sample_shape)
+            draws = self._component_distribution.sample(sample_shape)
+            mix_dim = len(sample_shape) + len(self.batch_shape)
+            index = which.reshape(which.shape + (1,) * (self._event_ndims + 1))
+            index = index.expand(which.shape + (1,) + self.event_shape)
+            return draws.gather(mix_dim, index).squeeze(mix_dim)
 
     def _pad(self, x):
-        return x.unsqueeze(-1 - self._event_ndims)
+        return x.unsqueeze(self._mix_dim)
 
     def _pad_mixture_dimensions(self, x):
-        dist_batch_ndims = len(self.batch_shape)
-        cat_batch_ndims = len(self.mixture_distribution.batch_shape)
-        pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
-        xs = x.shape
-        return x.reshape(
-            xs[:-1] + ember.Size(pad_ndims * [1]) + xs[-1:] + ember.Size(self._event_ndims * [1])
-        )
+        # the weights broadcast against per-component statistics: batch dims the weights lack
+        # are inserted before the mixture dim (torch inserts none when the weights have exactly
+        # one batch dim), and the event dims after it
+        n_batch = len(self._mixture_distribution.batch_shape)
+        missing = 0 if n_batch == 1 else len(self.batch_shape) - n_batch
+        shape = x.shape
+        return x.reshape(shape[:-1] + (1,) * missing + shape[-1:] + (1,) * self._event_ndims)
 
     def __repr__(self) -> str:
-        args_string = f"\n  {self.mixture_distribution},\n  {self.component_distribution}"
-        return "MixtureSameFamily(" + args_string + ")"
+        return (
+            f"MixtureSameFamily(\n  {self._mixture_distribution},\n  "
+            f"{self._component_distribution})"
+        )

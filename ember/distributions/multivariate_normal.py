@@ -6,58 +6,23 @@ import math
 
 import ember
 from ember.distributions import constraints
+from ember.distributions._gaussian import (
+    _expand_given_matrices,
+    _mat_vec,
+    _pick_matrix,
+    _tril_half_logdet,
+    _tril_inv_quad,
+    _tril_of,
+    _TrilMatrices,
+)
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
-
-def _batch_mv(bmat, bvec):
-    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+_LOG_2PI = math.log(2 * math.pi)
 
 
-def _batch_mahalanobis(bL, bx):
-    """Return the squared Mahalanobis distance ``x^T (L L^T)^-1 x`` batched over both inputs."""
-    n = bx.size(-1)
-    bx_batch_shape = bx.shape[:-1]
-    bx_batch_dims = len(bx_batch_shape)
-    bL_batch_dims = bL.dim() - 2
-    outer_batch_dims = bx_batch_dims - bL_batch_dims
-    old_batch_dims = outer_batch_dims + bL_batch_dims
-    new_batch_dims = outer_batch_dims + 2 * bL_batch_dims
-    bx_new_shape = tuple(bx.shape[:outer_batch_dims])
-    for sL, sx in zip(bL.shape[:-2], bx.shape[outer_batch_dims:-1]):
-        bx_new_shape += (sx // sL, sL)
-    bx_new_shape += (n,)
-    bx = bx.reshape(bx_new_shape)
-    permute_dims = (
-        list(range(outer_batch_dims))
-        + list(range(outer_batch_dims, new_batch_dims, 2))
-        + list(range(outer_batch_dims + 1, new_batch_dims, 2))
-        + [new_batch_dims]
-    )
-    bx = bx.permute(permute_dims)
-    flat_L = bL.reshape(-1, n, n)
-    flat_x = bx.reshape(-1, flat_L.size(0), n)
-    flat_x_swap = flat_x.permute(1, 2, 0)
-    M_swap = ember.linalg.solve_triangular(flat_L, flat_x_swap, upper=False).pow(2).sum(-2)
-    M = M_swap.t()
-    permuted_M = M.reshape(bx.shape[:-1])
-    permute_inv_dims = list(range(outer_batch_dims))
-    for i in range(bL_batch_dims):
-        permute_inv_dims += [outer_batch_dims + i, old_batch_dims + i]
-    reshaped_M = permuted_M.permute(permute_inv_dims)
-    return reshaped_M.reshape(bx_batch_shape)
-
-
-def _precision_to_scale_tril(P):
-    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
-    L_inv = ember.transpose(ember.flip(Lf, (-2, -1)), -2, -1)
-    Id = ember.eye(P.shape[-1], dtype=P.dtype)
-    return ember.linalg.solve_triangular(L_inv, Id, upper=False)
-
-
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_TrilMatrices, Distribution):
     """Multivariate normal parameterized by ``loc`` and one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (lower-triangular, positive diagonal)."""
 
@@ -80,80 +45,30 @@ class MultivariateNormal(Distribution):
     ) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = (covariance_matrix is not None) + (scale_tril is not None)
-        if given + (precision_matrix is not None) != 1:
+        name, matrix = _pick_matrix(ValueError, covariance_matrix, precision_matrix, scale_tril)
+        if matrix.dim() < 2:
+            label = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(
-                "Exactly one of covariance_matrix or precision_matrix or scale_tril "
-                "may be specified."
+                f"{label} must be at least two-dimensional, with optional leading batch dimensions"
             )
-        if scale_tril is not None:
-            if scale_tril.dim() < 2:
-                raise ValueError(
-                    "scale_tril matrix must be at least two-dimensional, "
-                    "with optional leading batch dimensions"
-                )
-            batch_shape = ember.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
-            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            if covariance_matrix.dim() < 2:
-                raise ValueError(
-                    "covariance_matrix must be at least two-dimensional, "
-                    "with optional leading batch dimensions"
-                )
-            batch_shape = ember.broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
-            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
-        else:
-            if precision_matrix.dim() < 2:
-                raise ValueError(
-                    "precision_matrix must be at least two-dimensional, "
-                    "with optional leading batch dimensions"
-                )
-            batch_shape = ember.broadcast_shapes(precision_matrix.shape[:-2], loc.shape[:-1])
-            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
-        self.loc = loc.expand(batch_shape + (-1,))
-        event_shape = self.loc.shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        batch_shape = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        setattr(self, name, matrix.expand(batch_shape + matrix.shape[-2:]))
+        self.loc = loc.expand(batch_shape + loc.shape[-1:])
+        super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
+        # the factor keeps the matrix's own batch shape: solves broadcast against it
+        self._unbroadcasted_scale_tril = _tril_of(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
         batch_shape = ember.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        cov_shape = batch_shape + self.event_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        if "covariance_matrix" in self.__dict__:
-            new.covariance_matrix = self.covariance_matrix.expand(cov_shape)
-        if "scale_tril" in self.__dict__:
-            new.scale_tril = self.scale_tril.expand(cov_shape)
-        if "precision_matrix" in self.__dict__:
-            new.precision_matrix = self.precision_matrix.expand(cov_shape)
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(
+            MultivariateNormal,
+            batch_shape,
+            _instance,
+            ("loc",),
+            _unbroadcasted_scale_tril=self._unbroadcasted_scale_tril,
+        )
+        _expand_given_matrices(self, new, batch_shape + self._event_shape * 2)
         return new
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(
-            self._batch_shape + self._event_shape + self._event_shape
-        )
-
-    @lazy_property
-    def covariance_matrix(self):
-        return ember.matmul(
-            self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT
-        ).expand(self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def precision_matrix(self):
-        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._batch_shape + self._event_shape + self._event_shape
-        )
 
     @property
     def mean(self):
@@ -165,28 +80,24 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self):
-        return (
-            self._unbroadcasted_scale_tril.pow(2)
-            .sum(-1)
-            .expand(self._batch_shape + self._event_shape)
-        )
+        # diag(L L') is the squared norm of each row of L
+        rows = (self._unbroadcasted_scale_tril**2).sum(-1)
+        return rows.expand(self._batch_shape + self._event_shape)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        eps = ember.randn(shape, dtype=self.loc.dtype)
-        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+        # loc + L eps with eps standard normal
+        eps = ember.randn(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + _mat_vec(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - half_log_det
+        tril = self._unbroadcasted_scale_tril
+        quad = _tril_inv_quad(tril, value - self.loc)
+        return -0.5 * (self._event_shape[0] * _LOG_2PI + quad) - _tril_half_logdet(tril)
 
     def entropy(self):
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
-        if len(self._batch_shape) == 0:
-            return H
-        return H.expand(self._batch_shape)
+        # (n / 2) (1 + log 2 pi) + (1 / 2) log det S
+        n = self._event_shape[0]
+        out = 0.5 * n * (1.0 + _LOG_2PI) + _tril_half_logdet(self._unbroadcasted_scale_tril)
+        return out.expand(self._batch_shape) if self._batch_shape else out

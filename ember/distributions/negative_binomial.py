@@ -8,17 +8,12 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.gamma import Gamma
-from ember.distributions.utils import (
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from ember.distributions.utils import _BinaryOdds, _probs_xor_logits, broadcast_all, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryOdds, Distribution):
     """Negative binomial distribution: the number of successes of Bernoulli(``probs``) trials
     before ``total_count`` failures."""
 
@@ -36,47 +31,27 @@ class NegativeBinomial(Distribution):
         logits: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (
-                self.total_count,
-                self.probs,
-            ) = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            if logits is None:
-                raise AssertionError("logits is unexpectedly None")
-            (
-                self.total_count,
-                self.logits,
-            ) = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        name = "probs" if _probs_xor_logits(probs, logits) else "logits"
+        count, param = broadcast_all(total_count, probs if name == "probs" else logits)
+        setattr(self, name, param)
+        self.total_count = count.type_as(param)
+        self._param = param
+        super().__init__(param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(
+            NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
 
+    # with odds r = p / (1 - p) = e^logit: mean n r, variance n r / (1 - p)
     @property
     def mean(self) -> Tensor:
-        return self.total_count * ember.exp(self.logits)
+        return self.total_count * self.logits.exp()
 
     @property
     def mode(self) -> Tensor:
@@ -86,48 +61,25 @@ class NegativeBinomial(Distribution):
     def variance(self) -> Tensor:
         return self.mean / ember.sigmoid(-self.logits)
 
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
     @property
     def param_shape(self) -> ember.Size:
         return self._param.size()
 
     @lazy_property
     def _gamma(self) -> Gamma:
-        # Note we avoid validating because self.total_count can be zero.
-        return Gamma(
-            concentration=self.total_count,
-            rate=ember.exp(-self.logits),
-            validate_args=False,
-        )
+        # the Gamma-Poisson mixture: K ~ Poisson(G), G ~ Gamma(n, rate = e^-logit); not
+        # validated, since a total_count of 0 is allowed here
+        return Gamma(concentration=self.total_count, rate=(-self.logits).exp(), validate_args=False)
 
     def sample(self, sample_shape=()):
         with ember.no_grad():
-            rate = self._gamma.sample(sample_shape=sample_shape)
-            return ember.poisson(rate)
+            return ember.poisson(self._gamma.sample(sample_shape=sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-
-        log_unnormalized_prob = self.total_count * F.logsigmoid(
-            -self.logits
-        ) + value * F.logsigmoid(self.logits)
-
-        log_normalization = (
-            -ember.lgamma(self.total_count + value)
-            + ember.lgamma(1.0 + value)
-            + ember.lgamma(self.total_count)
-        )
-        # The case self.total_count == 0 and value == 0 has probability 1 but
-        # lgamma(0) is infinite. Handle this case separately using a function
-        # that does not modify tensors in place to allow Jit compilation.
-        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
-
-        return log_unnormalized_prob - log_normalization
+        n = self.total_count
+        # log C(n + k - 1, k) + n log(1 - p) + k log p; the coefficient is 1 when n = k = 0
+        log_choose = (n + value).lgamma() - (value + 1.0).lgamma() - n.lgamma()
+        log_choose = log_choose.masked_fill(n + value == 0.0, 0.0)
+        return n * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits) + log_choose

@@ -3,30 +3,27 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Normal"]
+
+_SQRT2 = math.sqrt(2)
+_HALF_LOG_2PI_E = 0.5 * (1 + math.log(2 * math.pi))
 
 
 class Normal(ExponentialFamily):
     """Normal (Gaussian) distribution parameterized by ``loc`` and ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    arg_constraints = constraints._loc_scale_args()
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_store_broadcast(self, loc=loc, scale=scale), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -45,13 +42,7 @@ class Normal(ExponentialFamily):
         return self.stddev.pow(2)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -76,16 +67,20 @@ class Normal(ExponentialFamily):
         return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        # Phi^-1(u) = sqrt(2) erfinv(2u - 1)
+        return self.loc + self.scale * (_SQRT2 * ember.erfinv(2 * value - 1))
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return _HALF_LOG_2PI_E + self.scale.log()  # (1/2) log(2 pi e sigma^2)
 
     _mean_carrier_measure = 0
 
     @property
     def _natural_params(self):
-        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+        # eta = (mu / sigma^2, -1 / (2 sigma^2))
+        var = self.scale**2
+        return (self.loc / var, -1 / (2 * var))
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
+        # A(eta) = -eta1^2 / (4 eta2) + (1/2) log(-pi / eta2)
+        return -(x**2) / (4 * y) + 0.5 * (-math.pi / y).log()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ember
 import ember.nn.functional as F
 from ember.distributions import constraints
-from ember.distributions.categorical import Categorical
+from ember.distributions.categorical import Categorical, _support_column
 from ember.distributions.distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -14,26 +14,26 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 class OneHotCategorical(Distribution):
     """Categorical distribution whose samples are one-hot vectors of size ``probs.size(-1)``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.one_hot
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
+        # a Categorical over the same weights does the work; samples are its labels one-hot
         self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        cat = self._categorical
+        super().__init__(cat.batch_shape, cat.param_shape[-1:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            OneHotCategorical,
+            batch_shape,
+            _instance,
+            _categorical=self._categorical.expand(batch_shape),
+        )
 
     def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
+        return self._param.new(*args, **kwargs)
 
     @property
     def _param(self):
@@ -49,44 +49,38 @@ class OneHotCategorical(Distribution):
 
     @property
     def mean(self):
-        return self._categorical.probs
+        return self.probs
+
+    def _one_hot(self, labels):
+        return F.one_hot(labels, self._categorical._num_events).to(self.probs)
 
     @property
     def mode(self):
-        probs = self._categorical.probs
-        mode = probs.argmax(dim=-1)
-        return F.one_hot(mode, num_classes=probs.shape[-1]).to(probs)
+        return self._one_hot(self.probs.argmax(dim=-1))
 
     @property
     def variance(self):
-        return self._categorical.probs * (1 - self._categorical.probs)
+        p = self.probs
+        return p * (1 - p)  # each coordinate is a Bernoulli(p_k)
 
     @property
     def param_shape(self) -> ember.Size:
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
-        sample_shape = ember.Size(sample_shape)
-        probs = self._categorical.probs
-        indices = self._categorical.sample(sample_shape)
-        return F.one_hot(indices, self._categorical._num_events).to(probs)
+        return self._one_hot(self._categorical.sample(ember.Size(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        indices = value.max(-1)[1]
-        return self._categorical.log_prob(indices)
+        return self._categorical.log_prob(value.max(-1)[1])
 
     def entropy(self):
         return self._categorical.entropy()
 
     def enumerate_support(self, expand: bool = True):
         n = self.event_shape[0]
-        values = ember.eye(n, dtype=self._param.dtype)
-        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
-        if expand:
-            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
-        return values
+        return _support_column(ember.eye(n, dtype=self._param.dtype), self.batch_shape, expand)
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):

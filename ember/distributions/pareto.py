@@ -7,7 +7,7 @@ from ember.distributions import constraints
 from ember.distributions.exponential import Exponential
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 from ember.types import _size
 
 __all__ = ["Pareto"]
@@ -24,20 +24,18 @@ class Pareto(TransformedDistribution):
         alpha: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.scale, self.alpha = broadcast_all(scale, alpha)
-        base_dist = Exponential(self.alpha, validate_args=validate_args)
-        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
+        _store_broadcast(self, scale=scale, alpha=alpha)
+        # X = scale e^E with E ~ Exponential(alpha)
+        tail = Exponential(self.alpha, validate_args=validate_args)
+        chain = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(tail, chain, validate_args=validate_args)
 
     def expand(self, batch_shape: _size, _instance: Pareto | None = None) -> Pareto:
-        new = self._get_checked_instance(Pareto, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.alpha = self.alpha.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(Pareto, batch_shape, _instance, ("scale", "alpha"))
 
+    # the k-th moment is finite only for alpha > k: clamping alpha to k there gives inf
     @property
     def mean(self) -> Tensor:
-        # mean is inf for alpha <= 1
         a = self.alpha.clamp(min=1)
         return a * self.scale / (a - 1)
 
@@ -47,13 +45,14 @@ class Pareto(TransformedDistribution):
 
     @property
     def variance(self) -> Tensor:
-        # var is inf for alpha <= 2
         a = self.alpha.clamp(min=2)
-        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+        return a * self.scale**2 / ((a - 2) * (a - 1) ** 2)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:
-        return constraints.greater_than_eq(self.scale)
+        return constraints.greater_than_eq(self.scale)  # [scale, inf)
 
     def entropy(self) -> Tensor:
-        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+        # log(scale / alpha) + 1 / alpha + 1
+        inv = self.alpha.reciprocal()
+        return (self.scale / self.alpha).log() + (1 + inv)

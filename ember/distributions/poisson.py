@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from numbers import Number
-
 import ember
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast, broadcast_all
 
 __all__ = ["Poisson"]
 
@@ -24,9 +22,7 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_store_broadcast(self, rate=rate), validate_args=validate_args)
 
     @property
     def mean(self):
@@ -41,12 +37,7 @@ class Poisson(ExponentialFamily):
         return self.rate
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -56,8 +47,9 @@ class Poisson(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        rate, value = broadcast_all(self.rate, value)
-        return value.xlogy(rate) - rate - (value + 1).lgamma()
+        # k log(rate) - rate - log k!, with 0 log 0 = 0 for a zero rate
+        lam, k = broadcast_all(self.rate, value)
+        return ember.xlogy(k, lam) - lam - (k + 1).lgamma()
 
     @property
     def _natural_params(self):

@@ -8,23 +8,17 @@ from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import SigmoidTransform
-from ember.distributions.utils import (
-    broadcast_all,
-    clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from ember.distributions.utils import _BinaryOdds, _probs_xor_logits, broadcast_all, clamp_probs
 from ember.types import Number, _Number, _size
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryOdds, Distribution):
     """Creates a LogitRelaxedBernoulli distribution parameterized by ``probs`` or ``logits`` (but
     not both), which is the logit of a RelaxedBernoulli distribution."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.real
 
     def __init__(
@@ -35,66 +29,51 @@ class LogitRelaxedBernoulli(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, _Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            if logits is None:
-                raise AssertionError("logits is unexpectedly None")
-            is_scalar = isinstance(logits, _Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        if is_scalar:
-            batch_shape = ()
-        else:
-            batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        given_probs = _probs_xor_logits(probs, logits)
+        given = probs if given_probs else logits
+        (param,) = broadcast_all(given)
+        setattr(self, "probs" if given_probs else "logits", param)
+        self._param = param
+        shape = () if isinstance(given, _Number) else param.size()
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_params(
+            LogitRelaxedBernoulli,
+            batch_shape,
+            _instance,
+            ("probs", "logits"),
+            temperature=self.temperature,
+        )
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> ember.Size:
         return self._param.size()
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
+        # the binary Concrete: (logit(U) + logit(p)) / temperature, U uniform; both clamped
+        # inside (0, 1) so that the logits stay finite
         shape = self._extended_shape(sample_shape)
-        probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(ember.rand(shape, dtype=probs.dtype))
-        return (
-            uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()
-        ) / self.temperature
+        p = clamp_probs(self.probs.expand(shape))
+        u = clamp_probs(ember.rand(shape, dtype=p.dtype))
+        return (_logit(u) + _logit(p)) / self.temperature
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
+        # log t + s - 2 log(1 + e^s), s = logit - t x: the logistic density of t x - logit
         logits, value = broadcast_all(self.logits, value)
-        diff = logits - value.mul(self.temperature)
-        return self.temperature.log() + diff - 2 * diff.exp().log1p()
+        s = logits - value * self.temperature
+        return self.temperature.log() + s - 2 * s.exp().log1p()
+
+
+def _logit(p):
+    return p.log() - (-p).log1p()
 
 
 class RelaxedBernoulli(TransformedDistribution):
@@ -102,7 +81,7 @@ class RelaxedBernoulli(TransformedDistribution):
     ``probs`` or ``logits`` (but not both). This is a relaxed version of the ``Bernoulli``
     distribution, so the values are in (0, 1), and has reparametrizable samples."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = constraints._binary_odds_args()
     support = constraints.unit_interval
     has_rsample = True
     base_dist: LogitRelaxedBernoulli
@@ -114,12 +93,12 @@ class RelaxedBernoulli(TransformedDistribution):
         logits: Tensor | Number | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+        # the sigmoid of a LogitRelaxedBernoulli
+        logit_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(logit_dist, SigmoidTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(RelaxedBernoulli, batch_shape, _instance)
 
     @property
     def temperature(self) -> Tensor:

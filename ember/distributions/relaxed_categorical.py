@@ -20,7 +20,7 @@ class ExpRelaxedCategorical(Distribution):
     ``logits`` (but not both). Returns the log of a point in the simplex. Based on the interface to
     ``OneHotCategorical``."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.real_vector  # The true support is actually a submanifold of this.
     has_rsample = True
 
@@ -33,20 +33,17 @@ class ExpRelaxedCategorical(Distribution):
     ) -> None:
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        cat = self._categorical
+        super().__init__(cat.batch_shape, cat.param_shape[-1:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(
-            batch_shape, self.event_shape, validate_args=False
+        return self._expand_params(
+            ExpRelaxedCategorical,
+            batch_shape,
+            _instance,
+            temperature=self.temperature,
+            _categorical=self._categorical.expand(batch_shape),
         )
-        new._validate_args = self._validate_args
-        return new
 
     def _new(self, *args, **kwargs):
         return self._categorical._new(*args, **kwargs)
@@ -64,23 +61,22 @@ class ExpRelaxedCategorical(Distribution):
         return self._categorical.probs
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(ember.rand(shape, dtype=self.logits.dtype))
-        gumbels = -((-(uniforms.log())).log())
-        scores = (self.logits + gumbels) / self.temperature
+        # Gumbel-softmax in log space: log_softmax((logits + G) / t), G = -log(-log U)
+        u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        scores = (self.logits - (-u.log()).log()) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
 
     def log_prob(self, value):
-        K = self._categorical._num_events
+        k = self._categorical._num_events
         if self._validate_args:
             self._validate_sample(value)
+        # Maddison et al. (2017): log (K - 1)! + (K - 1) log t + sum_i log_softmax(s)_i with
+        # s = logits - t x
         logits, value = broadcast_all(self.logits, value)
-        log_scale = ember.full_like(
-            self.temperature, float(K)
-        ).lgamma() - self.temperature.log().mul(-(K - 1))
-        score = logits - value.mul(self.temperature)
-        score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
-        return score + log_scale
+        t = self.temperature
+        s = logits - value * t
+        log_norm = ember.full_like(t, float(k)).lgamma() + (k - 1) * t.log()
+        return (s - s.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_norm
 
 
 class RelaxedOneHotCategorical(TransformedDistribution):
@@ -88,7 +84,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     ``probs`` or ``logits``. This is a relaxed version of the ``OneHotCategorical`` distribution, so
     its samples are on simplex, and are reparametrizable."""
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = constraints._categorical_odds_args()
     support = constraints.simplex
     has_rsample = True
     base_dist: ExpRelaxedCategorical
@@ -100,12 +96,12 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         logits: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+        # the exponential of an ExpRelaxedCategorical, which lives in log space
+        log_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(log_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
+        return self._expand_family(RelaxedOneHotCategorical, batch_shape, _instance)
 
     @property
     def temperature(self) -> Tensor:

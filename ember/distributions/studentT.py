@@ -10,7 +10,7 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.chi2 import Chi2
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import _standard_normal, broadcast_all
+from ember.distributions.utils import _standard_normal, _store_broadcast
 from ember.types import _size
 
 __all__ = ["StudentT"]
@@ -30,9 +30,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        m = self.loc.clone(memory_format=ember.contiguous_format)
-        m[self.df <= 1] = nan
-        return m
+        return ember.where(self.df > 1, self.loc, nan)  # undefined for df <= 1
 
     @property
     def mode(self) -> Tensor:
@@ -40,13 +38,12 @@ class StudentT(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        m = self.df.clone(memory_format=ember.contiguous_format)
-        m[self.df > 2] = (
-            self.scale[self.df > 2].pow(2) * self.df[self.df > 2] / (self.df[self.df > 2] - 2)
-        )
-        m[(self.df <= 2) & (self.df > 1)] = inf
-        m[self.df <= 1] = nan
-        return m
+        # scale^2 df / (df - 2) for df > 2, infinite for 1 < df <= 2, undefined below
+        df = self.df
+        finite = df > 2
+        safe = ember.where(finite, df, 3.0)
+        value = ember.where(finite, self.scale**2 * safe / (safe - 2), inf)
+        return ember.where(df > 1, value, nan)
 
     def __init__(
         self,
@@ -55,53 +52,48 @@ class StudentT(Distribution):
         scale: Tensor | float = 1.0,
         validate_args: bool | None = None,
     ) -> None:
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        shape = _store_broadcast(self, df=df, loc=loc, scale=scale)
         self._chi2 = Chi2(self.df)
-        batch_shape = self.df.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        super(StudentT, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(
+            StudentT,
+            batch_shape,
+            _instance,
+            ("df", "loc", "scale"),
+            _chi2=self._chi2.expand(batch_shape),
+        )
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-
-        #   X ~ Normal(0, 1)
-        #   Z ~ Chi2(df)
-        #   Y = X / sqrt(Z / df) ~ StudentT(df)
+        # T = N / sqrt(V / df) with N standard normal, V ~ chi2(df): the normal draw first
         shape = self._extended_shape(sample_shape)
-        X = _standard_normal(shape, dtype=self.df.dtype)
-        Z = self._chi2.rsample(sample_shape)
-        Y = X * ember.rsqrt(Z / self.df)
-        return self.loc + self.scale * Y
+        normal = _standard_normal(shape, dtype=self.df.dtype)
+        chi2 = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (normal * ember.rsqrt(chi2 / self.df))
+
+    def _log_norm(self):
+        """log(scale sqrt(df pi) Gamma(df / 2) / Gamma((df + 1) / 2))."""
+        half = 0.5 * self.df
+        return (
+            self.scale.log()
+            + 0.5 * (self.df.log() + _LOG_PI)
+            + half.lgamma()
+            - (half + 0.5).lgamma()
+        )
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        y = (value - self.loc) / self.scale
-        Z = (
-            self.scale.log()
-            + 0.5 * self.df.log()
-            + 0.5 * math.log(math.pi)
-            + ember.lgamma(0.5 * self.df)
-            - ember.lgamma(0.5 * (self.df + 1.0))
-        )
-        return -0.5 * (self.df + 1.0) * ember.log1p(y**2.0 / self.df) - Z
+        z = (value - self.loc) / self.scale
+        return -0.5 * (self.df + 1.0) * (z**2.0 / self.df).log1p() - self._log_norm()
 
     def entropy(self):
-        lbeta = ember.lgamma(0.5 * self.df) + math.lgamma(0.5) - ember.lgamma(0.5 * (self.df + 1))
-        return (
-            self.scale.log()
-            + 0.5
-            * (self.df + 1)
-            * (ember.digamma(0.5 * (self.df + 1)) - ember.digamma(0.5 * self.df))
-            + 0.5 * self.df.log()
-            + lbeta
-        )
+        # log scale + (df + 1)/2 (psi((df + 1)/2) - psi(df/2)) + log(sqrt(df) B(df/2, 1/2))
+        half = 0.5 * self.df
+        log_beta = half.lgamma() + math.lgamma(0.5) - (half + 0.5).lgamma()
+        gap = (half + 0.5).digamma() - half.digamma()
+        return self.scale.log() + (half + 0.5) * gap + 0.5 * self.df.log() + log_beta
+
+
+_LOG_PI = math.log(math.pi)

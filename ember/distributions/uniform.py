@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from math import nan
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import _store_broadcast
 
 __all__ = ["Uniform"]
 
@@ -26,12 +25,8 @@ class Uniform(Distribution):
         }
 
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        shape = _store_broadcast(self, low=low, high=high)
+        super().__init__(shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -50,38 +45,34 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.interval(self.low, self.high)
 
+    @property
+    def _width(self):
+        return self.high - self.low
+
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        rand = ember.rand(shape, dtype=self.low.dtype)
-        return self.low + rand * (self.high - self.low)
+        u = ember.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * self._width
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        lb = self.low.le(value).type_as(self.low)
-        ub = self.high.gt(value).type_as(self.low)
-        return ember.log(lb.mul(ub)) - ember.log(self.high - self.low)
+        # -log(width) on [low, high), -inf (log 0) outside
+        inside = ((value >= self.low) & (value < self.high)).type_as(self.low)
+        return inside.log() - self._width.log()
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        result = (value - self.low) / (self.high - self.low)
-        return result.clamp(min=0, max=1)
+        return ((value - self.low) / self._width).clamp(min=0, max=1)
 
     def icdf(self, value):
-        return value * (self.high - self.low) + self.low
+        return self.low + value * self._width
 
     def entropy(self):
         return ember.log(self.high - self.low)

@@ -53,10 +53,8 @@ def clamp_probs(probs):
 
 def probs_to_logits(probs, is_binary: bool = False):
     """Return logits from probabilities (log-odds if binary, else log)."""
-    ps_clamped = clamp_probs(probs)
-    if is_binary:
-        return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
-    return ember.log(ps_clamped)
+    p = clamp_probs(probs)  # finite logits at 0 and 1
+    return p.log() - (-p).log1p() if is_binary else p.log()
 
 
 class lazy_property:  # noqa: N801 (torch's name)
@@ -69,9 +67,11 @@ class lazy_property:  # noqa: N801 (torch's name)
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return self
+        # computed with grad enabled (the value may be used under no_grad first), then stored
+        # on the instance, where it shadows this non-data descriptor from now on
         with ember.enable_grad():
             value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
+        instance.__dict__[self.wrapped.__name__] = value
         return value
 
 
@@ -106,17 +106,58 @@ def tril_matrix_to_vec(mat, diag: int = 0):
 
 def vec_to_tril_matrix(vec, diag: int = 0):
     """Return (a batch of) lower triangular ``D x D`` matrices filled from ``vec`` in row order."""
-    n = (
-        -(1 + 2 * diag)
-        + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
-    ) / 2
-    eps = ember.finfo(vec.dtype).eps
-    if round(n) - n > eps:
+    m = vec.shape[-1]
+    # the smallest D whose triangle (at offset ``diag``) holds at least m entries
+    n = 0
+    while int(_tril_mask(n, diag).sum()) < m if n else m > 0:
+        n += 1
+    if n and int(_tril_mask(n, diag).sum()) != m:
         raise ValueError(
             f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
             "the lower triangular part of a square D x D matrix."
         )
-    n = round(n)
-    mat = vec.new_zeros(vec.shape[:-1] + ember.Size((n, n)))
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     mat[..., _tril_mask(n, diag)] = vec
     return mat
+
+
+def _probs_xor_logits(probs, logits) -> bool:
+    """Whether ``probs`` is the given parameterization; exactly one of the two must be."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    return probs is not None
+
+
+class _BinaryOdds:
+    """Mixin of the families with one success probability, given as ``probs`` or as log-odds
+    ``logits``; the other is derived on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+def _log1p_exp(x):
+    """log(1 + e^x) without overflow, with derivative sigmoid(x) everywhere (1/2 at 0)."""
+    return ember.logaddexp(ember.zeros_like(x), x)
+
+
+def _shape_of_params(given, broadcast) -> ember.Size:
+    """The batch shape of a family built from ``given`` (the user's arguments) after
+    ``broadcast_all``: () when every argument was a plain number."""
+    if all(isinstance(g, Number) for g in given):
+        return ember.Size()
+    return broadcast[0].size()
+
+
+def _store_broadcast(obj, **params) -> ember.Size:
+    """Broadcast the keyword values together, set them on ``obj`` under their names, and return
+    the batch shape (() when every value was a plain number)."""
+    values = broadcast_all(*params.values())
+    for name, value in zip(params, values):
+        setattr(obj, name, value)
+    return _shape_of_params(tuple(params.values()), values)

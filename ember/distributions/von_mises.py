@@ -1,26 +1,26 @@
-"""Von Mises distribution (torch.distributions.VonMises)."""
+"""Von Mises distribution (torch.distributions.VonMises).
+
+The normalizer needs log I_0 and the circular variance log I_1 - log I_0 (modified Bessel
+functions of the first kind). They use the polynomial approximations of Abramowitz & Stegun,
+Handbook of Mathematical Functions, 9.8.1-9.8.4 (the coefficient tables below, as published
+there; torch uses the same). Sampling is Best & Fisher's rejection scheme.
+"""
 
 from __future__ import annotations
 
 import math
+from functools import reduce
 
 import ember
 from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all, lazy_property
+from ember.distributions.utils import _store_broadcast, lazy_property
 
 __all__ = ["VonMises"]
 
-
-def _eval_poly(y, coef):
-    coef = list(coef)
-    result = coef.pop()
-    while coef:
-        result = coef.pop() + y * result
-    return result
-
-
+# A&S 9.8.1 / 9.8.3 (|x| < 3.75, in powers of (x / 3.75)^2) and 9.8.2 / 9.8.4 (x >= 3.75, in
+# powers of 3.75 / x, for sqrt(x) e^-x I_n(x))
 _I0_COEF_SMALL = [
     1.0,
     3.5156229,
@@ -62,43 +62,48 @@ _I1_COEF_LARGE = [
     -0.420059e-2,
 ]
 
-_COEF_SMALL = [_I0_COEF_SMALL, _I1_COEF_SMALL]
-_COEF_LARGE = [_I0_COEF_LARGE, _I1_COEF_LARGE]
+_TABLES = {
+    0: (_I0_COEF_SMALL, _I0_COEF_LARGE),
+    1: (_I1_COEF_SMALL, _I1_COEF_LARGE),
+}
+
+
+def _horner(y, coefficients):
+    """sum_k coefficients[k] * y^k."""
+    return reduce(lambda acc, c: c + y * acc, reversed(coefficients[:-1]), coefficients[-1])
 
 
 def _log_modified_bessel_fn(x, order=0):
     """Returns ``log(I_order(x))`` for ``x > 0``, where ``order`` is either 0 or 1."""
-    if order != 0 and order != 1:
+    if order not in (0, 1):
         raise AssertionError(f"order must be 0 or 1, got {order}")
-
-    # compute small solution
-    y = x / 3.75
-    y = y * y
-    small = _eval_poly(y, _COEF_SMALL[order])
+    near, far = _TABLES[order]
+    # near 0: I_0 = P((x / 3.75)^2), I_1 = |x| P((x / 3.75)^2)
+    series = _horner((x / 3.75) ** 2, near)
     if order == 1:
-        small = x.abs() * small
-    small = small.log()
-
-    # compute large solution
-    y = 3.75 / x
-    large = x - 0.5 * x.log() + _eval_poly(y, _COEF_LARGE[order]).log()
-
-    result = ember.where(x < 3.75, small, large)
-    return result
+        series = x.abs() * series
+    # far: I_n = e^x / sqrt(x) * Q(3.75 / x)
+    asymptotic = x - 0.5 * x.log() + _horner(3.75 / x, far).log()
+    return ember.where(x < 3.75, series.log(), asymptotic)
 
 
 def _rejection_sample(loc, concentration, proposal_r, x):
+    """Best & Fisher (1979): wrapped-Cauchy proposals accepted with a cheap test or its exact
+    fallback. Every round draws three uniforms per entry; entries accepted in a round take that
+    round's value (also when an earlier round accepted them), until all have one."""
     done = ember.zeros(x.shape, dtype=ember.bool)
+    r = proposal_r
     while not done.all():
-        u = ember.rand((3,) + x.shape, dtype=loc.dtype)
-        u1, u2, u3 = u.unbind()
+        u1, u2, u3 = ember.rand((3,) + x.shape, dtype=loc.dtype).unbind()
         z = ember.cos(math.pi * u1)
-        f = (1 + proposal_r * z) / (proposal_r + z)
-        c = concentration * (proposal_r - f)
-        accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+        f = (1 + r * z) / (r + z)
+        c = concentration * (r - f)
+        quick = c * (2 - c) - u2 > 0
+        accept = quick | ((c / u2).log() + 1 - c >= 0)
         if accept.any():
             x = ember.where(accept, (u3 - 0.5).sign() * f.acos(), x)
             done = done | accept
+    # centre on loc and wrap into [-pi, pi)
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
@@ -115,20 +120,23 @@ class VonMises(Distribution):
         concentration: Tensor,
         validate_args: bool | None = None,
     ) -> None:
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        batch_shape = self.loc.shape
-        event_shape = ()
-        super().__init__(batch_shape, event_shape, validate_args)
+        shape = _store_broadcast(self, loc=loc, concentration=concentration)
+        super().__init__(shape, (), validate_args)
+
+    def _log_i(self, order):
+        return _log_modified_bessel_fn(self.concentration, order=order)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.concentration * ember.cos(value - self.loc)
-        log_prob = (
-            log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
+        # kappa cos(x - mu) - log(2 pi I_0(kappa))
+        return (
+            self.concentration * ember.cos(value - self.loc)
+            - math.log(2 * math.pi)
+            - self._log_i(0)
         )
-        return log_prob
 
+    # the sampler runs in float64 whatever the parameters' dtype
     @lazy_property
     def _loc(self) -> Tensor:
         return self.loc.to(ember.double)
@@ -139,33 +147,28 @@ class VonMises(Distribution):
 
     @lazy_property
     def _proposal_r(self) -> Tensor:
-        kappa = self._concentration
-        tau = 1 + (1 + 4 * kappa**2).sqrt()
-        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
-        _proposal_r = (1 + rho**2) / (2 * rho)
-        # second order Taylor expansion around 0 for small kappa
-        _proposal_r_taylor = 1 / kappa + kappa
-        return ember.where(kappa < 1e-5, _proposal_r_taylor, _proposal_r)
+        # the wrapped-Cauchy parameter of Best & Fisher; 1 / kappa + kappa to second order at 0
+        k = self._concentration
+        tau = 1 + (1 + 4 * k * k).sqrt()
+        rho = (tau - (2 * tau).sqrt()) / (2 * k)
+        return ember.where(k < 1e-5, 1 / k + k, (1 + rho * rho) / (2 * rho))
 
     @ember.no_grad()
     def sample(self, sample_shape=()):
         """The sampling algorithm for the von Mises distribution is based on the following paper:
         D.J. Best and N.I. Fisher, "Efficient simulation of the von Mises distribution." Applied
         Statistics (1979): 152-157."""
-        shape = self._extended_shape(sample_shape)
-        x = ember.empty(shape, dtype=self._loc.dtype)
-        return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(
-            self.loc.dtype
-        )
+        start = ember.empty(self._extended_shape(sample_shape), dtype=self._loc.dtype)
+        draws = _rejection_sample(self._loc, self._concentration, self._proposal_r, start)
+        return draws.to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
-        try:
-            return super().expand(batch_shape)
-        except NotImplementedError:
-            validate_args = self.__dict__.get("_validate_args")
-            loc = self.loc.expand(batch_shape)
-            concentration = self.concentration.expand(batch_shape)
-            return type(self)(loc, concentration, validate_args=validate_args)
+        # rebuilt through the constructor, as torch's (the sampler's caches are lazy)
+        return type(self)(
+            self.loc.expand(batch_shape),
+            self.concentration.expand(batch_shape),
+            validate_args=self.__dict__.get("_validate_args"),
+        )
 
     @property
     def mean(self) -> Tensor:
@@ -179,10 +182,4 @@ class VonMises(Distribution):
     @lazy_property
     def variance(self) -> Tensor:
         """The provided variance is the circular one."""
-        return (
-            1
-            - (
-                _log_modified_bessel_fn(self.concentration, order=1)
-                - _log_modified_bessel_fn(self.concentration, order=0)
-            ).exp()
-        )
+        return 1 - (self._log_i(1) - self._log_i(0)).exp()  # 1 - I_1 / I_0

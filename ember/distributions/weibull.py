@@ -8,7 +8,7 @@ from ember.distributions import constraints
 from ember.distributions.exponential import Exponential
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
-from ember.distributions.utils import broadcast_all, euler_constant
+from ember.distributions.utils import _store_broadcast, euler_constant
 
 __all__ = ["Weibull"]
 
@@ -28,50 +28,45 @@ class Weibull(TransformedDistribution):
         concentration: Tensor | float,
         validate_args: bool | None = None,
     ) -> None:
-        self.scale, self.concentration = broadcast_all(scale, concentration)
+        _store_broadcast(self, scale=scale, concentration=concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
-        transforms = [
+        base = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
+        super().__init__(base, self._chain(), validate_args=validate_args)
+
+    def _chain(self):
+        # X = scale * E^(1 / k) for E ~ Exponential(1)
+        return [
             PowerTransform(exponent=self.concentration_reciprocal),
             AffineTransform(loc=0, scale=self.scale),
         ]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Weibull, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.concentration_reciprocal = new.concentration.reciprocal()
-        base_dist = self.base_dist.expand(batch_shape)
-        transforms = [
-            PowerTransform(exponent=new.concentration_reciprocal),
-            AffineTransform(loc=0, scale=new.scale),
-        ]
-        super(Weibull, new).__init__(base_dist, transforms, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_family(Weibull, batch_shape, _instance, ("scale", "concentration"))
+        # the chain carries the parameters: rebuilt from the expanded ones
+        new.concentration_reciprocal = 1 / new.concentration
+        new.transforms = new._chain()
         return new
+
+    def _gamma_moment(self, m):
+        """Gamma(1 + m / k), from which E[X^m] = scale^m Gamma(1 + m / k)."""
+        return (1 + m * self.concentration_reciprocal).lgamma().exp()
 
     @property
     def mean(self) -> Tensor:
-        return self.scale * ember.exp(ember.lgamma(1 + self.concentration_reciprocal))
+        return self.scale * self._gamma_moment(1)
 
     @property
     def mode(self) -> Tensor:
-        return (
-            self.scale
-            * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
-        )
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** k.reciprocal()
 
     @property
     def variance(self) -> Tensor:
-        return self.scale.pow(2) * (
-            ember.exp(ember.lgamma(1 + 2 * self.concentration_reciprocal))
-            - ember.exp(2 * ember.lgamma(1 + self.concentration_reciprocal))
-        )
+        # written with exp(2 lgamma) for the square, as the first moment itself
+        second = self._gamma_moment(2)
+        first_sq = (2 * (1 + self.concentration_reciprocal).lgamma()).exp()
+        return self.scale**2 * (second - first_sq)
 
     def entropy(self):
-        return (
-            euler_constant * (1 - self.concentration_reciprocal)
-            + ember.log(self.scale * self.concentration_reciprocal)
-            + 1
-        )
+        inv_k = self.concentration_reciprocal
+        return euler_constant * (1 - inv_k) + (self.scale * inv_k).log() + 1

@@ -1,4 +1,9 @@
-"""Wishart distribution (torch.distributions.Wishart)."""
+"""Wishart distribution (torch.distributions.Wishart).
+
+W ~ Wishart(nu, S) is the scatter matrix of nu draws of N(0, S) (for integer nu); samples use
+Bartlett's decomposition W = L A A' L' with S = L L', A lower triangular,
+A_ii = sqrt(chi2(nu - i)) and A_ij ~ N(0, 1) below the diagonal.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +14,35 @@ from math import nan
 import ember
 from ember._core.tensor import Tensor
 from ember.distributions import constraints
+from ember.distributions._gaussian import (
+    _expand_given_matrices,
+    _pick_matrix,
+    _tril_half_logdet,
+    _tril_of,
+    _TrilMatrices,
+)
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.multivariate_normal import _precision_to_scale_tril
-from ember.distributions.utils import lazy_property
 from ember.types import Number, _Number, _size
 
 __all__ = ["Wishart"]
 
-_log_2 = math.log(2)
+_LOG_2 = math.log(2)
 
 
-def _mvdigamma(x: Tensor, p: int) -> Tensor:
-    if not x.gt((p - 1) / 2).all():
+def _mv_digamma(x: Tensor, p: int) -> Tensor:
+    """The multivariate digamma: sum over i < p of digamma(x - i / 2)."""
+    if not (x > (p - 1) / 2).all():
         raise AssertionError("Wrong domain for multivariate digamma function.")
-    return ember.digamma(
-        x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype).div(2).expand(x.shape + (-1,))
-    ).sum(-1)
+    return ember.digamma(x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype) / 2).sum(-1)
 
 
-def _clamp_above_eps(x: Tensor) -> Tensor:
-    # We assume positive input for this function
-    return x.clamp(min=ember.finfo(x.dtype).eps)
+def _bartlett_chi2(df, p: int, batch_shape, dtype):
+    """The chi2 laws of A's squared diagonal: degrees of freedom nu - i for i < p."""
+    steps = ember.arange(p, dtype=dtype).expand(batch_shape + (p,))
+    return ember.distributions.chi2.Chi2(df=df.unsqueeze(-1) - steps)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_TrilMatrices, ExponentialFamily):
     """Wishart distribution with ``df`` degrees of freedom and scale given by exactly one of
     ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``."""
 
@@ -57,160 +67,83 @@ class Wishart(ExponentialFamily):
         scale_tril: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        if (
-            (covariance_matrix is not None)
-            + (scale_tril is not None)
-            + (precision_matrix is not None)
-        ) != 1:
-            raise AssertionError(
-                "Exactly one of covariance_matrix or precision_matrix or scale_tril "
-                "may be specified."
-            )
-
-        param = next(p for p in (covariance_matrix, precision_matrix, scale_tril) if p is not None)
-
+        name, param = _pick_matrix(AssertionError, covariance_matrix, precision_matrix, scale_tril)
         if param.dim() < 2:
             raise ValueError(
                 "scale_tril must be at least two-dimensional, "
                 "with optional leading batch dimensions"
             )
-
+        p = param.shape[-1]
         if isinstance(df, _Number):
             batch_shape = ember.Size(param.shape[:-2])
             self.df = ember.tensor(df, dtype=param.dtype)
         else:
             batch_shape = ember.broadcast_shapes(param.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
-        event_shape = param.shape[-2:]
-
-        if self.df.le(event_shape[-1] - 1).any():
-            raise ValueError(
-                f"Value of df={df} expected to be greater than ndim - 1 = {event_shape[-1] - 1}."
-            )
-
-        if scale_tril is not None:
-            self.scale_tril = param.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            self.covariance_matrix = param.expand(batch_shape + (-1, -1))
-        elif precision_matrix is not None:
-            self.precision_matrix = param.expand(batch_shape + (-1, -1))
-
-        if self.df.lt(event_shape[-1]).any():
+        if (self.df <= p - 1).any():  # the density needs nu > p - 1
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
+        setattr(self, name, param.expand(batch_shape + (p, p)))
+        if (self.df < p).any():
             warnings.warn(
                 "Low df values detected. Singular samples are highly likely to occur "
                 "for ndim - 1 < df < ndim.",
                 stacklevel=2,
             )
+        super().__init__(batch_shape, param.shape[-2:], validate_args=validate_args)
+        self._unbroadcasted_scale_tril = _tril_of(name, param)
+        self._dist_chi2 = _bartlett_chi2(self.df, p, batch_shape, param.dtype)
 
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:  # precision_matrix is not None
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
-
-        # Chi2 distribution is needed for Bartlett decomposition sampling
-        self._dist_chi2 = ember.distributions.chi2.Chi2(
-            df=(
-                self.df.unsqueeze(-1)
-                - ember.arange(
-                    self._event_shape[-1],
-                    dtype=self._unbroadcasted_scale_tril.dtype,
-                    device=self._unbroadcasted_scale_tril.device,
-                ).expand(batch_shape + (-1,))
-            )
-        )
+    @property
+    def _batch_dims(self):
+        return [-(i + 1) for i in range(len(self._batch_shape))]
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Wishart, _instance)
         batch_shape = ember.Size(batch_shape)
-        cov_shape = batch_shape + self.event_shape
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
-        new.df = self.df.expand(batch_shape)
-
-        new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
-
-        if "covariance_matrix" in self.__dict__:
-            new.covariance_matrix = self.covariance_matrix.expand(cov_shape)
-        if "scale_tril" in self.__dict__:
-            new.scale_tril = self.scale_tril.expand(cov_shape)
-        if "precision_matrix" in self.__dict__:
-            new.precision_matrix = self.precision_matrix.expand(cov_shape)
-
-        # Chi2 distribution is needed for Bartlett decomposition sampling
-        new._dist_chi2 = ember.distributions.chi2.Chi2(
-            df=(
-                new.df.unsqueeze(-1)
-                - ember.arange(
-                    self.event_shape[-1],
-                    dtype=new._unbroadcasted_scale_tril.dtype,
-                    device=new._unbroadcasted_scale_tril.device,
-                ).expand(batch_shape + (-1,))
-            )
+        matrix_shape = batch_shape + self._event_shape
+        new = self._expand_params(
+            Wishart,
+            batch_shape,
+            _instance,
+            ("df",),
+            _unbroadcasted_scale_tril=self._unbroadcasted_scale_tril.expand(matrix_shape),
         )
-
-        super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        _expand_given_matrices(self, new, matrix_shape)
+        tril = self._unbroadcasted_scale_tril
+        new._dist_chi2 = _bartlett_chi2(new.df, self._event_shape[-1], batch_shape, tril.dtype)
         return new
 
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape)
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        return (
-            self._unbroadcasted_scale_tril @ self._unbroadcasted_scale_tril.transpose(-2, -1)
-        ).expand(self._batch_shape + self._event_shape)
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        identity = ember.eye(
-            self._event_shape[-1],
-            device=self._unbroadcasted_scale_tril.device,
-            dtype=self._unbroadcasted_scale_tril.dtype,
-        )
-        return ember.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
-            self._batch_shape + self._event_shape
-        )
+    def _per_matrix(self, t):
+        """A batch-shaped tensor made to broadcast against the batch of matrices."""
+        return t.reshape(self._batch_shape + (1, 1))
 
     @property
     def mean(self) -> Tensor:
-        return self.df.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+        return self._per_matrix(self.df) * self.covariance_matrix
 
     @property
     def mode(self) -> Tensor:
-        factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor[factor <= 0] = nan
-        return factor.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+        # (nu - p - 1) S, undefined (nan) when nu < p + 1
+        factor = self.df - self._event_shape[-1] - 1
+        factor = ember.where(factor > 0, factor, nan)
+        return self._per_matrix(factor) * self.covariance_matrix
 
     @property
     def variance(self) -> Tensor:
-        V = self.covariance_matrix  # has shape (batch_shape x event_shape)
-        diag_V = V.diagonal(dim1=-2, dim2=-1)
-        return self.df.view(self._batch_shape + (1, 1)) * (
-            V.pow(2) + ember.einsum("...i,...j->...ij", diag_V, diag_V)
-        )
+        # Var W_ij = nu (S_ij^2 + S_ii S_jj)
+        cov = self.covariance_matrix
+        diag = cov.diagonal(dim1=-2, dim2=-1)
+        return self._per_matrix(self.df) * (cov**2 + diag.unsqueeze(-1) * diag.unsqueeze(-2))
 
     def _bartlett_sampling(self, sample_shape=()):
-        p = self._event_shape[-1]  # has singleton shape
-
-        # Implemented Sampling using Bartlett decomposition
-        noise = _clamp_above_eps(self._dist_chi2.rsample(sample_shape).sqrt()).diag_embed(
-            dim1=-2, dim2=-1
-        )
-
-        i, j = ember.tril_indices(p, p, offset=-1)
-        noise[..., i, j] = ember.randn(
-            ember.Size(sample_shape) + self._batch_shape + (int(p * (p - 1) / 2),),
-            dtype=noise.dtype,
-            device=noise.device,
-        )
-        chol = self._unbroadcasted_scale_tril @ noise
-        return chol @ chol.transpose(-2, -1)
+        p = self._event_shape[-1]
+        root_chi2 = self._dist_chi2.rsample(sample_shape).sqrt()
+        diag = root_chi2.clamp(min=ember.finfo(root_chi2.dtype).eps)  # keep A invertible
+        a = ember.diag_embed(diag)
+        rows, cols = ember.tril_indices(p, p, offset=-1)
+        below = ember.Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,)
+        a[..., rows, cols] = ember.randn(below, dtype=a.dtype)
+        root = self._unbroadcasted_scale_tril @ a
+        return root @ root.mT
 
     def rsample(self, sample_shape: _size = (), max_try_correction=None) -> Tensor:
         """.. warning:: In some cases, sampling algorithm based on Bartlett decomposition may return
@@ -219,76 +152,64 @@ class Wishart(ExponentialFamily):
         values in ``.log_prob()``. In those cases, the user should validate the samples and either
         fix the value of ``df`` or adjust ``max_try_correction`` value for argument in ``.rsample``
         accordingly."""
+        tries = 10 if max_try_correction is None else max_try_correction
+        sample = self._bartlett_sampling(ember.Size(sample_shape))
 
-        if max_try_correction is None:
-            max_try_correction = 10
+        def flag(batch_ok):
+            # one flag per sample: any batch member flagged flags the sample
+            return batch_ok.amax(self._batch_dims) if self._batch_shape else batch_ok
 
-        sample_shape = ember.Size(sample_shape)
-        sample = self._bartlett_sampling(sample_shape)
-
-        # torch's temporary numerical-stability retry of singular samples
-        is_singular = self.support.check(sample)
-        if self._batch_shape:
-            is_singular = is_singular.amax(self._batch_dims)
-
-        if is_singular.any():
+        # torch's first pass flags the samples that *are* positive definite (so it warns and
+        # redraws once on every call); the redraws flag the ones that are not. ember keeps that
+        # observable behaviour, random stream included (tests/oracle/test_distributions_rewrite.py)
+        redo = flag(self.support.check(sample))
+        if redo.any():
             warnings.warn("Singular sample detected.", stacklevel=2)
-
-            for _ in range(max_try_correction):
-                sample_new = self._bartlett_sampling(is_singular[is_singular].shape)
-                sample[is_singular] = sample_new
-
-                is_singular_new = ~self.support.check(sample_new)
-                if self._batch_shape:
-                    is_singular_new = is_singular_new.amax(self._batch_dims)
-                is_singular[is_singular.clone()] = is_singular_new
-
-                if not is_singular.any():
+            for _ in range(tries):
+                fresh = self._bartlett_sampling(redo[redo].shape)
+                sample[redo] = fresh
+                redo[redo.clone()] = flag(~self.support.check(fresh))
+                if not redo.any():
                     break
-
         return sample
+
+    def _half_log_det_scale_2(self):
+        """(p / 2) log 2 + (1 / 2) log det S = (1 / 2) log det(2 S)."""
+        p = self._event_shape[-1]
+        return p * _LOG_2 / 2 + _tril_half_logdet(self._unbroadcasted_scale_tril)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        nu = self.df  # has shape (batch_shape)
-        p = self._event_shape[-1]  # has singleton shape
+        # (nu - p - 1)/2 log|X| - tr(S^-1 X)/2 - (nu / 2) log|2 S| - log Gamma_p(nu / 2)
+        nu, p = self.df, self._event_shape[-1]
+        trace = ember.cholesky_solve(value, self._unbroadcasted_scale_tril)
+        trace = trace.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
         return (
-            -nu
-            * (
-                p * _log_2 / 2
-                + self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-            )
+            -nu * self._half_log_det_scale_2()
             - ember.mvlgamma(nu / 2, p=p)
             + (nu - p - 1) / 2 * ember.linalg.slogdet(value).logabsdet
-            - ember.cholesky_solve(value, self._unbroadcasted_scale_tril)
-            .diagonal(dim1=-2, dim2=-1)
-            .sum(dim=-1)
-            / 2
+            - trace / 2
         )
 
     def entropy(self):
-        nu = self.df  # has shape (batch_shape)
-        p = self._event_shape[-1]  # has singleton shape
+        # ((p + 1) / 2) log|2 S| + log Gamma_p(nu / 2) - ((nu - p - 1) / 2) psi_p(nu / 2) + nu p / 2
+        nu, p = self.df, self._event_shape[-1]
         return (
-            (p + 1)
-            * (
-                p * _log_2 / 2
-                + self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-            )
+            (p + 1) * self._half_log_det_scale_2()
             + ember.mvlgamma(nu / 2, p=p)
-            - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p)
+            - (nu - p - 1) / 2 * _mv_digamma(nu / 2, p=p)
             + nu * p / 2
         )
 
     @property
     def _natural_params(self) -> tuple[Tensor, Tensor]:
-        nu = self.df  # has shape (batch_shape)
-        p = self._event_shape[-1]  # has singleton shape
-        return -self.precision_matrix / 2, (nu - p - 1) / 2
+        # density in exp(<-P / 2, X> + ((nu - p - 1) / 2) log|X|) form
+        p = self._event_shape[-1]
+        return -self.precision_matrix / 2, (self.df - p - 1) / 2
 
     def _log_normalizer(self, x, y):
+        # with a = y + (p + 1) / 2 = nu / 2 and -2 x = P: a log|2 S| + log Gamma_p(a)
         p = self._event_shape[-1]
-        return (y + (p + 1) / 2) * (
-            -ember.linalg.slogdet(-2 * x).logabsdet + _log_2 * p
-        ) + ember.mvlgamma(y + (p + 1) / 2, p=p)
+        a = y + (p + 1) / 2
+        return a * (p * _LOG_2 - ember.linalg.slogdet(-2 * x).logabsdet) + ember.mvlgamma(a, p=p)
