@@ -1,0 +1,125 @@
+"""Layers rewritten in ember's terms (issue 21): every activation's defaults, repr, values,
+gradients and in-place behaviour against torch."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+# (class name, constructor args, constructor kwargs)
+ACTIVATIONS = [
+    ("Threshold", (0.1, 20.0), {}),
+    ("Threshold", (0.1, -2.0), {"inplace": True}),
+    ("ReLU", (), {}),
+    ("ReLU", (True,), {}),
+    ("RReLU", (), {}),
+    ("RReLU", (0.2, 0.4), {"inplace": True}),
+    ("Hardtanh", (), {}),
+    ("Hardtanh", (-2.0, 0.5, True), {}),
+    ("ReLU6", (), {}),
+    ("ReLU6", (True,), {}),
+    ("Sigmoid", (), {}),
+    ("Hardsigmoid", (), {}),
+    ("Hardsigmoid", (True,), {}),
+    ("Tanh", (), {}),
+    ("SiLU", (), {}),
+    ("SiLU", (), {"inplace": True}),
+    ("Mish", (), {}),
+    ("Mish", (True,), {}),
+    ("Hardswish", (), {}),
+    ("Hardswish", (True,), {}),
+    ("ELU", (), {}),
+    ("ELU", (0.5, True), {}),
+    ("CELU", (), {}),
+    ("CELU", (2.0,), {"inplace": True}),
+    ("SELU", (), {}),
+    ("SELU", (True,), {}),
+    ("GLU", (), {}),
+    ("GLU", (0,), {}),
+    ("GELU", (), {}),
+    ("GELU", ("tanh",), {}),
+    ("Hardshrink", (), {}),
+    ("Hardshrink", (1.2,), {}),
+    ("LeakyReLU", (), {}),
+    ("LeakyReLU", (0.2, True), {}),
+    ("LogSigmoid", (), {}),
+    ("Softplus", (), {}),
+    ("Softplus", (2.0, 1.0), {}),
+    ("Softshrink", (), {}),
+    ("Softshrink", (0.3,), {}),
+    ("PReLU", (), {}),
+    ("PReLU", (4, 0.1), {}),
+    ("Softsign", (), {}),
+    ("Tanhshrink", (), {}),
+    ("Softmin", (1,), {}),
+    ("Softmax", (-1,), {}),
+    ("Softmax2d", (), {}),
+    ("LogSoftmax", (0,), {}),
+]
+
+
+def _run(lib, name, args, kwargs):
+    lib.manual_seed(0)
+    layer = getattr(lib.nn, name)(*args, **kwargs)
+    base = np.linspace(-3, 3, 2 * 4 * 3 * 2).reshape(2, 4, 3, 2).astype(np.float32)
+    leaf = lib.tensor(base, requires_grad=True)
+    x = leaf * 1.0  # in-place layers need a non-leaf
+    out = layer(x)
+    upstream = lib.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(np.float32))
+    out.backward(upstream)
+    consts = {c: getattr(layer, c) for c in getattr(type(layer), "__constants__", [])}
+    return {
+        "repr": repr(layer),
+        "out": out.detach().numpy().copy(),
+        "grad": leaf.grad.numpy().copy(),
+        "same_object": out is x,
+        "constants": consts,
+        "params": [(n, tuple(p.shape)) for n, p in layer.named_parameters()],
+    }
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), ACTIVATIONS)
+def test_activation_matches_torch(name, args, kwargs):
+    e, t = _run(ember, name, args, kwargs), _run(torch, name, args, kwargs)
+    for key in ("repr", "same_object", "constants", "params"):
+        assert e[key] == t[key], key
+    np.testing.assert_allclose(e["out"], t["out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(e["grad"], t["grad"], rtol=1e-5, atol=1e-6)
+
+
+def test_eval_rrelu_and_defaults_match_torch():
+    for lib_pair in [(ember, torch)]:
+        for lib in lib_pair:
+            m = lib.nn.RReLU().eval()
+            lib.manual_seed(0)
+            lib.r = m(lib.tensor([-1.0, 2.0])).tolist()
+    assert ember.r == torch.r
+    for name in ("Softmax", "Softmin", "LogSoftmax"):
+        assert getattr(ember.nn, name)().dim is None
+        assert repr(getattr(ember.nn, name)()) == repr(getattr(torch.nn, name)())
+
+
+def test_hardtanh_old_keywords_match_torch():
+    def run(lib):
+        out = []
+        for kw in ({"min_value": -0.5}, {"max_value": 0.5}, {"min_value": -2.0, "max_value": 2.0}):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                m = lib.nn.Hardtanh(**kw)
+            out.append((repr(m), [str(w.message) for w in caught], caught[0].category.__name__))
+        return out
+
+    assert run(ember) == run(torch)
+
+
+def test_softmax_pickle_without_dim_loads_as_none():
+    m = ember.nn.Softmax(1)
+    del m.__dict__["dim"]
+    assert pickle.loads(pickle.dumps(m)).dim is None
