@@ -123,3 +123,96 @@ def test_softmax_pickle_without_dim_loads_as_none():
     m = ember.nn.Softmax(1)
     del m.__dict__["dim"]
     assert pickle.loads(pickle.dumps(m)).dim is None
+
+
+# ------------------------------------------------------------------------------ adaptive softmax
+def _asm(lib, **kw):
+    lib.manual_seed(0)
+    m = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 12, [3, 7], div_value=2.0, **kw)
+    rng = np.random.default_rng(1)
+    with lib.no_grad():
+        for p in m.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    return m
+
+
+@pytest.mark.parametrize(
+    "targets",
+    [[0, 5, 11, 2, 8, 3], [1, 2, 0, 2, 1, 0], [9, 10, 11, 7, 8, 9], [4], 6],
+    ids=["mixed", "shortlist_only", "last_cluster_only", "single", "unbatched"],
+)
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_adaptive_log_softmax_matches_torch(targets, head_bias):
+    def run(lib):
+        m = _asm(lib, head_bias=head_bias)
+        n = 1 if isinstance(targets, int) else len(targets)
+        data = np.sin(np.arange(n * 8)).reshape(n, 8).astype(np.float32)
+        x = lib.tensor(data[0] if isinstance(targets, int) else data, requires_grad=True)
+        y = lib.tensor(targets)
+        out, loss = m(x, y)
+        (out.sum() + loss).backward()
+        batch = x.detach().reshape(-1, 8)
+        return {
+            "out": out.detach().numpy(),
+            "loss": loss.detach().numpy(),
+            "gx": x.grad.numpy(),
+            "grads": [p.grad.numpy() if p.grad is not None else None for p in m.parameters()],
+            "log_prob": m.log_prob(batch).detach().numpy(),
+            "predict": m.predict(batch).numpy(),
+            "names": [n for n, _ in m.named_parameters()],
+            "repr": repr(m),
+            "shape": tuple(out.shape),
+        }
+
+    e, t = run(ember), run(torch)
+    for key in ("names", "repr", "shape"):
+        assert e[key] == t[key]
+    np.testing.assert_array_equal(e["predict"], t["predict"])
+    for key in ("out", "loss", "gx", "log_prob"):
+        np.testing.assert_allclose(e[key], t[key], rtol=1e-5, atol=1e-6, err_msg=key)
+    for a, b in zip(e["grads"], t["grads"]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_adaptive_predict_paths_match_torch():
+    # rows whose best head column is a cluster: none, some and all of them
+    def run(lib):
+        m = _asm(lib)
+        rows = np.stack([np.cos(np.arange(8) * k) for k in range(1, 9)]).astype(np.float32)
+        x = lib.tensor(rows)
+        head_best = m.head(x).argmax(1).numpy()
+        picks = [np.flatnonzero(head_best < 3), np.arange(8), np.flatnonzero(head_best >= 3)]
+        return [m.predict(x[lib.tensor(p)]).numpy().tolist() for p in picks if len(p)]
+
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, []),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3]),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3, 3]),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [0, 3]),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3, 10]),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [2.5]),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(2, 4), L.tensor([1, 10])),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(2, 4), L.tensor([-1, 1])),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(3, 4), L.tensor([1, 1])),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(2, 2, 4), L.tensor([1, 1])),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(2, 4), L.tensor(1)),
+        lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])(L.ones(2, 4), L.ones(2, 2)),
+    ],
+)
+def test_adaptive_errors_match_torch(call):
+    def outcome(lib):
+        try:
+            call(lib)
+        except Exception as exc:  # noqa: BLE001
+            return type(exc).__name__, str(exc).replace("torch.Size", "Size")
+        return None
+
+    theirs = outcome(torch)
+    assert theirs is not None and outcome(ember) == theirs
