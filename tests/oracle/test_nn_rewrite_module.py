@@ -330,3 +330,63 @@ def test_setattr_kinds_match_torch():
         return first, second, m._modules, sorted(m._non_persistent_buffers_set), errs
 
     assert run(ember) == run(torch)
+
+
+# ------------------------------------------------------------------------------ containers
+def test_sequential_and_modulelist_editing_match_torch():
+    def run(lib):
+        nn = lib.nn
+        out = []
+        s = nn.Sequential(OrderedDict([("a", nn.ReLU()), ("b", nn.Tanh()), ("c", nn.ReLU())]))
+        out.append(list(s[1:]._modules))
+        out.append(_outcome(lambda: s.insert(1, nn.Sigmoid())))  # named keys: KeyError
+        s = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.ReLU())
+        s.insert(-1, nn.Sigmoid())
+        s.insert(4, nn.Identity())
+        out.append((list(s._modules), [type(m).__name__ for m in s]))
+        out.append(_outcome(lambda: s.insert(9, nn.ReLU())))
+        out.append(_outcome(lambda: s.insert(0, 3)))
+        out.append(repr(s + nn.Sequential(nn.ReLU())))
+        out.append(repr(nn.Sequential(nn.ReLU(), nn.Tanh()) * 2))
+        out.append(_outcome(lambda: s + [1]))
+        ml = nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU(), nn.ReLU(), nn.ReLU()])
+        out.append(repr(ml))
+        ml.insert(1, nn.Sigmoid())
+        ml.insert(10, nn.Tanh())
+        out.append(list(ml._modules))
+        out.append(repr(ml[::2]))
+        out.append(repr(ml + [nn.Identity()]))
+        del ml[1:3]
+        out.append((list(ml._modules), repr(ml)))
+        out.append(_outcome(lambda: ml.extend(3)))
+        out.append(_outcome(lambda: ml.insert(-1, nn.ReLU())))
+        return out
+
+    assert run(ember) == run(torch)
+
+
+def test_dict_containers_match_torch():
+    def run(lib):
+        nn = lib.nn
+        out = []
+        md = nn.ModuleDict({"z": nn.ReLU(), "a": nn.Tanh()})
+        md.update([("m", nn.Identity())])
+        md.update(nn.ModuleDict({"q": nn.Sigmoid()}))
+        out.append(list(md.keys()))
+        for bad in ([3], [(1, 2, 3)], 5):
+            out.append(_outcome(lambda bad=bad: nn.ModuleDict(bad)))
+        pd = nn.ParameterDict({"z": lib.ones(2), "a": nn.Parameter(lib.zeros(1, 3))})
+        pd.update(OrderedDict([("y", lib.ones(1)), ("b", lib.ones(1))]))
+        pd.update([("k", 3)])
+        out.append((list(pd.keys()), repr(pd)))
+        out.append(list(pd.fromkeys(["u", "t"], lib.ones(2)).keys()))
+        merged = pd | nn.ParameterDict({"new": lib.ones(1)})
+        out.append((list(merged.keys()), list(pd.copy().keys())))
+        out.append(pd.popitem()[0])
+        for bad in ([3], [(1, 2, 3)], 5):
+            out.append(_outcome(lambda bad=bad: nn.ParameterDict(bad)))
+        pl = nn.ParameterList([lib.ones(2, 3), nn.Parameter(lib.zeros(1)), "text"])
+        out.append((repr(pl), [type(p).__name__ for p in pl], repr(pl[1:])))
+        return out
+
+    assert run(ember) == run(torch)
