@@ -156,3 +156,101 @@ def test_remove_spectral_norm_drops_its_load_hook():
     torch.nn.utils.remove_spectral_norm(t)
     with pytest.raises(RuntimeError, match="weight_orig"):
         t.load_state_dict(torch.nn.Linear(2, 2).state_dict())
+
+
+# ------------------------------------------------------------------------------ parametrize
+def _parametrizations(lib):
+    nn = lib.nn
+
+    class Counted(nn.Module):
+        calls = 0
+
+        def forward(self, x):
+            type(self).calls += 1
+            return x.triu()
+
+        def right_inverse(self, x):
+            return x.triu()
+
+    class Double(nn.Module):
+        def forward(self, x):
+            return x.double()
+
+        def right_inverse(self, x):
+            return x
+
+    class Wide(nn.Module):
+        def forward(self, x):
+            return lib.cat([x, x], 0)
+
+    class Split(nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, x):
+            return x / 2, x / 2
+
+    class BadInverse(nn.Module):
+        def forward(self, x):
+            return x
+
+        def right_inverse(self, x):
+            return x.double()
+
+    return Counted, Double, Wide, Split, BadInverse
+
+
+def test_parametrize_caching_matches_torch():
+    def run(lib):
+        P = lib.nn.utils.parametrize
+        Counted, *_ = _parametrizations(lib)
+        Counted.calls = 0
+        m = lib.nn.Linear(3, 3)
+        P.register_parametrization(m, "weight", Counted())
+        after_register = Counted.calls
+        with P.cached():
+            a, b = m.weight, m.weight
+            same = a is b
+            with P.cached():  # nested: still the same cache
+                c = m.weight
+            inner_same = c is a
+        outside = m.weight is m.weight
+        return after_register, Counted.calls, same, inner_same, outside
+
+    assert run(ember) == run(torch)
+
+
+def test_parametrize_registration_matches_torch():
+    def run(lib):
+        P = lib.nn.utils.parametrize
+        Counted, Double, Wide, Split, BadInverse = _parametrizations(lib)
+        out = []
+        m = lib.nn.Linear(3, 3)
+        P.register_parametrization(m, "weight", Counted())
+        for extra in (Double(), Wide(), BadInverse()):
+            try:
+                P.register_parametrization(m, "weight", extra)
+                out.append("ok")
+            except ValueError as exc:
+                out.append(str(exc).replace("torch.", "").replace("ember.", ""))
+        P.register_parametrization(m, "weight", Double(), unsafe=True)
+        out.append((type(m).__name__, P.type_before_parametrizations(m).__name__))
+        out.append((list(m.state_dict()), str(m.weight.dtype).split(".")[-1]))
+        out.append(P.is_parametrized(m) and P.is_parametrized(m, "weight"))
+        out.append(P.is_parametrized(m, "bias"))
+        try:
+            P.register_parametrization(m, "nothing", Counted())
+        except ValueError as exc:
+            out.append(type(exc).__name__)
+        s = lib.nn.Linear(2, 2)
+        P.register_parametrization(s, "weight", Split())
+        out.append(list(s.state_dict()))
+        for leave in (False, True):
+            try:
+                P.remove_parametrizations(s, "weight", leave_parametrized=leave)
+                out.append((leave, type(s).__name__, list(s.state_dict())))
+            except ValueError as exc:
+                out.append((leave, str(exc)))
+        return out
+
+    assert run(ember) == run(torch)
