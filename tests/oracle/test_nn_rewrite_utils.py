@@ -254,3 +254,78 @@ def test_parametrize_registration_matches_torch():
         return out
 
     assert run(ember) == run(torch)
+
+
+# ------------------------------------------------------------------------------ nn.init
+INITS = {
+    "uniform": lambda ni, t: ni.uniform_(t, -0.5, 2.0),
+    "normal": lambda ni, t: ni.normal_(t, 1.0, 0.3),
+    "trunc_inside": lambda ni, t: ni.trunc_normal_(t, 0.0, 1.0, -1.0, 1.5),
+    "trunc_tail": lambda ni, t: ni.trunc_normal_(t, 0.0, 1.0, 1.0, 3.0),  # mass < 0.3: uniform
+    "trunc_shifted": lambda ni, t: ni.trunc_normal_(t, 2.0, 0.5, 1.0, 2.2),
+    "xavier_uniform": lambda ni, t: ni.xavier_uniform_(t, gain=1.7),
+    "xavier_normal": lambda ni, t: ni.xavier_normal_(t),
+    "kaiming_uniform": lambda ni, t: ni.kaiming_uniform_(t, a=5**0.5),
+    "kaiming_uniform_out_relu": lambda ni, t: ni.kaiming_uniform_(
+        t, mode="fan_out", nonlinearity="relu"
+    ),
+    "kaiming_normal": lambda ni, t: ni.kaiming_normal_(t, a=0.2, mode="FAN_IN"),
+    "kaiming_normal_tanh": lambda ni, t: ni.kaiming_normal_(t, nonlinearity="tanh"),
+    "orthogonal": lambda ni, t: ni.orthogonal_(t, gain=0.5),
+    "constant": lambda ni, t: ni.constant_(t, 0.25),
+    "dirac": lambda ni, t: ni.dirac_(t, groups=2) if t.dim() >= 3 else ni.eye_(t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INITS))
+@pytest.mark.parametrize("shape", [(6, 4), (4, 3, 3, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("with_generator", [False, True])
+def test_init_numbers_for_a_seed_match_torch(name, shape, dtype, with_generator):
+    def run(lib):
+        lib.manual_seed(123)
+        t = lib.empty(*shape, dtype=getattr(lib, dtype))
+        fn = INITS[name]
+        if with_generator and name not in ("constant", "dirac"):
+            g = lib.Generator().manual_seed(9)
+            fn = {
+                "uniform": lambda ni, t: ni.uniform_(t, -0.5, 2.0, generator=g),
+                "normal": lambda ni, t: ni.normal_(t, 1.0, 0.3, generator=g),
+                "xavier_uniform": lambda ni, t: ni.xavier_uniform_(t, generator=g),
+                "kaiming_normal": lambda ni, t: ni.kaiming_normal_(t, generator=g),
+                "orthogonal": lambda ni, t: ni.orthogonal_(t, generator=g),
+            }.get(name, fn)
+        out = fn(lib.nn.init, t)
+        return out is t, t.numpy().copy()
+
+    (e_same, e), (t_same, t) = run(ember), run(torch)
+    assert e_same == t_same is True
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(e, t, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda ni, L: ni.calculate_gain("leaky_relu"),
+        lambda ni, L: ni.calculate_gain("leaky_relu", 0.3),
+        lambda ni, L: ni.calculate_gain("leaky_relu", 2),
+        lambda ni, L: ni.calculate_gain("leaky_relu", True),
+        lambda ni, L: ni.calculate_gain("conv_transpose2d"),
+        lambda ni, L: ni.calculate_gain("selu"),
+        lambda ni, L: ni.calculate_gain("softmax"),
+        lambda ni, L: ni._calculate_fan_in_and_fan_out(L.empty(3)),
+        lambda ni, L: ni._calculate_fan_in_and_fan_out(L.empty(5, 3, 0)),
+        lambda ni, L: ni.kaiming_uniform_(L.empty(3, 3), mode="fan"),
+        lambda ni, L: ni.xavier_uniform_(L.empty(0, 3)),
+    ],
+)
+def test_init_gains_fans_and_errors_match_torch(call):
+    def outcome(lib):
+        try:
+            value = call(lib.nn.init, lib)
+        except Exception as exc:  # noqa: BLE001
+            return type(exc).__name__, str(exc)
+        return value if not hasattr(value, "shape") else tuple(value.shape)
+
+    assert outcome(ember) == outcome(torch)
