@@ -216,3 +216,15 @@ def test_adaptive_errors_match_torch(call):
 
     theirs = outcome(torch)
     assert theirs is not None and outcome(ember) == theirs
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), ACTIVATIONS[::3])
+def test_activation_scripts_like_torch(name, args, kwargs):
+    # each layer's forward is one explicit call, which jit.script can compile
+    def run(lib):
+        layer = getattr(lib.nn, name)(*args, **kwargs).eval()
+        scripted = lib.jit.script(layer)
+        x = lib.tensor(np.linspace(-2, 2, 24).reshape(2, 3, 2, 2).astype(np.float32))
+        return scripted(x * 1.0).detach().numpy()
+
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-6)

@@ -44,25 +44,16 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Every activation layer is "keep the constructor arguments, call one function of
-# nn.functional with them".  ember writes that once: ``_Activation`` reads a layer's row --
-# the function's name, the attributes passed positionally and by keyword, the attributes
-# its repr shows -- so a layer class holds only its signature and its row.  The function is
-# looked up by name at call time, so a wrapped or patched ``nn.functional`` is honoured.
+# nn.functional with them".  The constructors of layers with the same arguments are shared
+# (the _InplaceOnly, _AlongDim, _Shrink and _ExponentialUnit bases) and the repr is written
+# once from a row of fields (``_shown``).  ``forward`` stays one explicit line per layer: the
+# exact call (positional or keyword, which function) is what jit.script compiles and what a
+# __torch_function__ mode observes, so it is spelled as torch's layer calls it.
 
 
 class _Activation(Module):
-    _function = ""  # the name in ember.nn.functional
-    _positional: tuple[str, ...] = ()  # attributes passed after the input, in order
-    _keywords: tuple[str, ...] = ()  # attributes passed by name
-    _fixed: dict = {}  # constant keyword arguments
     _shown: tuple[str, ...] = ()  # attributes the repr lists as name=value
     _shows_inplace = False  # whether the repr ends with "inplace=True" when set
-
-    def forward(self, input: Tensor) -> Tensor:
-        fn = getattr(F, self._function)
-        args = [getattr(self, name) for name in self._positional]
-        kwargs = {name: getattr(self, name) for name in self._keywords}
-        return fn(input, *args, **kwargs, **self._fixed)
 
     def extra_repr(self) -> str:
         parts = [f"{name}={getattr(self, name)}" for name in self._shown]
@@ -83,8 +74,6 @@ class _InplaceOnly(_Activation):
 class _AlongDim(_Activation):
     # softmax and relatives: one ``dim``; a pickle from before ``dim`` existed loads as None
     __constants__ = ["dim"]
-    _positional = ("dim",)
-    _fixed = {"_stacklevel": 5}
     _shown = ("dim",)
 
     def __init__(self, dim: int | None = None) -> None:
@@ -99,7 +88,6 @@ class _AlongDim(_Activation):
 class _Shrink(_Activation):
     # the shrinkage functions: one ``lambd``, shown bare
     __constants__ = ["lambd"]
-    _positional = ("lambd",)
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -112,7 +100,6 @@ class _Shrink(_Activation):
 class _ExponentialUnit(_Activation):
     # ELU and CELU: a scale ``alpha`` for the negative side
     __constants__ = ["alpha", "inplace"]
-    _positional = ("alpha", "inplace")
     _shown = ("alpha",)
     _shows_inplace = True
 
@@ -135,8 +122,6 @@ class Threshold(_Activation):
     """Thresholds each element: ``x`` if ``x > threshold`` else ``value``."""
 
     __constants__ = ["threshold", "value", "inplace"]
-    _function = "threshold"
-    _positional = ("threshold", "value", "inplace")
     _shown = ("threshold", "value")
     _shows_inplace = True
 
@@ -149,21 +134,23 @@ class Threshold(_Activation):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
 
 class ReLU(_InplaceOnly):
     """Applies ``max(0, x)`` element-wise."""
 
-    _function = "relu"
-    _keywords = ("inplace",)
     _shows_inplace = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
 
 
 class RReLU(_Activation):
     """Randomized leaky ReLU: negative slope drawn from U(lower, upper) in training."""
 
     __constants__ = ["lower", "upper", "inplace"]
-    _function = "rrelu"
-    _positional = ("lower", "upper", "training", "inplace")
     _shown = ("lower", "upper")
     _shows_inplace = True
 
@@ -176,13 +163,14 @@ class RReLU(_Activation):
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
 
 class Hardtanh(_Activation):
     """Clamps each element to ``[min_val, max_val]``."""
 
     __constants__ = ["min_val", "max_val", "inplace"]
-    _function = "hardtanh"
-    _positional = ("min_val", "max_val", "inplace")
     _shown = ("min_val", "max_val")
     _shows_inplace = True
 
@@ -209,6 +197,9 @@ class Hardtanh(_Activation):
         self.inplace = inplace
         assert self.max_val > self.min_val
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
 
 class ReLU6(Hardtanh):
     """Applies ``min(max(0, x), 6)`` element-wise."""
@@ -222,84 +213,90 @@ class ReLU6(Hardtanh):
 class Sigmoid(_Stateless):
     """Applies the logistic sigmoid element-wise."""
 
-    _function = "sigmoid"
+    def forward(self, input: Tensor) -> Tensor:
+        return ember.sigmoid(input)
 
 
 class Hardsigmoid(_InplaceOnly):
     """Applies ``relu6(x + 3) / 6`` element-wise."""
 
-    _function = "hardsigmoid"
-    _positional = ("inplace",)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
 
 
 class Tanh(_Stateless):
     """Applies the hyperbolic tangent element-wise."""
 
-    _function = "tanh"
+    def forward(self, input: Tensor) -> Tensor:
+        return ember.tanh(input)
 
 
 class SiLU(_InplaceOnly):
     """Applies ``x * sigmoid(x)`` element-wise."""
 
-    _function = "silu"
-    _keywords = ("inplace",)
     _shows_inplace = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, inplace=self.inplace)
 
 
 class Mish(_InplaceOnly):
     """Applies ``x * tanh(softplus(x))`` element-wise."""
 
-    _function = "mish"
-    _keywords = ("inplace",)
     _shows_inplace = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, inplace=self.inplace)
 
 
 class Hardswish(_InplaceOnly):
     """Applies ``x * relu6(x + 3) / 6`` element-wise."""
 
-    _function = "hardswish"
-    _positional = ("inplace",)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
 
 
 class ELU(_ExponentialUnit):
     """Applies the exponential linear unit element-wise."""
 
-    _function = "elu"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha, self.inplace)
 
 
 class CELU(_ExponentialUnit):
     """Applies the continuously differentiable exponential linear unit element-wise."""
 
-    _function = "celu"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
 
 
 class SELU(_InplaceOnly):
     """Applies the scaled exponential linear unit element-wise."""
 
-    _function = "selu"
-    _positional = ("inplace",)
     _shows_inplace = True
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
 
 
 class GLU(_Activation):
     """Applies the gated linear unit along ``dim``."""
 
     __constants__ = ["dim"]
-    _function = "glu"
-    _positional = ("dim",)
     _shown = ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
 
 class GELU(_Activation):
     """Applies the Gaussian error linear unit element-wise."""
 
     __constants__ = ["approximate"]
-    _function = "gelu"
-    _keywords = ("approximate",)
 
     def __init__(
         self,
@@ -311,19 +308,21 @@ class GELU(_Activation):
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
 
 class Hardshrink(_Shrink):
     """Applies the hard shrinkage function element-wise."""
 
-    _function = "hardshrink"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
 
 
 class LeakyReLU(_Activation):
     """Applies ``max(0, x) + negative_slope * min(0, x)`` element-wise."""
 
     __constants__ = ["inplace", "negative_slope"]
-    _function = "leaky_relu"
-    _positional = ("negative_slope", "inplace")
     _shown = ("negative_slope",)
     _shows_inplace = True
 
@@ -335,19 +334,21 @@ class LeakyReLU(_Activation):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
 
 class LogSigmoid(_Stateless):
     """Applies ``log(sigmoid(x))`` element-wise."""
 
-    _function = "logsigmoid"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
 
 
 class Softplus(_Activation):
     """Applies ``log(1 + exp(beta * x)) / beta`` element-wise."""
 
     __constants__ = ["beta", "threshold"]
-    _function = "softplus"
-    _positional = ("beta", "threshold")
     _shown = ("beta", "threshold")
 
     def __init__(
@@ -358,19 +359,21 @@ class Softplus(_Activation):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
 
 class Softshrink(_Shrink):
     """Applies the soft shrinkage function element-wise."""
 
-    _function = "softshrink"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
 
 
 class PReLU(_Activation):
     """Applies ``max(0, x) + a * min(0, x)`` with a learnable ``a`` (one or per channel)."""
 
     __constants__ = ["num_parameters"]
-    _function = "prelu"
-    _positional = ("weight",)
     _shown = ("num_parameters",)
 
     def __init__(
@@ -392,36 +395,44 @@ class PReLU(_Activation):
         with ember.no_grad():
             self.weight.fill_(self.init)
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
 
 class Softsign(_Stateless):
     """Applies ``x / (1 + |x|)`` element-wise."""
 
-    _function = "softsign"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
 
 
 class Tanhshrink(_Stateless):
     """Applies ``x - tanh(x)`` element-wise."""
 
-    _function = "tanhshrink"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
 
 
 class Softmin(_AlongDim):
     """Applies softmin along ``dim``."""
 
-    _function = "softmin"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class Softmax(_AlongDim):
     """Applies softmax along ``dim``."""
 
-    _function = "softmax"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
 
 
 class Softmax2d(_Stateless):
     """Applies softmax over the channels of (N, C, H, W) or (C, H, W) input."""
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.dim() not in (3, 4):
+        # (two comparisons rather than `not in`: ember's jit.script has no `not in`)
+        if input.dim() != 3 and input.dim() != 4:
             raise ValueError(
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
             )
@@ -432,7 +443,8 @@ class Softmax2d(_Stateless):
 class LogSoftmax(_AlongDim):
     """Applies log-softmax along ``dim``."""
 
-    _function = "log_softmax"
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
 def __getattr__(name: str):
