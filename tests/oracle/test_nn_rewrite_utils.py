@@ -329,3 +329,39 @@ def test_init_gains_fans_and_errors_match_torch(call):
         return value if not hasattr(value, "shape") else tuple(value.shape)
 
     assert outcome(ember) == outcome(torch)
+
+
+# ------------------------------------------------------------------------------ accessor
+def test_named_member_accessor_matches_torch():
+    def run(lib):
+        if lib is torch:
+            from torch.nn.utils._named_member_accessor import NamedMemberAccessor
+        else:
+            from ember.nn.utils._named_member_accessor import NamedMemberAccessor
+        nn = lib.nn
+        lib.manual_seed(0)
+        m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+        acc = NamedMemberAccessor(m)
+        out = [acc.check_keys(["0.weight", "extra", "1.running_mean"])]
+        old, missing = acc.swap_tensors_dict({"0.bias": lib.zeros(3), "1.new": lib.ones(1)}, True)
+        out.append((sorted(old), missing, m[0].bias.tolist(), m[1].new.tolist()))
+        acc.swap_tensors_dict(old, allow_missing=True)
+        out.append(hasattr(m[1], "new"))
+        for call in (
+            lambda: acc.swap_tensors_dict({"0.weight": lib.ones(3, 2), "0.nope": lib.ones(1)}),
+            lambda: acc.get_tensor("0.missing"),
+            lambda: acc.get_submodule("0.weight"),
+            lambda: acc.set_tensor("0.weight", 3),
+            lambda: acc.swap_tensors(["0.weight"], []),
+            lambda: acc.swap_submodule("1", nn.ReLU()).__class__.__name__,
+            lambda: acc.swap_submodule("0.x", nn.ReLU()),
+        ):
+            try:
+                out.append(("ok", call()))
+            except Exception as exc:  # noqa: BLE001
+                out.append((type(exc).__name__, str(exc).replace("torch", "LIB")))
+        out.append(m[0].weight.sum().item() != 3.0 * 2)  # the failed swap was undone
+        out.append([n for n, _ in acc.named_tensors()])
+        return out
+
+    assert run(ember) == run(torch)
