@@ -365,3 +365,75 @@ def test_named_member_accessor_matches_torch():
         return out
 
     assert run(ember) == run(torch)
+
+
+# ------------------------------------------------------------------------------ fusion, weight_norm
+@pytest.mark.parametrize("kind", ["conv", "convt", "linear", "linear_bn1"])
+def test_fuse_eval_matches_torch(kind):
+    def run(lib):
+        nn = lib.nn
+        lib.manual_seed(4)
+        if kind == "conv":
+            layer, bn, x = nn.Conv2d(3, 4, 2), nn.BatchNorm2d(4), lib.randn(2, 3, 5, 5)
+        elif kind == "convt":
+            layer, bn, x = nn.ConvTranspose2d(3, 4, 2), nn.BatchNorm2d(4), lib.randn(2, 3, 4, 4)
+        elif kind == "linear":
+            layer, bn, x = nn.Linear(3, 4), nn.BatchNorm1d(4), lib.randn(5, 3)
+        else:
+            layer, bn, x = nn.Linear(3, 4), nn.BatchNorm1d(1), lib.randn(5, 3)
+        with lib.no_grad():
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-1, 1)
+        layer.eval(), bn.eval()
+        fuse = (
+            nn.utils.fuse_conv_bn_eval if kind.startswith("conv") else nn.utils.fuse_linear_bn_eval
+        )
+        kw = {"transpose": True} if kind == "convt" else {}
+        fused = fuse(layer, bn, **kw)
+        expected = None if kind == "linear_bn1" else bn(layer(x)).detach().numpy()
+        errors = []
+        for call in (
+            lambda: fuse(layer.train(), bn, **kw),
+            lambda: fuse(layer.eval(), bn.train(), **kw),
+        ):
+            try:
+                call()
+            except AssertionError as exc:
+                errors.append(str(exc))
+        return fused(x).detach().numpy(), expected, errors
+
+    (ef, ee, eerr), (tf, te, terr) = run(ember), run(torch)
+    np.testing.assert_allclose(ef, tf, rtol=1e-5, atol=1e-6)
+    if te is not None:
+        np.testing.assert_allclose(ef, ee, rtol=1e-4, atol=1e-5)
+    assert eerr == terr
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_hook_weight_norm_matches_torch(dim):
+    def run(lib):
+        import warnings as w
+
+        lib.manual_seed(2)
+        m = lib.nn.Conv1d(2, 3, 2)
+        with w.catch_warnings():
+            w.simplefilter("ignore")
+            lib.nn.utils.weight_norm(m, dim=dim)
+        names = [n for n, _ in m.named_parameters()]
+        out = m(lib.ones(1, 2, 4))
+        out.sum().backward()
+        grads = (m.weight_g.grad.numpy().copy(), m.weight_v.grad.numpy().copy())
+        lib.nn.utils.remove_weight_norm(m)
+        try:
+            lib.nn.utils.remove_weight_norm(m)
+        except ValueError as exc:
+            err = str(exc)
+        return names, out.detach().numpy(), grads, [n for n, _ in m.named_parameters()], err
+
+    (en, eo, eg, er, ee), (tn, to, tg, tr, te) = run(ember), run(torch)
+    assert (en, er, ee) == (tn, tr, te)
+    np.testing.assert_allclose(eo, to, rtol=1e-5, atol=1e-6)
+    for a, b in zip(eg, tg):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -92,11 +92,11 @@ def _count_to_prune(amount, size: int) -> int:
 def _zero_k(default_mask: Tensor, scores: Tensor, k: int, largest: bool) -> Tensor:
     """A copy of ``default_mask`` with the ``k`` entries of highest (``largest``) or lowest
     score set to 0; ``scores`` has the mask's shape."""
-    mask = default_mask.clone(memory_format=ember.contiguous_format)
+    # work on a flat private copy; the view back gives a contiguous mask of the same shape
+    flat = default_mask.reshape(-1).clone()
     if k:
-        chosen = ember.topk(scores.reshape(-1), k=k, largest=largest).indices
-        mask.view(-1)[chosen] = 0
-    return mask
+        flat[ember.topk(scores.reshape(-1), k=k, largest=largest).indices] = 0
+    return flat.view(default_mask.shape)
 
 
 def _check_structured(t: Tensor, dim: int) -> int:
@@ -147,7 +147,7 @@ class BasePruningMethod(ABC):
 
     def __call__(self, module: Module, inputs: Any) -> None:
         # the forward pre-hook: recompute the masked tensor from the current orig and mask
-        module.__setattr__(self._tensor_name, self.apply_mask(module))
+        setattr(module, self._tensor_name, self.apply_mask(module))
 
     @abstractmethod
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
