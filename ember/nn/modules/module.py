@@ -314,7 +314,7 @@ class Module(_ModuleHooks):
 
     def __delattr__(self, name: str) -> None:
         for table in _MEMBER_TABLES:
-            members = self.__dict__[table]
+            members = self.__dict__.get(table, ())
             if name in members:
                 del members[name]
                 if table == "_buffers":
