@@ -39,11 +39,12 @@ def _store(table: OrderedDict, value, *, side=(), mark=(), prepend=False) -> Rem
 
 
 # global hooks (``register_module_*``); ``_global_hook_ids`` holds the id of every live one,
-# so the call fast path tests one dict.  A global forward hook is stored as
-# ``(hook, with_kwargs)``; ``always_call`` is a side table, as for a module's own hooks.
+# so the call fast path tests one dict.  ``with_kwargs`` and ``always_call`` are side tables,
+# as for a module's own hooks.
 _global_hook_ids: OrderedDict = OrderedDict()
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
 _global_forward_hooks_always_called: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
 _global_backward_hooks: OrderedDict = OrderedDict()
@@ -77,12 +78,13 @@ def register_module_forward_hook(
     hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
 ) -> RemovableHandle:
     """Register a forward hook common to all modules."""
-    always = _global_forward_hooks_always_called
+    kw, always = _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called
+    chosen = [flags for flags, on in ((kw, with_kwargs), (always, always_call)) if on]
     return _store(
         _global_forward_hooks,
-        (hook, with_kwargs),
-        side=[_global_hook_ids, always],
-        mark=[_global_hook_ids, always] if always_call else [_global_hook_ids],
+        hook,
+        side=[_global_hook_ids, kw, always],
+        mark=[_global_hook_ids, *chosen],
     )
 
 
@@ -241,27 +243,6 @@ class _ModuleHooks:
 
     _call_impl = __call__
 
-    def _pre_hooks_in_order(self) -> list:
-        """``(hook, with_kwargs)`` for the global forward pre-hooks, then this module's."""
-        own_kw = self._forward_pre_hooks_with_kwargs
-        return [(h, False) for h in _global_forward_pre_hooks.values()] + [
-            (h, key in own_kw) for key, h in self._forward_pre_hooks.items()
-        ]
-
-    def _post_hooks_in_order(self) -> list:
-        """``(key, hook, with_kwargs, always_call, is_global)`` for the global forward hooks,
-        then this module's, as the call path runs them."""
-        own_kw, own_always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
-        glob = [
-            (key, h, kw, key in _global_forward_hooks_always_called, True)
-            for key, (h, kw) in _global_forward_hooks.items()
-        ]
-        own = [
-            (key, h, key in own_kw, key in own_always, False)
-            for key, h in self._forward_hooks.items()
-        ]
-        return glob + own
-
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         from ember.nn.modules._backward_hook import BackwardHook
 
@@ -275,20 +256,37 @@ class _ModuleHooks:
                 dict(enumerate(full)),
                 {**_global_backward_pre_hooks, **self._backward_pre_hooks},
             )
+        state = self.__dict__
+        # hook ids are unique across all tables, so one membership test per option table
+        # covers the global hooks and the module's own (the global ones run first)
+        pre_kw = state["_forward_pre_hooks_with_kwargs"]
+        own_kw = state["_forward_hooks_with_kwargs"]
+        own_always = state["_forward_hooks_always_called"]
+        glob_kw = _global_forward_hooks_with_kwargs
+        glob_always = _global_forward_hooks_always_called
         already_ran: set = set()  # the always_call hooks that ran before a failure
         result = None
         try:
-            for hook, with_kwargs in self._pre_hooks_in_order():
-                args, kwargs = _run_pre_hook(self, hook, with_kwargs, args, kwargs)
+            pre_hooks = (*_global_forward_pre_hooks.items(), *state["_forward_pre_hooks"].items())
+            for key, hook in pre_hooks:
+                if key in pre_kw:
+                    args, kwargs = _kwargs_pre_hook_result(hook(self, args, kwargs), args, kwargs)
+                    continue
+                # a plain pre-hook may return new args; a single value is wrapped
+                out = hook(self, args)
+                if out is not None:
+                    args = out if isinstance(out, tuple) else (out,)
             if tracker is not None:
                 args = tracker.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             # read the tables after forward, which may itself add or remove hooks
-            for key, hook, with_kwargs, always, _ in self._post_hooks_in_order():
-                if always:
+            for key, hook in (*_global_forward_hooks.items(), *state["_forward_hooks"].items()):
+                if key in own_always or key in glob_always:
                     already_ran.add(key)
-                extra = (kwargs,) if with_kwargs else ()
-                replaced = hook(self, args, *extra, result)
+                if key in own_kw or key in glob_kw:
+                    replaced = hook(self, args, kwargs, result)
+                else:
+                    replaced = hook(self, args, result)
                 if replaced is not None:
                     result = replaced
             if tracker is not None:
@@ -298,27 +296,21 @@ class _ModuleHooks:
             return result
         except Exception:
             # the always_call hooks that have not run yet still see the call, with the latest
-            # result (None when forward itself failed); their own errors become warnings.
-            # As torch does, a global hook gets the (module, args, result) form here even
-            # when registered with_kwargs.
-            # A replacement such a hook returns is what the next one sees.
-            for key, hook, with_kwargs, always, is_global in self._post_hooks_in_order():
-                if always and key not in already_ran:
-                    kw = with_kwargs and not is_global
-                    replaced = _call_silenced(hook, self, args, kwargs, result, kw)
-                    if replaced is not None:
-                        result = replaced
+            # result (None when forward itself failed); their own errors become warnings, and
+            # a replacement one returns is what the next one sees.  As torch does, a global
+            # hook gets the (module, args, result) form here even when registered
+            # with_kwargs: only the module's own kwargs table is consulted.
+            for key, hook in (*_global_forward_hooks.items(), *state["_forward_hooks"].items()):
+                if key in already_ran or not (key in own_always or key in glob_always):
+                    continue
+                replaced = _call_silenced(hook, self, args, kwargs, result, key in own_kw)
+                if replaced is not None:
+                    result = replaced
             raise
 
 
-def _run_pre_hook(module, hook, with_kwargs: bool, args: tuple, kwargs: dict):
-    """Run one forward pre-hook; return the (possibly replaced) ``(args, kwargs)``."""
-    if not with_kwargs:
-        out = hook(module, args)
-        if out is None:
-            return args, kwargs
-        return (out if isinstance(out, tuple) else (out,)), kwargs
-    out = hook(module, args, kwargs)
+def _kwargs_pre_hook_result(out, args: tuple, kwargs: dict):
+    """The ``(args, kwargs)`` after a with_kwargs pre-hook returned ``out``."""
     if out is None:
         return args, kwargs
     if isinstance(out, tuple) and len(out) == 2:
