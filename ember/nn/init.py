@@ -29,49 +29,51 @@ __all__ = [
 ]
 
 
+# the gains of the nonlinearities whose gain is a constant; leaky_relu's depends on its slope
+_CONSTANT_GAINS = {
+    **dict.fromkeys(
+        (
+            "linear",
+            "conv1d",
+            "conv2d",
+            "conv3d",
+            "conv_transpose1d",
+            "conv_transpose2d",
+            "conv_transpose3d",
+            "sigmoid",
+        ),
+        1,
+    ),
+    "tanh": 5.0 / 3,
+    "relu": math.sqrt(2.0),
+    "selu": 3.0 / 4,
+}
+
+
 def calculate_gain(nonlinearity: str, param=None) -> float:
     """Return the recommended gain for ``nonlinearity`` (torch's table)."""
-    linear_fns = [
-        "linear",
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "conv_transpose3d",
-    ]
-    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
-        return 1
-    if nonlinearity == "tanh":
-        return 5.0 / 3
-    if nonlinearity == "relu":
-        return math.sqrt(2.0)
-    if nonlinearity == "leaky_relu":
-        if param is None:
-            negative_slope = 0.01
-        elif not isinstance(param, bool) and isinstance(param, (int, float)):
-            negative_slope = param
-        else:
-            raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + negative_slope**2))
-    if nonlinearity == "selu":
-        return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    if nonlinearity in _CONSTANT_GAINS:
+        return _CONSTANT_GAINS[nonlinearity]
+    if nonlinearity != "leaky_relu":
+        raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    if param is None:
+        slope = 0.01
+    elif isinstance(param, (int, float)) and not isinstance(param, bool):
+        slope = param
+    else:
+        raise ValueError(f"negative_slope {param} not a valid number")
+    # keeps the variance of a leaky ReLU's output equal to its input's
+    return math.sqrt(2.0 / (1 + slope**2))
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
-    dimensions = tensor.dim()
-    if dimensions < 2:
+    # weights are (out, in, *kernel): each input (output) unit sees prod(kernel) weights
+    if tensor.dim() < 2:
         raise ValueError(
             "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
         )
-    num_input_fmaps = tensor.size(1)
-    num_output_fmaps = tensor.size(0)
-    receptive_field_size = 1
-    if tensor.dim() > 2:
-        for s in tensor.shape[2:]:
-            receptive_field_size *= s
-    return num_input_fmaps * receptive_field_size, num_output_fmaps * receptive_field_size
+    kernel = math.prod(tensor.shape[2:])
+    return tensor.size(1) * kernel, tensor.size(0) * kernel
 
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
@@ -79,8 +81,23 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     valid_modes = ["fan_in", "fan_out"]
     if mode not in valid_modes:
         raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    # "fan_in" preserves the forward pass's variance, "fan_out" the backward pass's
+    return _calculate_fan_in_and_fan_out(tensor)[valid_modes.index(mode)]
+
+
+def _xavier_std(tensor: Tensor, gain: float) -> float:
+    # Glorot & Bengio: Var = 2 / (fan_in + fan_out), scaled by the gain
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    return gain * math.sqrt(2.0 / (fan_in + fan_out))
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
+    # He et al.: Var = gain^2 / fan; None for a zero-element tensor (a warned no-op)
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    fan = _calculate_correct_fan(tensor, mode)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
@@ -108,28 +125,28 @@ def trunc_normal_(
     candidates on [a, b] are accepted with the normal density (torch's two samplers, drawing
     the same random numbers in the same order)."""
 
-    def norm_cdf(x: float) -> float:
-        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    def mass_below(x: float) -> float:  # the standard normal CDF at (x - mean) / std
+        return 0.5 * (1.0 + math.erf((x - mean) / (std * math.sqrt(2.0))))
 
-    if (mean < a - 2 * std) or (mean > b + 2 * std):
+    if not (a - 2 * std <= mean <= b + 2 * std):
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
     with ember.no_grad():
-        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
-            # the bounds as the tensor's dtype sees them
+        if mass_below(b) - mass_below(a) > 0.3:
+            # most draws land inside: draw normals, redraw the ones outside until none is
+            # (the bounds as the tensor's dtype sees them)
             lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
-            result = tensor.normal_(mean, std, generator=generator)
-            while True:
-                mask = (result < lo) | (result > hi)
-                if not mask.any():
-                    break
-                redraw = ember.empty_like(result).normal_(mean, std, generator=generator)
-                result = ember.where(mask, redraw, result)
-            if tensor is not result:
-                tensor.copy_(result)
+            values = tensor.normal_(mean, std, generator=generator)
+            outside = (values < lo) | (values > hi)
+            while outside.any():
+                redraw = ember.empty_like(values).normal_(mean, std, generator=generator)
+                values = ember.where(outside, redraw, values)
+                outside = (values < lo) | (values > hi)
+            if values is not tensor:
+                tensor.copy_(values)
             return tensor
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
@@ -143,16 +160,15 @@ def trunc_normal_(
         log_density_excess(candidates.copy_(tensor))
         pending = accept.uniform_(generator=generator).log_().gt(candidates)
         if pending.any():
-            result = tensor
-            while True:
-                candidates.uniform_(a, b, generator=generator)
-                result = ember.where(pending, candidates, result)
+            # rejected entries take fresh uniform candidates, accepted ones stay
+            values = tensor
+            while pending.any():
+                fresh = candidates.uniform_(a, b, generator=generator)
+                values = ember.where(pending, fresh, values)
                 log_density_excess(candidates)
-                again = accept.uniform_(generator=generator).log_().gt(candidates)
-                pending = ember.where(pending, again, pending)
-                if not pending.any():
-                    break
-            tensor.copy_(result)
+                rejected = accept.uniform_(generator=generator).log_().gt(candidates)
+                pending = pending & rejected
+            tensor.copy_(values)
         return tensor
 
 
@@ -205,17 +221,14 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Fill ``tensor`` from U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    a = math.sqrt(3.0) * std
-    return uniform_(tensor, -a, a, generator)
+    # U(-a, a) has standard deviation a / sqrt(3)
+    bound = math.sqrt(3.0) * _xavier_std(tensor, gain)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Fill ``tensor`` from N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0.0, _xavier_std(tensor, gain), generator)
 
 
 def kaiming_uniform_(
@@ -226,12 +239,9 @@ def kaiming_uniform_(
     generator=None,
 ) -> Tensor:
     """Fill ``tensor`` from U(-bound, bound), bound = gain * sqrt(3 / fan) (He et al.)."""
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
@@ -244,13 +254,8 @@ def kaiming_normal_(
     generator=None,
 ) -> Tensor:
     """Fill ``tensor`` from N(0, std^2), std = gain / sqrt(fan) (He et al.)."""
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return tensor if std is None else normal_(tensor, 0.0, std, generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:

@@ -519,7 +519,8 @@ def _(ctx, g):
     (x,) = ctx.saved_tensors
     mid = g * (x / 3 + 0.5)
     z = g.new_zeros(())
-    return ember.where(x < -3, z, ember.where(x <= 3, mid, g))
+    # the kinks belong to the flat sides, as torch's kernel: 0 at x = -3, g at x = 3
+    return ember.where(x <= -3, z, ember.where(x < 3, mid, g))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:

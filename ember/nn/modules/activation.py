@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import ember
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
@@ -40,70 +42,137 @@ __all__ = [
 ]
 
 
-def _inplace_repr(inplace: bool) -> str:
-    return "inplace=True" if inplace else ""
+# ---------------------------------------------------------------------------------------------
+# Every activation layer is "keep the constructor arguments, call one function of
+# nn.functional with them".  The constructors of layers with the same arguments are shared
+# (the _InplaceOnly, _AlongDim, _Shrink and _ExponentialUnit bases) and the repr is written
+# once from a row of fields (``_shown``).  ``forward`` stays one explicit line per layer: the
+# exact call (positional or keyword, which function) is what jit.script compiles and what a
+# __torch_function__ mode observes, so it is spelled as torch's layer calls it.
 
 
-class Threshold(Module):
-    """Thresholds each element: ``x`` if ``x > threshold`` else ``value``."""
-
-    __constants__ = ["threshold", "value", "inplace"]
-
-    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value, self.inplace)
+class _Activation(Module):
+    _shown: tuple[str, ...] = ()  # attributes the repr lists as name=value
+    _shows_inplace = False  # whether the repr ends with "inplace=True" when set
 
     def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+        parts = [f"{name}={getattr(self, name)}" for name in self._shown]
+        if self._shows_inplace and self.inplace:
+            parts.append("inplace=True")
+        return ", ".join(parts)
 
 
-class ReLU(Module):
-    """Applies ``max(0, x)`` element-wise."""
-
+class _InplaceOnly(_Activation):
+    # the layers whose only argument is ``inplace``
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+
+class _AlongDim(_Activation):
+    # softmax and relatives: one ``dim``; a pickle from before ``dim`` existed loads as None
+    __constants__ = ["dim"]
+    _shown = ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("dim", None)
+
+
+class _Shrink(_Activation):
+    # the shrinkage functions: one ``lambd``, shown bare
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class _ExponentialUnit(_Activation):
+    # ELU and CELU: a scale ``alpha`` for the negative side
+    __constants__ = ["alpha", "inplace"]
+    _shown = ("alpha",)
+    _shows_inplace = True
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+
+class _Stateless(_Activation):
+    # no arguments at all
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# the layers
+
+
+class Threshold(_Activation):
+    """Thresholds each element: ``x`` if ``x > threshold`` else ``value``."""
+
+    __constants__ = ["threshold", "value", "inplace"]
+    _shown = ("threshold", "value")
+    _shows_inplace = True
+
+    def __init__(
+        self,
+        threshold: float,
+        value: float,
+        inplace: bool = False,
+    ) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+
+class ReLU(_InplaceOnly):
+    """Applies ``max(0, x)`` element-wise."""
+
+    _shows_inplace = True
+
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
-
-class RReLU(Module):
+class RReLU(_Activation):
     """Randomized leaky ReLU: negative slope drawn from U(lower, upper) in training."""
 
     __constants__ = ["lower", "upper", "inplace"]
+    _shown = ("lower", "upper")
+    _shows_inplace = True
 
     def __init__(
-        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+        self,
+        lower: float = 1.0 / 8,
+        upper: float = 1.0 / 3,
+        inplace: bool = False,
     ) -> None:
         super().__init__()
-        self.lower = lower
-        self.upper = upper
-        self.inplace = inplace
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
 
-
-class Hardtanh(Module):
+class Hardtanh(_Activation):
     """Clamps each element to ``[min_val, max_val]``."""
 
     __constants__ = ["min_val", "max_val", "inplace"]
+    _shown = ("min_val", "max_val")
+    _shows_inplace = True
 
     def __init__(
         self,
@@ -114,169 +183,107 @@ class Hardtanh(Module):
         max_value: float | None = None,
     ) -> None:
         super().__init__()
-        if min_value is not None or max_value is not None:
-            import warnings
-
-            warnings.warn(
-                "keyword argument `min_value` is deprecated and rename to `min_val`"
-                if min_value is not None
-                else "keyword argument `max_value` is deprecated and rename to `max_val`",
-                FutureWarning,
-                stacklevel=2,
-            )
-            min_val = min_value if min_value is not None else min_val
-            max_val = max_value if max_value is not None else max_val
-        self.min_val = min_val
-        self.max_val = max_val
+        # the old spellings still work, each with its own warning
+        renamed = {"min_value": (min_value, "min_val"), "max_value": (max_value, "max_val")}
+        for old, (given, new) in renamed.items():
+            if given is not None:
+                warnings.warn(
+                    f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+        self.min_val = min_val if min_value is None else min_value
+        self.max_val = max_val if max_value is None else max_value
         self.inplace = inplace
         assert self.max_val > self.min_val
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
-
 
 class ReLU6(Hardtanh):
     """Applies ``min(max(0, x), 6)`` element-wise."""
 
+    _shown = ()
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
-
-class Sigmoid(Module):
+class Sigmoid(_Stateless):
     """Applies the logistic sigmoid element-wise."""
 
     def forward(self, input: Tensor) -> Tensor:
         return ember.sigmoid(input)
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_InplaceOnly):
     """Applies ``relu6(x + 3) / 6`` element-wise."""
-
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input, self.inplace)
 
 
-class Tanh(Module):
+class Tanh(_Stateless):
     """Applies the hyperbolic tangent element-wise."""
 
     def forward(self, input: Tensor) -> Tensor:
         return ember.tanh(input)
 
 
-class SiLU(Module):
+class SiLU(_InplaceOnly):
     """Applies ``x * sigmoid(x)`` element-wise."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+    _shows_inplace = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
-
-class Mish(Module):
+class Mish(_InplaceOnly):
     """Applies ``x * tanh(softplus(x))`` element-wise."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+    _shows_inplace = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
-
-class Hardswish(Module):
+class Hardswish(_InplaceOnly):
     """Applies ``x * relu6(x + 3) / 6`` element-wise."""
-
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardswish(input, self.inplace)
 
 
-class ELU(Module):
+class ELU(_ExponentialUnit):
     """Applies the exponential linear unit element-wise."""
-
-    __constants__ = ["alpha", "inplace"]
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
 
-
-class CELU(Module):
+class CELU(_ExponentialUnit):
     """Applies the continuously differentiable exponential linear unit element-wise."""
-
-    __constants__ = ["alpha", "inplace"]
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
 
-
-class SELU(Module):
+class SELU(_InplaceOnly):
     """Applies the scaled exponential linear unit element-wise."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+    _shows_inplace = True
 
     def forward(self, input: Tensor) -> Tensor:
         return F.selu(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
-
-class GLU(Module):
+class GLU(_Activation):
     """Applies the gated linear unit along ``dim``."""
 
     __constants__ = ["dim"]
+    _shown = ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
@@ -285,108 +292,98 @@ class GLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.glu(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class GELU(Module):
+class GELU(_Activation):
     """Applies the Gaussian error linear unit element-wise."""
 
     __constants__ = ["approximate"]
 
-    def __init__(self, approximate: str = "none") -> None:
+    def __init__(
+        self,
+        approximate: str = "none",
+    ) -> None:
         super().__init__()
         self.approximate = approximate
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
 
     def forward(self, input: Tensor) -> Tensor:
         return F.gelu(input, approximate=self.approximate)
 
-    def extra_repr(self) -> str:
-        return f"approximate={repr(self.approximate)}"
 
-
-class Hardshrink(Module):
+class Hardshrink(_Shrink):
     """Applies the hard shrinkage function element-wise."""
-
-    __constants__ = ["lambd"]
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return f"{self.lambd}"
 
-
-class LeakyReLU(Module):
+class LeakyReLU(_Activation):
     """Applies ``max(0, x) + negative_slope * min(0, x)`` element-wise."""
 
     __constants__ = ["inplace", "negative_slope"]
+    _shown = ("negative_slope",)
+    _shows_inplace = True
 
-    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+    def __init__(
+        self,
+        negative_slope: float = 1e-2,
+        inplace: bool = False,
+    ) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"negative_slope={self.negative_slope}{inplace_str}"
 
-
-class LogSigmoid(Module):
+class LogSigmoid(_Stateless):
     """Applies ``log(sigmoid(x))`` element-wise."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.logsigmoid(input)
 
 
-class Softplus(Module):
+class Softplus(_Activation):
     """Applies ``log(1 + exp(beta * x)) / beta`` element-wise."""
 
     __constants__ = ["beta", "threshold"]
+    _shown = ("beta", "threshold")
 
-    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+    def __init__(
+        self,
+        beta: float = 1.0,
+        threshold: float = 20.0,
+    ) -> None:
         super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
-
-class Softshrink(Module):
+class Softshrink(_Shrink):
     """Applies the soft shrinkage function element-wise."""
-
-    __constants__ = ["lambd"]
-
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return str(self.lambd)
 
-
-class PReLU(Module):
+class PReLU(_Activation):
     """Applies ``max(0, x) + a * min(0, x)`` with a learnable ``a`` (one or per channel)."""
 
     __constants__ = ["num_parameters"]
+    _shown = ("num_parameters",)
 
     def __init__(
-        self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
+        self,
+        num_parameters: int = 1,
+        init: float = 0.25,
+        device=None,
+        dtype=None,
     ) -> None:
+        # set before Module.__init__, as torch does: it is a plain attribute either way
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
@@ -401,96 +398,53 @@ class PReLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.prelu(input, self.weight)
 
-    def extra_repr(self) -> str:
-        return f"num_parameters={self.num_parameters}"
 
-
-class Softsign(Module):
+class Softsign(_Stateless):
     """Applies ``x / (1 + |x|)`` element-wise."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)
 
 
-class Tanhshrink(Module):
+class Tanhshrink(_Stateless):
     """Applies ``x - tanh(x)`` element-wise."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.tanhshrink(input)
 
 
-class Softmin(Module):
+class Softmin(_AlongDim):
     """Applies softmin along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class Softmax(Module):
+class Softmax(_AlongDim):
     """Applies softmax along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class Softmax2d(Module):
+class Softmax2d(_Stateless):
     """Applies softmax over the channels of (N, C, H, W) or (C, H, W) input."""
 
     def forward(self, input: Tensor) -> Tensor:
-        if input.dim() not in (3, 4):
+        # (two comparisons rather than `not in`: ember's jit.script has no `not in`)
+        if input.dim() != 3 and input.dim() != 4:
             raise ValueError(
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
             )
+        # the channel axis counted from the end serves both layouts
         return F.softmax(input, -3, _stacklevel=5)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """Applies log-softmax along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 def __getattr__(name: str):

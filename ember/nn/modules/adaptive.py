@@ -19,12 +19,48 @@ _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 _argmax = API["argmax"]
 
 
+def _check_cutoffs(cutoffs: list, n_classes: int) -> None:
+    if not cutoffs:
+        raise ValueError("cutoffs should be a sequence of length larger than 0")
+    strictly_increasing = all(a < b for a, b in itertools.pairwise(cutoffs))
+    in_range = 0 < cutoffs[0] and cutoffs[-1] <= n_classes - 1
+    if not (strictly_increasing and in_range and all(int(c) == c for c in cutoffs)):
+        raise ValueError(
+            "cutoffs should be a sequence of unique, positive integers sorted in an "
+            "increasing order, where each value is between 1 and n_classes-1"
+        )
+
+
+def _check_shapes(input: Tensor, target: Tensor) -> None:
+    if target.dim() == 1:
+        if input.size(0) != target.size(0):
+            raise RuntimeError("Input and target should have the same size in the batch dimension.")
+        if input.dim() != 2:
+            raise RuntimeError(
+                "1D target tensor expects 2D input tensors, but found inputs with size "
+                f"{input.size()}"
+            )
+    elif target.dim() == 0:
+        if input.dim() != 1:
+            raise RuntimeError(
+                "0D target tensor expects 1D input tensors, but found inputs with size "
+                f"{input.size()}"
+            )
+    else:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+
+
 class AdaptiveLogSoftmaxWithLoss(Module):
     """Efficient softmax approximation: frequent classes in a head, the rest in tail clusters.
 
     ``forward(input, target)`` returns ``_ASMoutput(output, loss)``: the target log-probability
     of each example and their negative mean. ``log_prob`` gives every class's log-probability,
     ``predict`` the most likely class.
+
+    The model: classes ``[0, cutoffs[0])`` (the shortlist) are scored by the head directly; the
+    classes of cluster ``c`` (``[cutoffs[c], cutoffs[c+1])``) get
+    ``log p_head(column shortlist + c) + log p_c(class - cutoffs[c])``, where cluster ``c``'s
+    own softmax runs through a bottleneck of ``in_features // div_value**(c+1)`` features.
     """
 
     def __init__(
@@ -37,142 +73,100 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         device=None,
         dtype=None,
     ) -> None:
-        factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         cutoffs = list(cutoffs)
-        if len(cutoffs) == 0:
-            raise ValueError("cutoffs should be a sequence of length larger than 0")
-        if (
-            (cutoffs != sorted(cutoffs))
-            or (min(cutoffs) <= 0)
-            or (max(cutoffs) > (n_classes - 1))
-            or (len(set(cutoffs)) != len(cutoffs))
-            or any(int(c) != c for c in cutoffs)
-        ):
-            raise ValueError(
-                "cutoffs should be a sequence of unique, positive integers sorted in an "
-                "increasing order, where each value is between 1 and n_classes-1"
-            )
+        _check_cutoffs(cutoffs, n_classes)
         self.in_features = in_features
         self.n_classes = n_classes
-        self.cutoffs = cutoffs + [n_classes]
+        self.cutoffs = [*cutoffs, n_classes]
         self.div_value = div_value
         self.head_bias = head_bias
-        self.shortlist_size = self.cutoffs[0]
-        self.n_clusters = len(self.cutoffs) - 1
+        self.shortlist_size = cutoffs[0]
+        self.n_clusters = len(cutoffs)
+        # the head scores the shortlist plus one column per cluster
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(self.in_features, self.head_size, bias=self.head_bias, **factory_kwargs)
+        where = {"device": device, "dtype": dtype}
+        self.head = Linear(in_features, self.head_size, bias=head_bias, **where)
         self.tail = ModuleList()
-        for i in range(self.n_clusters):
-            hsz = int(self.in_features // (self.div_value ** (i + 1)))
-            osz = self.cutoffs[i + 1] - self.cutoffs[i]
-            projection = Sequential(
-                Linear(self.in_features, hsz, bias=False, **factory_kwargs),
-                Linear(hsz, osz, bias=False, **factory_kwargs),
+        for c, (lo, hi) in enumerate(self._cluster_ranges()):
+            width = int(in_features // div_value ** (c + 1))
+            self.tail.append(
+                Sequential(
+                    Linear(in_features, width, bias=False, **where),
+                    Linear(width, hi - lo, bias=False, **where),
+                )
             )
-            self.tail.append(projection)
+
+    def _cluster_ranges(self) -> list[tuple[int, int]]:
+        # [lo, hi) class range of each tail cluster
+        return list(itertools.pairwise(self.cutoffs))
 
     def reset_parameters(self) -> None:
         """Reset the parameters as ``__init__`` initialises them."""
         self.head.reset_parameters()
-        for i2h, h2o in self.tail:
-            i2h.reset_parameters()
-            h2o.reset_parameters()
+        for projection in self.tail:
+            for layer in projection:
+                layer.reset_parameters()
 
     def forward(self, input_: Tensor, target_: Tensor) -> _ASMoutput:
-        targ_dim = target_.dim()
-        if targ_dim == 1:
-            if input_.size(0) != target_.size(0):
-                raise RuntimeError(
-                    "Input and target should have the same size in the batch dimension."
-                )
-            if input_.dim() != 2:
-                raise RuntimeError(
-                    "1D target tensor expects 2D input tensors, but found inputs with size "
-                    f"{input_.size()}"
-                )
-        elif targ_dim == 0:
-            if input_.dim() != 1:
-                raise RuntimeError(
-                    "0D target tensor expects 1D input tensors, but found inputs with size "
-                    f"{input_.size()}"
-                )
-        else:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        _check_shapes(input_, target_)
+        single = target_.dim() == 0
+        x = input_.unsqueeze(0) if single else input_
+        target = target_.unsqueeze(0) if single else target_
+        n, short = target.size(0), self.shortlist_size
 
-        is_batched = targ_dim > 0
-        input = input_ if is_batched else input_.unsqueeze(0)
-        target = target_ if is_batched else target_.unsqueeze(0)
-        used_rows = 0
-        batch_size = target.size(0)
-        output = input.new_zeros(batch_size)
-        gather_inds = target.new_empty(batch_size)
-        cutoff_values = [0] + self.cutoffs
-        for i in range(len(cutoff_values) - 1):
-            low_idx = cutoff_values[i]
-            high_idx = cutoff_values[i + 1]
-            target_mask = (target >= low_idx) & (target < high_idx)
-            row_indices = target_mask.nonzero().squeeze()
-            if row_indices.numel() == 0:
+        # the head column each target reads: itself in the shortlist, else its cluster's
+        column = target.new_empty(n)
+        tail_part = x.new_zeros(n)
+        covered = 0
+        for c, (lo, hi) in enumerate([(0, short), *self._cluster_ranges()]):
+            rows = ((target >= lo) & (target < hi)).nonzero().flatten()
+            if rows.numel() == 0:
+                continue  # an empty cluster's projection is not run
+            covered += rows.numel()
+            if c == 0:
+                column.index_copy_(0, rows, target.index_select(0, rows))
                 continue
-            if i == 0:
-                gather_inds.index_copy_(0, row_indices, target[target_mask])
-            else:
-                relative_target = target[target_mask] - low_idx
-                input_subset = input.index_select(0, row_indices)
-                cluster_output = self.tail[i - 1](input_subset)
-                cluster_index = self.shortlist_size + i - 1
-                gather_inds.index_fill_(0, row_indices, cluster_index)
-                cluster_logprob = F.log_softmax(cluster_output, dim=1)
-                local_logprob = cluster_logprob.gather(1, relative_target.unsqueeze(1))
-                output.index_copy_(0, row_indices, local_logprob.squeeze(1))
-            used_rows += row_indices.numel()
-
-        if used_rows != batch_size:
+            column.index_fill_(0, rows, short + c - 1)
+            inside = target.index_select(0, rows) - lo
+            scores = F.log_softmax(self.tail[c - 1](x.index_select(0, rows)), dim=1)
+            tail_part.index_copy_(0, rows, scores.gather(1, inside.unsqueeze(1)).squeeze(1))
+        if covered != n:
             raise RuntimeError(
                 f"Target values should be in [0, {self.n_classes - 1}], "
                 f"but values in range [{target.min().item()}, {target.max().item()}] "
                 "were found. "
             )
-        head_output = self.head(input)
-        head_logprob = F.log_softmax(head_output, dim=1)
-        output += head_logprob.gather(1, gather_inds.unsqueeze(1)).squeeze()
+        head = F.log_softmax(self.head(x), dim=1)
+        output = tail_part + head.gather(1, column.unsqueeze(1)).squeeze(1)
         loss = (-output).mean()
-        if not is_batched:
-            output = output.squeeze(0)
-        return _ASMoutput(output, loss)
+        return _ASMoutput(output.squeeze(0) if single else output, loss)
 
     def _get_full_log_prob(self, input: Tensor, head_output: Tensor) -> Tensor:
         """Return the log of the full distribution from ``input`` and ``self.head``'s output."""
-        out = input.new_empty((head_output.size(0), self.n_classes))
-        head_logprob = F.log_softmax(head_output, dim=1)
-        out[:, : self.shortlist_size] = head_logprob[:, : self.shortlist_size]
-        for i, (start_idx, stop_idx) in enumerate(itertools.pairwise(self.cutoffs)):
-            cluster_output = self.tail[i](input)
-            cluster_logprob = F.log_softmax(cluster_output, dim=1)
-            output_logprob = cluster_logprob + head_logprob[:, self.shortlist_size + i].unsqueeze(1)
-            out[:, start_idx:stop_idx] = output_logprob
-        return out
+        head = F.log_softmax(head_output, dim=1)
+        short = self.shortlist_size
+        full = input.new_empty((head_output.size(0), self.n_classes))
+        full[:, :short] = head[:, :short]
+        for c, (lo, hi) in enumerate(self._cluster_ranges()):
+            within = F.log_softmax(self.tail[c](input), dim=1)
+            full[:, lo:hi] = within + head[:, short + c].unsqueeze(1)
+        return full
 
     def log_prob(self, input: Tensor) -> Tensor:
         """Return the log-probabilities of all ``n_classes`` classes, shape ``(N, n_classes)``."""
-        head_output = self.head(input)
-        return self._get_full_log_prob(input, head_output)
+        return self._get_full_log_prob(input, self.head(input))
 
     def predict(self, input: Tensor) -> Tensor:
         """Return the most likely class of each example, as ``log_prob(input).argmax(1)``."""
         head_output = self.head(input)
-        output = _argmax(head_output, dim=1)
-        not_in_shortlist = output >= self.shortlist_size
-        all_in_shortlist = not (not_in_shortlist.any())
-        if all_in_shortlist:
-            return output
-        elif not_in_shortlist.all():
-            log_prob = self._get_full_log_prob(input, head_output)
-            return _argmax(log_prob, dim=1)
-        else:
-            log_prob = self._get_full_log_prob(
-                input[not_in_shortlist], head_output[not_in_shortlist]
-            )
-            output[not_in_shortlist] = _argmax(log_prob, dim=1)
-            return output
+        guess = _argmax(head_output, dim=1)
+        # a row whose best head column is a cluster needs that cluster's full distribution
+        unsure = guess >= self.shortlist_size
+        if not unsure.any():
+            return guess
+        if unsure.all():
+            return _argmax(self._get_full_log_prob(input, head_output), dim=1)
+        full = self._get_full_log_prob(input[unsure], head_output[unsure])
+        guess[unsure] = _argmax(full, dim=1)
+        return guess

@@ -41,29 +41,31 @@ class MultiheadAttention(Module):
             )
         super().__init__()
         self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        # keys and values default to the query's embedding size
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = (self.kdim, self.vdim) == (embed_dim, embed_dim)
         self.num_heads = num_heads
         self.dropout = dropout
         self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != self.embed_dim:
+        self.head_dim, leftover = divmod(embed_dim, num_heads)
+        if leftover:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(ember.empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(ember.empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(ember.empty((embed_dim, self.vdim), dtype=dtype))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(ember.empty((3 * embed_dim, embed_dim), dtype=dtype))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(ember.empty(3 * embed_dim, dtype=dtype))
-        else:
-            self.register_parameter("in_proj_bias", None)
+        # one packed (3E, E) input projection when q, k and v share the embedding size, else
+        # three; the unused names are registered as None, in torch's order
+        packed = {"in_proj_weight": (3 * embed_dim, embed_dim)}
+        separate = {
+            "q_proj_weight": (embed_dim, embed_dim),
+            "k_proj_weight": (embed_dim, self.kdim),
+            "v_proj_weight": (embed_dim, self.vdim),
+        }
+        used, unused = (packed, separate) if self._qkv_same_embed_dim else (separate, packed)
+        for name, shape in used.items():
+            self.register_parameter(name, Parameter(ember.empty(shape, dtype=dtype)))
+        for name in unused:
+            self.register_parameter(name, None)
+        bias_param = Parameter(ember.empty(3 * embed_dim, dtype=dtype)) if bias else None
+        self.register_parameter("in_proj_bias", bias_param)
         self.out_proj = NonDynamicallyQuantizableLinear(
             embed_dim, embed_dim, bias=bias, dtype=dtype
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -21,6 +22,28 @@ def _abs_index(idx, size: int) -> int:
     return idx + size if idx < 0 else idx
 
 
+def _shift_insert(table: dict, index: int, module) -> None:
+    """Insert ``module`` under key ``str(index)`` of a "0".."n-1"-keyed table, moving the
+    entries from ``index`` on one key up (last first, so none is overwritten) in place."""
+    for pos in reversed(range(index, len(table))):
+        table[str(pos + 1)] = table[str(pos)]
+    table[str(index)] = module
+
+
+def _checked_pairs(kind: str, pairs):
+    """Yield the (key, value) pairs of an update sequence, each checked as it is reached."""
+    for j, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(
+                f"{kind} update sequence element #{j} should be Iterable; is{type(pair).__name__}"
+            )
+        if len(pair) != 2:
+            raise ValueError(
+                f"{kind} update sequence element #{j} has length {len(pair)}; 2 is required"
+            )
+        yield pair[0], pair[1]
+
+
 def _renumber(module: Module) -> None:
     # keys stay "0".."n-1" after a deletion, as torch
     values = list(module._modules.values())
@@ -32,16 +55,17 @@ class Sequential(Module):
 
     def __init__(self, *args) -> None:
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+        # one OrderedDict names the modules; otherwise they are numbered
+        named = len(args) == 1 and isinstance(args[0], OrderedDict)
+        pairs = args[0].items() if named else ((str(i), m) for i, m in enumerate(args))
+        for key, module in pairs:
+            self.add_module(key, module)
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+            # a slice keeps the keys (and the subclass)
+            kept = list(self._modules)[idx]
+            return type(self)(OrderedDict((k, self._modules[k]) for k in kept))
         i = _abs_index(idx, len(self))
         return next(islice(self._modules.values(), i, None))
 
@@ -115,11 +139,7 @@ class Sequential(Module):
         n = len(self._modules)
         if not (-n <= index <= n):
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        _shift_insert(self._modules, index + n if index < 0 else index, module)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> Sequential:
@@ -144,7 +164,8 @@ class ModuleList(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return self.__class__(list(self._modules.values())[idx])
+            # a slice is a new list of the same modules (renumbered from 0)
+            return type(self)(list(self)[idx])
         return self._modules[str(_abs_index(idx, len(self)))]
 
     def __setitem__(self, idx: int, module: Module) -> None:
@@ -168,10 +189,8 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:
-        combined = ModuleList()
-        for i, module in enumerate(chain(self, other)):
-            combined.add_module(str(i), module)
-        return combined
+        # always a plain ModuleList, numbered from 0
+        return ModuleList(chain(self, other))
 
     def __repr__(self) -> str:
         reprs = [repr(item) for item in self]
@@ -198,9 +217,8 @@ class ModuleList(Module):
 
     def insert(self, index: int, module: Module) -> None:
         """Insert ``module`` before ``index``."""
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        # no range check, as torch: an index past the end becomes that key
+        _shift_insert(self._modules, index, module)
 
     def append(self, module: Module) -> ModuleList:
         """Append ``module`` at the end; return self."""
@@ -281,29 +299,21 @@ class ModuleDict(Module):
                 "ModuleDict.update should be called with an "
                 "iterable of key/value pairs, but got " + type(modules).__name__
             )
-        if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
-            for key, module in modules.items():
-                self[key] = module
+        # a mapping (or another ModuleDict) keeps its own order; anything else is a sequence
+        # of pairs
+        if isinstance(modules, (Mapping, ModuleDict)):
+            pairs = modules.items()
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, Iterable):
-                    raise TypeError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(m).__name__
-                    )
-                if not len(m) == 2:
-                    raise ValueError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(m)) + "; 2 is required"
-                    )
-                self[m[0]] = m[1]
+            pairs = _checked_pairs("ModuleDict", modules)
+        for key, module in pairs:
+            self[key] = module
 
 
 def _param_line(k, p, dtype_text) -> str:
     if isinstance(p, Tensor):
-        size_str = "x".join(str(size) for size in p.size())
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({k}): {kind} containing: [{dtype_text(p)} of size {size_str}]"
+        size = "x".join(map(str, p.shape))
+        return f"  ({k}): {kind} containing: [{dtype_text(p)} of size {size}]"
     return f"  ({k}): Object of type: {type(p).__name__}"
 
 
@@ -335,7 +345,7 @@ class ParameterList(Module):
         return self._size
 
     def __iter__(self):
-        return iter(self[i] for i in range(len(self)))
+        return (self[i] for i in range(self._size))
 
     def __iadd__(self, parameters: Iterable) -> ParameterList:
         return self.extend(parameters)
@@ -414,7 +424,7 @@ class ParameterDict(Module):
 
     def copy(self) -> ParameterDict:
         """Return a shallow copy."""
-        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+        return ParameterDict(OrderedDict(self.items()))
 
     def setdefault(self, key: str, default=None):
         """Return ``self[key]``, first setting it to ``default`` if absent."""
@@ -447,7 +457,7 @@ class ParameterDict(Module):
 
     def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
         """Return a new ParameterDict with ``keys`` all set to ``default``."""
-        return ParameterDict((k, default) for k in keys)
+        return ParameterDict(zip(keys, itertools.repeat(default)))
 
     def keys(self):
         """Return the keys."""
@@ -468,25 +478,16 @@ class ParameterDict(Module):
                 "ParametersDict.update should be called with an "
                 "iterable of key/value pairs, but got " + type(parameters).__name__
             )
+        # ordered mappings keep their order; a plain mapping is taken in sorted key order
+        # (as torch); anything else is a sequence of pairs
         if isinstance(parameters, (OrderedDict, ParameterDict)):
-            for key, parameter in parameters.items():
-                self[key] = parameter
+            pairs = parameters.items()
         elif isinstance(parameters, Mapping):
-            for key, parameter in sorted(parameters.items()):
-                self[key] = parameter
+            pairs = sorted(parameters.items())
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(p).__name__
-                    )
-                if not len(p) == 2:
-                    raise ValueError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(p)) + "; 2 is required"
-                    )
-                self[p[0]] = p[1]
+            pairs = _checked_pairs("ParameterDict", parameters)
+        for key, value in pairs:
+            self[key] = value
 
     def extra_repr(self) -> str:
         return "\n".join(_param_line(k, p, _typename) for k, p in self.items())
@@ -495,6 +496,6 @@ class ParameterDict(Module):
         raise RuntimeError("ParameterDict should not be called.")
 
     def __or__(self, other: ParameterDict) -> ParameterDict:
-        copy = self.copy()
-        copy.update(other)
-        return copy
+        merged = self.copy()
+        merged.update(other)
+        return merged

@@ -39,10 +39,9 @@ class _Loss(Module):
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        if size_average is not None or reduce is not None:
-            self.reduction = legacy_reduction(size_average, reduce)
-        else:
-            self.reduction = reduction
+        # the deprecated size_average/reduce pair, when either is given, overrides reduction
+        legacy = (size_average, reduce) != (None, None)
+        self.reduction = legacy_reduction(size_average, reduce) if legacy else reduction
 
 
 class _WeightedLoss(_Loss):

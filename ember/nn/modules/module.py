@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -36,32 +35,57 @@ __all__ = [
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
+# the three member tables of a module, in the order torch looks names up
+_MEMBER_TABLES = ("_parameters", "_buffers", "_modules")
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
+        if self.missing_keys or self.unexpected_keys:
+            return super().__repr__()
+        return "<All keys matched successfully>"
 
     __str__ = __repr__
 
 
-def _addindent(s_: str, num_spaces: int) -> str:
-    s = s_.split("\n")
-    if len(s) == 1:
-        return s_
-    first = s.pop(0)
-    s = [(num_spaces * " ") + line if line.strip() else "" for line in s]  # blank lines stay empty
-    return first + "\n" + "\n".join(s)
+def _addindent(text: str, width: int) -> str:
+    """Indent every line of ``text`` after the first by ``width`` spaces; lines that are only
+    whitespace come out empty (how nested module reprs are laid out)."""
+    head, *tail = text.split("\n")
+    pad = " " * width
+    return "\n".join([head, *(pad + line if line.strip() else "" for line in tail)])
 
 
-def _forward_unimplemented(self, *input: Any) -> None:
+def _join(prefix: str, name: str) -> str:
+    """The dotted path of ``name`` under ``prefix`` ('' is the root)."""
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _missing_forward(self, *input: Any) -> None:
     """Define the computation performed at every call. Subclasses override it."""
     raise NotImplementedError(
         f'Module [{type(self).__name__}] is missing the required "forward" function'
     )
+
+
+_forward_unimplemented = _missing_forward  # torch's name, for code that compares with it
+
+
+def _check_member_name(kind: str, name, dotted_message: str) -> None:
+    """The checks every registered name passes: a non-empty string without dots."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(dotted_message)
+    if not name:
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+
+
+def _overrides(module: Module, method: str) -> bool:
+    """Whether ``module``'s class defines its own ``method`` (get/set_extra_state)."""
+    return getattr(type(module), method, None) is not getattr(Module, method)
 
 
 class Module(_ModuleHooks):
@@ -73,150 +97,139 @@ class Module(_ModuleHooks):
     call_super_init: bool = False
 
     def __init__(self, *args, **kwargs) -> None:
-        if self.call_super_init is False and bool(kwargs):
-            raise TypeError(
-                f"{type(self).__name__}.__init__() got an unexpected keyword argument "
-                f"'{next(iter(kwargs))}'"
-            )
-        if self.call_super_init is False and bool(args):
-            raise TypeError(
-                f"{type(self).__name__}.__init__() takes 1 positional argument but "
-                f"{len(args) + 1} were given"
-            )
-        d = self.__dict__
-        d["training"] = True
-        d["_parameters"] = {}
-        d["_buffers"] = {}
-        d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = {}
-        for name in _HOOK_DICTS:
-            d[name] = OrderedDict()
-        d["_has_hooks"] = False
-        d["_is_full_backward_hook"] = None
+        if not self.call_super_init:
+            # arguments are only allowed when they are forwarded to a cooperative base
+            cls = type(self).__name__
+            if kwargs:
+                raise TypeError(
+                    f"{cls}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
+                )
+            if args:
+                raise TypeError(
+                    f"{cls}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+                )
+        # straight into __dict__: __setattr__ needs these tables to exist
+        state = self.__dict__
+        state.update(
+            training=True,
+            _parameters={},
+            _buffers={},
+            _non_persistent_buffers_set=set(),
+            _modules={},
+            _has_hooks=False,
+            _is_full_backward_hook=None,
+        )
+        state.update((table, OrderedDict()) for table in _HOOK_DICTS)
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
-    forward: Callable[..., Any] = _forward_unimplemented
+    forward: Callable[..., Any] = _missing_forward
 
     # ------------------------------------------------------------------ registration
+    def _check_new_member(self, table: str, kind: str, name, dotted_message: str) -> None:
+        if table not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        _check_member_name(kind, name, dotted_message)
+        if name not in self.__dict__[table] and hasattr(self, name):
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a buffer (state that is not a parameter) to the module."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_member("_buffers", "buffer", name, 'buffer name can\'t contain "."')
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
         self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        transient = self._non_persistent_buffers_set
+        (transient.discard if persistent else transient.add)(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter to the module."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
-        if param is None:
-            self._parameters[name] = None
-        elif not isinstance(param, Parameter):
-            raise TypeError(
-                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                "(torch.nn.Parameter or None required)"
-            )
-        elif param.grad_fn:
-            raise ValueError(
-                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
-                f"parameters must be created explicitly. To express '{name}' "
-                "as a function of another Tensor, compute the value in "
-                "the forward() method."
-            )
-        else:
-            self._parameters[name] = param
+        self._check_new_member(
+            "_parameters", "parameter", name, 'parameter name can\'t contain "."'
+        )
+        if param is not None:
+            if not isinstance(param, Parameter):
+                raise TypeError(
+                    f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                    "(torch.nn.Parameter or None required)"
+                )
+            if param.grad_fn:
+                raise ValueError(
+                    f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                    f"parameters must be created explicitly. To express '{name}' "
+                    "as a function of another Tensor, compute the value in "
+                    "the forward() method."
+                )
+        self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module, reachable as the attribute ``name``."""
-        if not isinstance(module, Module) and module is not None:
+        if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
-        if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
-        if hasattr(self, name) and name not in self._modules:
-            raise KeyError(f"attribute '{name}' already exists")
-        if "." in name:
-            raise KeyError(f'module name can\'t contain ".", got: {name}')
-        if name == "":
-            raise KeyError('module name can\'t be empty string ""')
+        self._check_new_member(
+            "_modules", "module", name, f'module name can\'t contain ".", got: {name}'
+        )
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
         """Alias for :meth:`add_module`."""
         self.add_module(name, module)
 
+    def _walk_to(self, names: list[str]) -> Module:
+        # follow attribute names from self, each step a Module
+        node = self
+        for step in names:
+            if not hasattr(node, step):
+                raise AttributeError(f"{node._get_name()} has no attribute `{step}`")
+            node = getattr(node, step)
+            if not isinstance(node, Module):
+                raise AttributeError(f"`{step}` is not an nn.Module")
+        return node
+
+    def _owner_and_leaf(self, target: str) -> tuple[Module, str]:
+        # the module holding the last component of a dotted path, and that component
+        owner_path, _, leaf = target.rpartition(".")
+        owner = self.get_submodule(owner_path)
+        if not hasattr(owner, leaf):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{leaf}`")
+        return owner, leaf
+
     def get_submodule(self, target: str) -> Module:
         """Return the submodule at the dotted path ``target`` ('' is self)."""
-        if target == "":
-            return self
-        mod = self
-        for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
-            mod = getattr(mod, item)
-            if not isinstance(mod, Module):
-                raise AttributeError("`" + item + "` is not an nn.Module")
-        return mod
+        return self._walk_to(target.split(".")) if target else self
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
         """Set the submodule at the dotted path ``target``."""
         if target == "":
             raise ValueError("Cannot set the submodule without a target name!")
-        atoms = target.split(".")
         if not isinstance(module, Module):
-            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
-        mod = self.get_submodule(".".join(atoms[:-1])) if len(atoms) > 1 else self
-        if strict and not hasattr(mod, atoms[-1]):
-            raise AttributeError(mod._get_name() + " has no attribute `" + atoms[-1] + "`")
-        if hasattr(mod, atoms[-1]) and not isinstance(getattr(mod, atoms[-1]), Module):
-            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
-        setattr(mod, atoms[-1], module)
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        *path, leaf = target.split(".")
+        owner = self._walk_to(path)
+        present = hasattr(owner, leaf)
+        if strict and not present:
+            raise AttributeError(f"{owner._get_name()} has no attribute `{leaf}`")
+        if present and not isinstance(getattr(owner, leaf), Module):
+            raise AttributeError(f"`{leaf}` is not an nn.Module")
+        setattr(owner, leaf, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """Return the parameter at the dotted path ``target``."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
-        if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
-        return param
+        owner, leaf = self._owner_and_leaf(target)
+        found = getattr(owner, leaf)
+        if not isinstance(found, Parameter):
+            raise AttributeError(f"`{leaf}` is not an nn.Parameter")
+        return found
 
     def get_buffer(self, target: str) -> Tensor:
         """Return the buffer at the dotted path ``target``."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
-        return buffer
+        owner, leaf = self._owner_and_leaf(target)
+        if leaf not in owner._buffers:
+            raise AttributeError(f"`{leaf}` is not a buffer")
+        return owner._buffers[leaf]
 
     def get_extra_state(self) -> Any:
         """Return extra state to put in the state dict (override with set_extra_state)."""
@@ -236,189 +249,179 @@ class Module(_ModuleHooks):
 
     # ------------------------------------------------------------------ attribute protocol
     def __getattr__(self, name: str) -> Any:
-        d = self.__dict__
-        if "_parameters" in d:
-            p = d["_parameters"]
-            if name in p:
-                return p[name]
-        if "_buffers" in d:
-            b = d["_buffers"]
-            if name in b:
-                return b[name]
-        if "_modules" in d:
-            m = d["_modules"]
-            if name in m:
-                return m[name]
+        # only reached when normal lookup fails: the member tables
+        state = self.__dict__
+        for table in _MEMBER_TABLES:
+            members = state.get(table)
+            if members is not None and name in members:
+                return members[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def _forget(self, name: str, *tables: str) -> None:
+        # drop ``name`` from the instance dict and the given member tables
+        state = self.__dict__
+        state.pop(name, None)
+        for table in tables:
+            state[table].pop(name, None)
+        state["_non_persistent_buffers_set"].discard(name)
+
     def __setattr__(self, name: str, value: Any) -> None:
-        d = self.__dict__
-
-        def remove_from(*containers) -> None:
-            for c in containers:
-                if name in c:
-                    if isinstance(c, dict):
-                        del c[name]
-                    else:
-                        c.discard(name)
-
-        params = d.get("_parameters")
+        state = self.__dict__
+        params = state.get("_parameters")
+        modules = state.get("_modules")
+        buffers = state.get("_buffers")
+        # A Parameter or Module value claims the name; otherwise a name already registered
+        # keeps its kind and only accepts a value of that kind (or None).
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self._forget(name, "_buffers", "_modules")
             self.register_parameter(name, value)
-            return
-        if params is not None and name in params:
+        elif name in (params or ()):
             if value is not None:
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as parameter '{name}' "
                     "(torch.nn.Parameter or None expected)"
                 )
-            self.register_parameter(name, value)
-            return
-        modules = d.get("_modules")
-        if isinstance(value, Module):
+            self.register_parameter(name, None)
+        elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            self._forget(name, "_parameters", "_buffers")
             modules[name] = value
-            return
-        if modules is not None and name in modules:
+        elif name in (modules or ()):
             if value is not None:
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
                 )
-            modules[name] = value
-            return
-        buffers = d.get("_buffers")
-        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+            modules[name] = None
+        elif isinstance(value, Buffer) or name in (buffers or ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
                 )
-            if isinstance(value, Buffer):
-                persistent = value.persistent
-            else:
-                persistent = name not in self._non_persistent_buffers_set
-            self.register_buffer(name, value, persistent)
-            return
-        object.__setattr__(self, name, value)
+            # a Buffer carries its own persistence; a plain tensor keeps the name's
+            keep = (
+                value.persistent
+                if isinstance(value, Buffer)
+                else name not in state["_non_persistent_buffers_set"]
+            )
+            self.register_buffer(name, value, keep)
+        else:
+            object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name in self._parameters:
-            del self._parameters[name]
-        elif name in self._buffers:
-            del self._buffers[name]
-            self._non_persistent_buffers_set.discard(name)
-        elif name in self._modules:
-            del self._modules[name]
-        else:
-            object.__delattr__(self, name)
+        for table in _MEMBER_TABLES:
+            members = self.__dict__.get(table, ())
+            if name in members:
+                del members[name]
+                if table == "_buffers":
+                    self.__dict__["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
 
     def __dir__(self):
-        module_attrs = dir(self.__class__)
-        attrs = list(self.__dict__.keys())
-        parameters = list(self._parameters.keys())
-        modules = list(self._modules.keys())
-        buffers = list(self._buffers.keys())
-        keys = module_attrs + attrs + parameters + modules + buffers
-        keys = [key for key in keys if not key[0].isdigit()]
-        return sorted(keys)
+        # class attributes, instance attributes and members; names that are not identifiers
+        # (Sequential's "0", "1", ...) are left out, duplicates are kept as torch keeps them
+        names = [
+            *dir(type(self)),
+            *self.__dict__,
+            *self._parameters,
+            *self._modules,
+            *self._buffers,
+        ]
+        return sorted(n for n in names if not n[0].isdigit())
 
     def __getstate__(self):
         return self.__dict__.copy()
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        d = self.__dict__
-        for name in _HOOK_DICTS:
-            d.setdefault(name, OrderedDict())
-        d.setdefault("_non_persistent_buffers_set", set())
-        d.setdefault("_is_full_backward_hook", None)
-        d.setdefault("_has_hooks", False)
+        # pickles from before a table existed get it empty
+        restored = self.__dict__
+        for table in _HOOK_DICTS:
+            restored.setdefault(table, OrderedDict())
+        for key, default in (
+            ("_non_persistent_buffers_set", set()),
+            ("_is_full_backward_hook", None),
+            ("_has_hooks", False),
+        ):
+            restored.setdefault(key, default)
 
     # ------------------------------------------------------------------ iteration
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
-        memo = set()
-        modules = (
-            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-            if recurse
-            else [(prefix, self)]
-        )
-        for module_prefix, module in modules:
-            for k, v in get_members_fn(module):
-                if v is None or v in memo:
+        if recurse:
+            owners = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            owners = iter([(prefix, self)])
+        seen: set = set()
+        for path, owner in owners:
+            for name, member in get_members_fn(owner):
+                if member is None or member in seen:
                     continue
                 if remove_duplicate:
-                    memo.add(v)
-                yield module_prefix + ("." if module_prefix else "") + k, v
+                    seen.add(member)
+                yield _join(path, name), member
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Return an iterator over the module's parameters."""
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
     def named_parameters(
-        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+        self,
+        prefix: str = "",
+        recurse: bool = True,
+        remove_duplicate: bool = True,
     ) -> Iterator[tuple[str, Parameter]]:
         """Return an iterator over (name, parameter) pairs."""
-        yield from self._named_members(
-            lambda module: module._parameters.items(),
-            prefix=prefix,
-            recurse=recurse,
-            remove_duplicate=remove_duplicate,
+        return self._named_members(
+            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
         )
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Return an iterator over the module's buffers."""
-        for _, buf in self.named_buffers(recurse=recurse):
-            yield buf
+        return (b for _, b in self.named_buffers(recurse=recurse))
 
     def named_buffers(
-        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+        self,
+        prefix: str = "",
+        recurse: bool = True,
+        remove_duplicate: bool = True,
     ) -> Iterator[tuple[str, Tensor]]:
         """Return an iterator over (name, buffer) pairs."""
-        yield from self._named_members(
-            lambda module: module._buffers.items(),
-            prefix=prefix,
-            recurse=recurse,
-            remove_duplicate=remove_duplicate,
-        )
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def children(self) -> Iterator[Module]:
         """Return an iterator over the immediate child modules."""
-        for _, module in self.named_children():
-            yield module
+        return (child for _, child in self.named_children())
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """Return an iterator over (name, module) pairs of immediate children."""
-        memo = set()
-        for name, module in self._modules.items():
-            if module is not None and module not in memo:
-                memo.add(module)
-                yield name, module
+        seen: set = set()
+        for name, child in self._modules.items():
+            if child is None or child in seen:
+                continue
+            seen.add(child)
+            yield name, child
 
     def modules(self) -> Iterator[Module]:
         """Return an iterator over all modules in the tree, self first."""
-        for _, module in self.named_modules():
-            yield module
+        return (m for _, m in self.named_modules())
 
     def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
         """Return an iterator over (name, module) pairs of the tree, self first."""
-        if memo is None:
-            memo = set()
-        if self not in memo:
-            if remove_duplicate:
-                memo.add(self)
-            yield prefix, self
-            for name, module in self._modules.items():
-                if module is None:
-                    continue
-                submodule_prefix = prefix + ("." if prefix else "") + name
-                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        # through each child's own named_modules, so a subclass that overrides it is heard
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, _join(prefix, name), remove_duplicate)
 
     # ------------------------------------------------------------------ modes, grads, apply
     def train(self, mode: bool = True) -> Module:
@@ -547,19 +550,22 @@ class Module(_ModuleHooks):
         return self._apply(lambda t: t.cuda(device))
 
     # ------------------------------------------------------------------ state dict
+    def _own_state(self) -> dict:
+        """This module's own entries of a state dict: parameters, then persistent buffers,
+        skipping the ``None`` placeholders."""
+        transient = self._non_persistent_buffers_set
+        state = {k: v for k, v in self._parameters.items() if v is not None}
+        state.update(
+            (k, v) for k, v in self._buffers.items() if v is not None and k not in transient
+        )
+        return state
+
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         """Put this module's own parameters and persistent buffers into ``destination``."""
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not (
-            Module.get_extra_state
-        ):
-            destination[extra_state_key] = self.get_extra_state()
+        for name, value in self._own_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
+        if _overrides(self, "get_extra_state"):
+            destination[f"{prefix}{_EXTRA_STATE_KEY_SUFFIX}"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         """Return an OrderedDict of the parameters and persistent buffers (with
@@ -573,33 +579,79 @@ class Module(_ModuleHooks):
                 FutureWarning,
                 stacklevel=2,
             )
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
+            # a keyword given explicitly wins over its positional slot
+            slots = list(args) + [None] * (3 - len(args))
+            destination = slots[0] if destination is None else destination
+            prefix = slots[1] if prefix == "" and len(args) > 1 else prefix
+            keep_vars = slots[2] if keep_vars is False and len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        local_metadata = dict(version=self._version)
+        # the version of each module's layout, keyed by its path without the trailing dot
+        meta = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
+            destination._metadata[prefix[:-1]] = meta
+        for pre in self._state_dict_pre_hooks.values():
+            pre(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(
-                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(
+                    destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
                 )
-        for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
-                if getattr(hook, "_from_public_api", False):
-                    raise RuntimeError("state_dict post-hook must return None")
-                destination = result
+        for post in self._state_dict_hooks.values():
+            replaced = post(self, destination, prefix, meta)
+            if replaced is None:
+                continue
+            if getattr(post, "_from_public_api", False):
+                raise RuntimeError("state_dict post-hook must return None")
+            destination = replaced
         return destination
+
+    def _load_tensor(self, name, current, key, incoming, assign, error_msgs) -> None:
+        """Load one checkpoint tensor into the member ``name``; problems go to error_msgs."""
+        if not isinstance(incoming, Tensor):
+            error_msgs.append(
+                f'While copying the parameter named "{key}", '
+                "expected torch.Tensor or Tensor-like object from checkpoint but "
+                f"received {type(incoming)}"
+            )
+            return
+        lazy = is_lazy(current)
+        if not lazy:
+            # a checkpoint may store a 0-d tensor as shape (1,)
+            if current.ndim == 0 and tuple(incoming.shape) == (1,):
+                incoming = incoming[0]
+            if incoming.shape != current.shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {incoming.shape} "
+                    f"from checkpoint, the shape in current model is {current.shape}."
+                )
+                return
+        try:
+            with ember.no_grad():
+                if assign:
+                    # the checkpoint's tensor becomes the member; a Parameter stays a
+                    # Parameter and keeps the model's requires_grad
+                    if isinstance(current, Parameter):
+                        wanted = current.requires_grad
+                        if isinstance(incoming, Parameter):
+                            incoming.requires_grad_(wanted)
+                        else:
+                            incoming = Parameter(incoming, requires_grad=wanted)
+                    setattr(self, name, incoming)
+                elif not lazy:
+                    current.copy_(incoming)
+                elif not is_lazy(incoming):  # uninitialised into uninitialised: no-op
+                    current.materialize(incoming.shape)
+                    current.copy_(incoming)
+        except Exception as ex:
+            error_msgs.append(
+                f'While copying the parameter named "{key}", '
+                f"whose dimensions in the model are {current.size()} and "
+                f"whose dimensions in the checkpoint are {incoming.size()}, "
+                f"an exception occurred : {ex.args}."
+            )
 
     def _load_from_state_dict(
         self,
@@ -612,144 +664,83 @@ class Module(_ModuleHooks):
         error_msgs,
     ) -> None:
         """Copy this module's own parameters and buffers from ``state_dict``."""
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(
-                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                error_msgs,
-            )  # fmt: skip
-        persistent_buffers = {
-            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
-        }
-        local_state = {k: v for k, v in itertools.chain(
-            self._parameters.items(), persistent_buffers.items()) if v is not None}  # fmt: skip
+        for pre in self._load_state_dict_pre_hooks.values():
+            pre(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                error_msgs)  # fmt: skip
+        own = self._own_state()
         assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
+        for name, current in own.items():
             key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not isinstance(input_param, Tensor):
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", '
-                    "expected torch.Tensor or Tensor-like object from checkpoint but "
-                    f"received {type(input_param)}"
-                )
-                continue
-            lazy = is_lazy(param)
-            if not lazy and param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if not lazy and input_param.shape != param.shape:
-                error_msgs.append(
-                    f"size mismatch for {key}: copying a param with shape {input_param.shape} "
-                    f"from checkpoint, the shape in current model is {param.shape}."
-                )
-                continue
-            try:
-                with ember.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(
-                                    input_param, requires_grad=param.requires_grad
-                                )
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    elif lazy:
-                        if not is_lazy(input_param):  # uninitialised into uninitialised: no-op
-                            param.materialize(input_param.shape)
-                            param.copy_(input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", '
-                    f"whose dimensions in the model are {param.size()} and "
-                    f"whose dimensions in the checkpoint are {input_param.size()}, "
-                    f"an exception occurred : {ex.args}."
-                )
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(self.__class__, "set_extra_state", Module.set_extra_state) is not (
-            Module.set_extra_state
-        ):
-            if extra_state_key in state_dict:
-                self.set_extra_state(state_dict[extra_state_key])
+            if key in state_dict:
+                self._load_tensor(name, current, key, state_dict[key], assign, error_msgs)
             elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
-        if strict:
-            for key in state_dict.keys():
-                if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix) :].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
+                missing_keys.append(key)
+        extra_key = f"{prefix}{_EXTRA_STATE_KEY_SUFFIX}"
+        if _overrides(self, "set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if not strict:
+            return
+        # a key under this prefix is expected when it names one of this module's own
+        # entries, or lies under one of its children (which judge the rest themselves)
+        for key in state_dict:
+            if key == extra_key or not key.startswith(prefix):
+                continue
+            head, nested, _ = key[len(prefix) :].partition(".")
+            if head not in (self._modules if nested else own):
+                unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign=False):
         """Copy parameters and buffers from ``state_dict`` into this module and its
         descendants; return ``_IncompatibleKeys(missing_keys, unexpected_keys)``."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list[str] = []
-        unexpected_keys: list[str] = []
-        error_msgs: list[str] = []
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
         metadata = getattr(state_dict, "_metadata", None)
+        # a private copy: pre-hooks may edit the dict they are given
         state_dict = OrderedDict(state_dict)
         if metadata is not None:
             state_dict._metadata = metadata
+        report = _IncompatibleKeys(missing, unexpected)  # shares the lists being filled
 
-        def load(module: Module, local_state_dict, prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+        def visit(module: Module, entries, prefix: str) -> None:
+            # metadata is keyed by the path without its trailing dot (the root is "")
+            meta = dict(metadata.get(prefix[:-1], {})) if metadata else {}
             if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(
-                local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys,
-                error_msgs,
-            )  # fmt: skip
+                meta["assign_to_params_buffers"] = assign
+            # each module records every problem; strict decides below what is an error
+            module._load_from_state_dict(entries, prefix, meta, True, missing, unexpected, errors)
             for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state_dict = {
-                        k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)
-                    }
-                    load(child, child_state_dict, child_prefix)
-            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, incompatible_keys) is not None:
+                if child is None:
+                    continue
+                below = f"{prefix}{name}."
+                visit(child, {k: v for k, v in entries.items() if k.startswith(below)}, below)
+            for post in module._load_state_dict_post_hooks.values():
+                if post(module, report) is not None:
                     raise AssertionError(
                         "Hooks registered with ``register_load_state_dict_post_hook`` are not "
                         "expected to return new values, if incompatible_keys need to be "
                         "modified, it should be done inplace."
                     )
 
-        load(self, state_dict)
+        visit(self, state_dict, "")
         if strict:
-            if unexpected_keys:
-                error_msgs.insert(
-                    0,
-                    "Unexpected key(s) in state_dict: {}. ".format(
-                        ", ".join(f'"{k}"' for k in unexpected_keys)
-                    ),
-                )
-            if missing_keys:
-                error_msgs.insert(
-                    0,
-                    "Missing key(s) in state_dict: {}. ".format(
-                        ", ".join(f'"{k}"' for k in missing_keys)
-                    ),
-                )
-        if error_msgs:
+            for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
+                if keys:
+                    quoted = ", ".join(f'"{k}"' for k in keys)
+                    errors.insert(0, f"{label} key(s) in state_dict: {quoted}. ")
+        if errors:
+            details = "\n\t".join(errors)
             raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(
-                    self.__class__.__name__, "\n\t".join(error_msgs)
-                )
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t{details}"
             )
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
+        return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ printing
     def _get_name(self) -> str:
@@ -760,23 +751,18 @@ class Module(_ModuleHooks):
         return ""
 
     def __repr__(self) -> str:
-        extra_lines = []
-        extra_repr = self.extra_repr()
-        if extra_repr:
-            extra_lines = extra_repr.split("\n")
-        child_lines = []
-        for key, module in self._modules.items():
-            mod_str = _addindent(repr(module), 2)
-            child_lines.append("(" + key + "): " + mod_str)
-        lines = extra_lines + child_lines
-        main_str = self._get_name() + "("
-        if lines:
-            if len(extra_lines) == 1 and not child_lines:
-                main_str += extra_lines[0]
-            else:
-                main_str += "\n  " + "\n  ".join(lines) + "\n"
-        main_str += ")"
-        return main_str
+        # one line when the module has only a one-line extra_repr; otherwise the extra_repr
+        # lines and then "(name): child" for each child, indented by two spaces
+        extra = self.extra_repr()
+        own = extra.split("\n") if extra else []
+        children = [
+            f"({name}): {_addindent(repr(child), 2)}" for name, child in self._modules.items()
+        ]
+        if children or len(own) > 1:
+            body = "".join(f"\n  {line}" for line in own + children) + "\n"
+        else:
+            body = "".join(own)
+        return f"{self._get_name()}({body})"
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's forward in place with ``ember.compile`` (same arguments)."""

@@ -33,39 +33,40 @@ __all__ = [
 ]
 
 
-def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
-    return ember.triu(ember.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
+def _causal_mask(size: int, dtype=None) -> Tensor:
+    # -inf strictly above the diagonal: position i may attend to positions <= i
+    return ember.triu(ember.full((size, size), float("-inf"), dtype=dtype), diagonal=1)
 
 
-def _get_seq_len(src: Tensor, batch_first: bool) -> int | None:
-    if src.dim() == 2:
-        return src.size(0)
-    return src.size(1 if batch_first else 0)
+def _sequence_length(x: Tensor, batch_first: bool) -> int:
+    # unbatched inputs are (S, E); batched ones (N, S, E) or (S, N, E)
+    return x.size(0 if x.dim() == 2 or not batch_first else 1)
 
 
 def _detect_is_causal_mask(
     mask: Tensor | None, is_causal: bool | None = None, size: int | None = None
 ) -> bool:
     """Return ``is_causal``, or when it is None whether ``mask`` is the causal mask."""
-    make_causal = is_causal is True
-    if is_causal is None and mask is not None:
-        sz = size if size is not None else mask.size(-2)
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
-        make_causal = tuple(mask.shape) == tuple(causal.shape) and bool(
-            np.array_equal(mask._data, causal._data)
-        )
-    return make_causal
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    # no hint given: compare the mask with the causal mask of its size
+    reference = _causal_mask(mask.size(-2) if size is None else size, dtype=mask.dtype)
+    return tuple(mask.shape) == tuple(reference.shape) and bool(
+        np.array_equal(mask._data, reference._data)
+    )
 
 
-def _get_clones(module: Module, n: int) -> ModuleList:
-    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+def _stack(layer: Module, count: int) -> ModuleList:
+    # independent copies: each layer of the stack trains its own parameters
+    return ModuleList(copy.deepcopy(layer) for _ in range(count))
 
 
-def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
-    if activation == "relu":
-        return F.relu
-    if activation == "gelu":
-        return F.gelu
+def _named_activation(activation):
+    # "relu"/"gelu" name nn.functional's function (looked up now, so a wrapped one is used)
+    if not isinstance(activation, str):
+        return activation
+    if activation in ("relu", "gelu"):
+        return getattr(F, activation)
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
@@ -130,30 +131,29 @@ class Transformer(Module):
         memory_is_causal: bool = False,
     ) -> Tensor:
         """Return the decoder's output for ``tgt`` attending to the encoded ``src``."""
-        is_batched = src.dim() == 3
-        b = 0 if self.batch_first else 1
-        if is_batched and src.size(b) != tgt.size(b):
-            raise RuntimeError("the batch number of src and tgt must be equal")
-        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+        if src.dim() == 3:
+            batch_axis = 0 if self.batch_first else 1
+            if src.size(batch_axis) != tgt.size(batch_axis):
+                raise RuntimeError("the batch number of src and tgt must be equal")
+        if {src.size(-1), tgt.size(-1)} != {self.d_model}:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
         )
-        return self.decoder(
-            tgt,
-            memory,
-            tgt_mask=tgt_mask,
-            memory_mask=memory_mask,
-            tgt_key_padding_mask=tgt_key_padding_mask,
-            memory_key_padding_mask=memory_key_padding_mask,
-            tgt_is_causal=tgt_is_causal,
-            memory_is_causal=memory_is_causal,
-        )
+        decoder_options = {
+            "tgt_mask": tgt_mask,
+            "memory_mask": memory_mask,
+            "tgt_key_padding_mask": tgt_key_padding_mask,
+            "memory_key_padding_mask": memory_key_padding_mask,
+            "tgt_is_causal": tgt_is_causal,
+            "memory_is_causal": memory_is_causal,
+        }
+        return self.decoder(tgt, memory, **decoder_options)
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
         """Return the ``(sz, sz)`` causal mask: -inf above the diagonal, 0 elsewhere."""
-        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+        return _causal_mask(sz, dtype=dtype)
 
     def _reset_parameters(self) -> None:
         for p in self.parameters():
@@ -175,20 +175,21 @@ class TransformerEncoder(Module):
         mask_check: bool = True,
     ) -> None:
         super().__init__()
-        self.layers = _get_clones(encoder_layer, num_layers)
+        self.layers = _stack(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        # use_nested_tensor: whether torch would take its nested-tensor inference path, which
+        # ember mirrors by zeroing the padded positions of the output (see _nested_padding)
+        why_not = _why_not_sparsity_fast_path(encoder_layer) if enable_nested_tensor else ""
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor and not why_not
         self.mask_check = mask_check
-        why_not = _why_not_sparsity_fast_path(encoder_layer)
-        if enable_nested_tensor and why_not:
+        if why_not:
             warnings.warn(
                 f"enable_nested_tensor is True, but self.use_nested_tensor is False because "
                 f"{why_not}",
                 stacklevel=2,
             )
-            self.use_nested_tensor = False
 
     def forward(
         self,
@@ -205,7 +206,7 @@ class TransformerEncoder(Module):
         first = self.layers[0]
         batch_first = first.self_attn.batch_first
         padded = self._nested_padding(src, mask, src_key_padding_mask)
-        is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
+        is_causal = _detect_is_causal_mask(mask, is_causal, _sequence_length(src, batch_first))
         output = src
         for mod in self.layers:
             output = mod(
@@ -290,7 +291,7 @@ class TransformerDecoder(Module):
         self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
     ) -> None:
         super().__init__()
-        self.layers = _get_clones(decoder_layer, num_layers)
+        self.layers = _stack(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -306,23 +307,33 @@ class TransformerDecoder(Module):
         memory_is_causal: bool = False,
     ) -> Tensor:
         """Return ``tgt`` passed through the layers attending to ``memory`` (and the norm)."""
-        output = tgt
-        seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
-        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
-        for mod in self.layers:
-            output = mod(
-                output,
-                memory,
-                tgt_mask=tgt_mask,
-                memory_mask=memory_mask,
-                tgt_key_padding_mask=tgt_key_padding_mask,
-                memory_key_padding_mask=memory_key_padding_mask,
-                tgt_is_causal=tgt_is_causal,
-                memory_is_causal=memory_is_causal,
-            )
-        if self.norm is not None:
-            output = self.norm(output)
-        return output
+        length = _sequence_length(tgt, self.layers[0].self_attn.batch_first)
+        # every layer gets the same masks; the causal hint is resolved once for all of them
+        options = {
+            "tgt_mask": tgt_mask,
+            "memory_mask": memory_mask,
+            "tgt_key_padding_mask": tgt_key_padding_mask,
+            "memory_key_padding_mask": memory_key_padding_mask,
+            "tgt_is_causal": _detect_is_causal_mask(tgt_mask, tgt_is_causal, length),
+            "memory_is_causal": memory_is_causal,
+        }
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, **options)
+        return x if self.norm is None else self.norm(x)
+
+
+def _residual(layer, x: Tensor, norm: Module, block, *args) -> Tensor:
+    """One residual sub-block of a Transformer layer: ``x + block(norm(x))`` (pre-norm,
+    ``norm_first``) or ``norm(x + block(x))`` (post-norm, the paper's order)."""
+    if layer.norm_first:
+        return x + block(norm(x), *args)
+    return norm(x + block(x, *args))
+
+
+def _feed_forward(layer, x: Tensor) -> Tensor:
+    # the position-wise feed-forward network, before its residual dropout
+    return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
 
 
 class TransformerEncoderLayer(Module):
@@ -358,8 +369,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = _named_activation(activation)
         fn = _unwrap(activation)  # (F.relu may have been wrapped since: see ember.overrides)
         if fn is _unwrap(F.relu) or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
@@ -390,14 +400,10 @@ class TransformerEncoderLayer(Module):
             src.dtype,
         )
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, False)
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
+        x = _residual(
+            self, src, self.norm1, self._sa_block, src_mask, src_key_padding_mask, is_causal
+        )
+        return _residual(self, x, self.norm2, self._ff_block)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
         x = self.self_attn(
@@ -412,8 +418,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        return self.dropout2(_feed_forward(self, x))
 
 
 class TransformerDecoderLayer(Module):
@@ -454,10 +459,7 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        if isinstance(activation, str):
-            self.activation = _get_activation_fn(activation)
-        else:
-            self.activation = activation
+        self.activation = _named_activation(activation)
 
     def __setstate__(self, state):
         if "activation" not in state:
@@ -476,21 +478,20 @@ class TransformerDecoderLayer(Module):
         memory_is_causal: bool = False,
     ) -> Tensor:
         """Return the layer's output for ``tgt`` attending to ``memory``."""
-        x = tgt
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(
-                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
-            )
-            x = x + self._ff_block(self.norm3(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(
-                x
-                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
-            )
-            x = self.norm3(x + self._ff_block(x))
-        return x
+        x = _residual(
+            self, tgt, self.norm1, self._sa_block, tgt_mask, tgt_key_padding_mask, tgt_is_causal
+        )
+        x = _residual(
+            self,
+            x,
+            self.norm2,
+            self._mha_block,
+            memory,
+            memory_mask,
+            memory_key_padding_mask,
+            memory_is_causal,
+        )
+        return _residual(self, x, self.norm3, self._ff_block)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False) -> Tensor:
         x = self.self_attn(
@@ -517,5 +518,4 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self.dropout3(_feed_forward(self, x))

@@ -6,6 +6,7 @@ paths such as ``"layer1.conv1.weight"``, with the intermediate submodules cached
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from ember._core.tensor import Tensor
@@ -49,31 +50,26 @@ def swap_tensor(module: Module, name: str, tensor: Tensor, allow_missing: bool =
     if tensor is not _MISSING and not isinstance(tensor, Tensor) and tensor is not None:
         raise TypeError(f"{tensor} is not an instance of torch.Tensor")
     _check_name(name)
-    if name in module._parameters:
-        orig = module._parameters[name]
-        if tensor is not _MISSING:
-            module._parameters[name] = tensor
-        else:
-            del module._parameters[name]
-    elif name in module._buffers:
-        orig = module._buffers[name]
-        if tensor is not _MISSING:
-            module._buffers[name] = tensor
-        else:
-            del module._buffers[name]
+    # a registered parameter or buffer is swapped in its table, keeping its kind
+    for table in (module._parameters, module._buffers):
+        if name in table:
+            orig = table.pop(name) if tensor is _MISSING else table[name]
+            if tensor is not _MISSING:
+                table[name] = tensor
+            return orig
+    # any other attribute: it must hold a tensor (or None), or be absent when allowed
+    if hasattr(module, name):
+        orig = getattr(module, name)
     else:
-        if hasattr(module, name):
-            orig = getattr(module, name)
-        else:
-            if not allow_missing:
-                raise AttributeError(f"{_name(module)} has no attribute `{name}`")
-            orig = _MISSING
-        if orig is not _MISSING and not isinstance(orig, Tensor) and orig is not None:
-            raise TypeError(f"attribute `{name}`: {orig} is not an instance of torch.Tensor")
-        if tensor is not _MISSING:
-            setattr(module, name, tensor)
-        elif hasattr(module, name):
-            delattr(module, name)
+        if not allow_missing:
+            raise AttributeError(f"{_name(module)} has no attribute `{name}`")
+        orig = _MISSING
+    if orig is not _MISSING and not isinstance(orig, Tensor) and orig is not None:
+        raise TypeError(f"attribute `{name}`: {orig} is not an instance of torch.Tensor")
+    if tensor is not _MISSING:
+        setattr(module, name, tensor)
+    elif hasattr(module, name):
+        delattr(module, name)
     return orig
 
 
@@ -107,6 +103,11 @@ def _same_length(names, values):
 class NamedMemberAccessor:
     """Access a module's submodules, parameters and buffers by dotted path, caching lookups."""
 
+    def _owner(self, path: str) -> tuple[Module, str]:
+        # the (cached) module holding the last component of ``path``, and that component
+        parent, _, leaf = path.rpartition(".")
+        return self.get_submodule(parent), leaf
+
     def __init__(self, module: Module) -> None:
         self.module = module
         self.memo: dict[str, Module] = {}
@@ -132,13 +133,11 @@ class NamedMemberAccessor:
 
     def swap_submodule(self, path: str, value: Module) -> Module:
         """Replace the submodule at ``path`` by ``value``; return the old one."""
-        prefix, _, attr = path.rpartition(".")
-        return swap_submodule(self.get_submodule(prefix), attr, value)
+        return swap_submodule(*self._owner(path), value)
 
     def get_tensor(self, name: str) -> Tensor:
         """Return the tensor at ``name`` (e.g. ``"layer1.conv1.weight"``)."""
-        prefix, _, attr = name.rpartition(".")
-        submodule = self.get_submodule(prefix)
+        submodule, attr = self._owner(name)
         try:
             tensor = getattr(submodule, attr)
         except AttributeError as ex:
@@ -149,13 +148,11 @@ class NamedMemberAccessor:
 
     def set_tensor(self, name: str, value: Tensor) -> None:
         """Set the tensor at ``name`` to ``value``."""
-        prefix, _, attr = name.rpartition(".")
-        set_tensor(self.get_submodule(prefix), attr, value)
+        set_tensor(*self._owner(name), value)
 
     def del_tensor(self, name: str) -> None:
         """Delete the tensor at ``name``."""
-        prefix, _, attr = name.rpartition(".")
-        submodule = self.get_submodule(prefix)
+        submodule, attr = self._owner(name)
         try:
             delattr(submodule, attr)
         except AttributeError as ex:
@@ -163,12 +160,12 @@ class NamedMemberAccessor:
 
     def swap_tensor(self, name: str, value: Tensor, allow_missing: bool = False) -> Tensor:
         """Set the tensor at ``name`` to ``value``; return the old one."""
-        prefix, _, attr = name.rpartition(".")
-        return swap_tensor(self.get_submodule(prefix), attr, value, allow_missing=allow_missing)
+        owner, attr = self._owner(name)
+        return swap_tensor(owner, attr, value, allow_missing=allow_missing)
 
     def get_tensors(self, names: Iterable[str]) -> list[Tensor]:
         """Return the tensors at ``names``."""
-        return [self.get_tensor(name) for name in names]
+        return list(map(self.get_tensor, names))
 
     def set_tensors(self, names: Iterable[str], values: Iterable[Tensor]) -> None:
         """Set the tensors at ``names`` to ``values``."""
@@ -191,10 +188,7 @@ class NamedMemberAccessor:
     ) -> list[Tensor]:
         """Set the tensors at ``names`` to ``values``; return the old ones."""
         names, values = _same_length(names, values)
-        return [
-            self.swap_tensor(name, value, allow_missing=allow_missing)
-            for name, value in zip(names, values)
-        ]
+        return [self.swap_tensor(n, v, allow_missing=allow_missing) for n, v in zip(names, values)]
 
     def swap_tensors_dict(
         self, named_tensors: dict[str, Tensor], allow_missing: bool = False
@@ -203,43 +197,46 @@ class NamedMemberAccessor:
 
         On an error (or missing keys without ``allow_missing``) every swap is undone.
         """
-        orig_named_tensors = {}
-        missing_keys = []
+        previous: dict[str, Tensor] = {}
+
+        def undo() -> None:
+            # put back what was swapped out (absent ones are deleted again)
+            for path, old in previous.items():
+                self.swap_tensor(path, old, allow_missing=True)
+
         try:
-            for name, tensor in named_tensors.items():
-                orig_tensor = self.swap_tensor(name, tensor, allow_missing=True)
-                if orig_tensor is _MISSING:
-                    missing_keys.append(name)
-                orig_named_tensors[name] = orig_tensor
+            for path, tensor in named_tensors.items():
+                previous[path] = self.swap_tensor(path, tensor, allow_missing=True)
         except Exception:
-            for name, orig_tensor in orig_named_tensors.items():
-                self.swap_tensor(name, orig_tensor, allow_missing=True)
+            undo()
             raise
-        if missing_keys and not allow_missing:
-            for name, orig_tensor in orig_named_tensors.items():
-                self.swap_tensor(name, orig_tensor, allow_missing=True)
-            raise RuntimeError(f"Missing key(s): {', '.join(map(repr, missing_keys))}.")
-        return orig_named_tensors, missing_keys
+        missing = [path for path, old in previous.items() if old is _MISSING]
+        if missing and not allow_missing:
+            undo()
+            raise RuntimeError(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        return previous, missing
 
     def check_keys(self, keys: Iterable[str]) -> tuple[list[str], list[str]]:
         """Return the sorted missing and unexpected keys of ``keys`` against the module's."""
-        keys = set(keys)
-        valid_keys = {name for name, _ in self.named_tensors(remove_duplicate=False)}
-        return sorted(valid_keys - keys), sorted(keys - valid_keys)
+        given = set(keys)
+        known = {path for path, _ in self.named_tensors(remove_duplicate=False)}
+        return sorted(known - given), sorted(given - known)
 
+    # the module's own iterators, under the accessor's names
     def named_parameters(self, remove_duplicate: bool = True) -> Iterable[tuple[str, Tensor]]:
         """Iterate over the module's parameters."""
-        yield from self.module.named_parameters(remove_duplicate=remove_duplicate)
+        return self.module.named_parameters(remove_duplicate=remove_duplicate)
 
     def named_buffers(self, remove_duplicate: bool = True) -> Iterable[tuple[str, Tensor]]:
         """Iterate over the module's buffers."""
-        yield from self.module.named_buffers(remove_duplicate=remove_duplicate)
+        return self.module.named_buffers(remove_duplicate=remove_duplicate)
 
     def named_tensors(self, remove_duplicate: bool = True) -> Iterable[tuple[str, Tensor]]:
         """Iterate over the module's parameters, then its buffers."""
-        yield from self.module.named_parameters(remove_duplicate=remove_duplicate)
-        yield from self.module.named_buffers(remove_duplicate=remove_duplicate)
+        return itertools.chain(
+            self.named_parameters(remove_duplicate), self.named_buffers(remove_duplicate)
+        )
 
     def named_modules(self, remove_duplicate: bool = True) -> Iterable[tuple[str, Module]]:
         """Iterate over the module's submodules (itself first)."""
-        yield from self.module.named_modules(remove_duplicate=remove_duplicate)
+        return self.module.named_modules(remove_duplicate=remove_duplicate)

@@ -16,24 +16,31 @@ __all__ = [
 ]
 
 
-def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
-    """Return a copy of ``conv`` with ``bn`` (eval mode) folded into its weight and bias."""
-    if conv.training or bn.training:
+def _require_eval(layer, bn) -> None:
+    if layer.training or bn.training:
         raise AssertionError("Fusion only for eval!")
-    fused_conv = copy.deepcopy(conv)
+
+
+def _folded_copy(layer, bn, fold, **options):
+    """A copy of ``layer`` whose weight and bias are ``fold(...)`` of its own and ``bn``'s
+    running statistics and affine parameters (the layer itself is untouched)."""
+    fused = copy.deepcopy(layer)
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("bn.running_mean and bn.running_var must not be None")
-    fused_conv.weight, fused_conv.bias = fuse_conv_bn_weights(
-        fused_conv.weight,
-        fused_conv.bias,
-        bn.running_mean,
-        bn.running_var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-        transpose,
-    )
-    return fused_conv
+    stats = (bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias)
+    fused.weight, fused.bias = fold(fused.weight, fused.bias, *stats, **options)
+    return fused
+
+
+def _as_parameters(weight, bias, like_w, like_b) -> tuple[Parameter, Parameter]:
+    # the fused tensors keep the original parameters' requires_grad
+    return Parameter(weight, like_w.requires_grad), Parameter(bias, like_b.requires_grad)
+
+
+def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
+    """Return a copy of ``conv`` with ``bn`` (eval mode) folded into its weight and bias."""
+    _require_eval(conv, bn)
+    return _folded_copy(conv, bn, fuse_conv_bn_weights, transpose=transpose)
 
 
 def fuse_conv_bn_weights(
@@ -47,45 +54,32 @@ def fuse_conv_bn_weights(
     transpose: bool = False,
 ) -> tuple[Parameter, Parameter]:
     """Return the (weight, bias) Parameters of a conv followed by an eval BatchNorm."""
-    conv_weight_dtype = conv_w.dtype
-    conv_bias_dtype = conv_b.dtype if conv_b is not None else conv_weight_dtype
-    if conv_b is None:
-        conv_b = ember.zeros_like(bn_rm)
-    if bn_w is None:
-        bn_w = ember.ones_like(bn_rm)
-    if bn_b is None:
-        bn_b = ember.zeros_like(bn_rm)
-    bn_var_rsqrt = ember.rsqrt(bn_rv + bn_eps)
-    tail = [1] * (len(conv_w.shape) - 2)
-    shape = [1, -1, *tail] if transpose else [-1, 1, *tail]
-    fused_w = (conv_w * (bn_w * bn_var_rsqrt).reshape(shape)).to(dtype=conv_weight_dtype)
-    fused_b = ((conv_b - bn_rm) * bn_var_rsqrt * bn_w + bn_b).to(dtype=conv_bias_dtype)
-    return Parameter(fused_w, conv_w.requires_grad), Parameter(fused_b, conv_b.requires_grad)
+    # BN(conv(x)) = gamma * (conv(x) - mean) / sqrt(var + eps) + beta: each output channel's
+    # filter scales by gamma / sqrt(var + eps), its bias maps as the input would
+    w_dtype = conv_w.dtype
+    b_dtype = w_dtype if conv_b is None else conv_b.dtype
+    conv_b = ember.zeros_like(bn_rm) if conv_b is None else conv_b
+    bn_w = ember.ones_like(bn_rm) if bn_w is None else bn_w
+    bn_b = ember.zeros_like(bn_rm) if bn_b is None else bn_b
+    inv_std = ember.rsqrt(bn_rv + bn_eps)
+    # output channels are dim 0 of a convolution's weight, dim 1 of a transposed one's
+    per_channel = [1] * conv_w.dim()
+    per_channel[1 if transpose else 0] = -1
+    weight = (conv_w * (bn_w * inv_std).reshape(per_channel)).to(dtype=w_dtype)
+    bias = ((conv_b - bn_rm) * inv_std * bn_w + bn_b).to(dtype=b_dtype)
+    return _as_parameters(weight, bias, conv_w, conv_b)
 
 
 def fuse_linear_bn_eval(linear, bn):
     """Return a copy of ``linear`` with ``bn`` (eval mode) folded into its weight and bias."""
-    if linear.training or bn.training:
-        raise AssertionError("Fusion only for eval!")
-    fused_linear = copy.deepcopy(linear)
-    if linear.out_features != bn.num_features and bn.num_features != 1:
+    _require_eval(linear, bn)
+    if bn.num_features not in (1, linear.out_features):
         raise AssertionError(
             "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, "
             f"got linear.out_features={linear.out_features} and bn.num_features="
             f"{bn.num_features}"
         )
-    if bn.running_mean is None or bn.running_var is None:
-        raise AssertionError("bn.running_mean and bn.running_var must not be None")
-    fused_linear.weight, fused_linear.bias = fuse_linear_bn_weights(
-        fused_linear.weight,
-        fused_linear.bias,
-        bn.running_mean,
-        bn.running_var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-    )
-    return fused_linear
+    return _folded_copy(linear, bn, fuse_linear_bn_weights)
 
 
 def fuse_linear_bn_weights(
@@ -98,11 +92,11 @@ def fuse_linear_bn_weights(
     bn_b: Tensor,
 ) -> tuple[Parameter, Parameter]:
     """Return the (weight, bias) Parameters of a Linear followed by an eval BatchNorm."""
-    linear_weight_dtype = linear_w.dtype
-    linear_bias_dtype = linear_b.dtype if linear_b is not None else linear_weight_dtype
-    if linear_b is None:
-        linear_b = ember.zeros_like(bn_rm)
-    bn_scale = bn_w * ember.rsqrt(bn_rv + bn_eps)
-    fused_w = linear_w * bn_scale.unsqueeze(-1).to(dtype=linear_weight_dtype)
-    fused_b = ((linear_b - bn_rm) * bn_scale + bn_b).to(dtype=linear_bias_dtype)
-    return Parameter(fused_w, linear_w.requires_grad), Parameter(fused_b, linear_b.requires_grad)
+    # as for a convolution, with the scale folded into one factor first (torch's rounding)
+    w_dtype = linear_w.dtype
+    b_dtype = w_dtype if linear_b is None else linear_b.dtype
+    linear_b = ember.zeros_like(bn_rm) if linear_b is None else linear_b
+    scale = bn_w * ember.rsqrt(bn_rv + bn_eps)
+    weight = linear_w * scale.unsqueeze(-1).to(dtype=w_dtype)
+    bias = ((linear_b - bn_rm) * scale + bn_b).to(dtype=b_dtype)
+    return _as_parameters(weight, bias, linear_w, linear_b)

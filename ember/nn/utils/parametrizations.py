@@ -18,10 +18,10 @@ __all__ = ["orthogonal", "weight_norm", "spectral_norm"]
 
 
 def _is_orthogonal(Q: Tensor) -> bool:
-    n, k = Q.size(-2), Q.size(-1)
-    Id = ember.eye(k, dtype=Q.dtype)
-    eps = 10.0 * n * ember.finfo(Q.dtype).eps
-    return ember.allclose(Q.mH @ Q, Id, atol=eps)
+    # Q^H Q = I up to a tolerance growing with the number of rows summed
+    rows, cols = Q.shape[-2:]
+    tolerance = 10.0 * rows * ember.finfo(Q.dtype).eps
+    return ember.allclose(Q.mH @ Q, ember.eye(cols, dtype=Q.dtype), atol=tolerance)
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
@@ -49,12 +49,38 @@ class _OrthMaps(Enum):
     householder = auto()
 
 
+def _skew_map(X: Tensor, n: int, k: int, exponential: bool) -> Tensor:
+    """The first ``k`` columns of an orthogonal map of the skew-Hermitian ``A = L - L^H``
+    (``L`` the lower triangle of ``X``, zero-padded to ``n x n``): ``exp(A)``, or the Cayley
+    transform ``(I - A/2)^-1 (I + A/2)``."""
+    low = X.tril()
+    if n != k:
+        pad = low.new_zeros(n, n - k).expand(*low.shape[:-2], -1, -1)
+        low = ember.cat([low, pad], dim=-1)
+    skew = low - low.mH
+    if exponential:
+        square = ember.linalg.matrix_exp(skew)
+    else:
+        eye = ember.eye(n, dtype=skew.dtype)
+        square = ember.linalg.solve(eye - 0.5 * skew, eye + 0.5 * skew)
+    return square[..., :k] if n != k else square
+
+
+def _reflector_map(X: Tensor) -> Tensor:
+    """The product of Householder reflectors stored below the diagonal of ``X`` (each with
+    the tau that makes it a reflection), its columns' signs taken from ``X``'s diagonal."""
+    below = X.tril(diagonal=-1)
+    tau = 2.0 / (1.0 + (below * below).sum(dim=-2))
+    signs = X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+    return _householder_product(below, tau) * signs
+
+
 class _Orthogonal(Module):
     base: Tensor
 
     def __init__(self, weight, orthogonal_map: _OrthMaps, *, use_trivialization=True) -> None:
         super().__init__()
-        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+        if orthogonal_map is _OrthMaps.householder and weight.is_complex():
             raise ValueError("The householder parametrization does not support complex tensors.")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
@@ -62,33 +88,18 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X: Tensor) -> Tensor:
-        n, k = X.size(-2), X.size(-1)
-        transposed = n < k
-        if transposed:
-            X = X.mT
-            n, k = k, n
-        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
-            X = X.tril()
-            if n != k:
-                X = ember.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
-            A = X - X.mH
-            if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = ember.linalg.matrix_exp(A)
-            else:
-                Id = ember.eye(n, dtype=A.dtype)
-                Q = ember.linalg.solve(Id - 0.5 * A, Id + 0.5 * A)
-            if n != k:
-                Q = Q[..., :k]
+        # work on the tall orientation; a wide matrix is mapped transposed
+        wide = X.size(-2) < X.size(-1)
+        tall = X.mT if wide else X
+        n, k = tall.shape[-2:]
+        if self.orthogonal_map is _OrthMaps.householder:
+            Q = _reflector_map(tall)
         else:
-            A = X.tril(diagonal=-1)
-            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
-            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+            Q = _skew_map(tall, n, k, exponential=self.orthogonal_map is _OrthMaps.matrix_exp)
         if hasattr(self, "base"):
+            # the trivialization: the map moves around the stored orthogonal base point
             Q = self.base @ Q
-        if transposed:
-            Q = Q.mT
-        return Q
+        return Q.mT if wide else Q
 
     def right_inverse(self, Q: Tensor) -> Tensor:
         with ember.no_grad():
@@ -124,9 +135,10 @@ class _Orthogonal(Module):
                 N = ember.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
                 Q = _make_orthogonal(ember.cat([Q, N], dim=-1))
             self.base = Q
-            neg_Id = ember.zeros_like(Q_init)
-            neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
-            return neg_Id
+            # store -I: every map sends it to the identity (its skew part is 0; its reflectors
+            # are -e_i e_i^H flips undone by the -1 signs), so the value is the base itself
+            rows, cols = Q_init.shape[-2:]
+            return ember.zeros_like(Q_init) - ember.eye(rows, cols, dtype=Q_init.dtype)
 
 
 def orthogonal(
@@ -146,19 +158,18 @@ def orthogonal(
             f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
         )
     if orthogonal_map is None:
-        orthogonal_map = (
-            "matrix_exp"
-            if weight.size(-2) == weight.size(-1) or weight.is_complex()
-            else "householder"
-        )
-    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
-    if orth_enum is None:
+        # householder needs a real, non-square matrix to be the better default
+        square = weight.size(-2) == weight.size(-1)
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    chosen = _OrthMaps.__members__.get(orthogonal_map)
+    if chosen is None:
         raise ValueError(
             'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
             f"Got: {orthogonal_map}"
         )
-    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
-    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    mapping = _Orthogonal(weight, chosen, use_trivialization=use_trivialization)
+    # unsafe: the map may change dtype/shape checks torch skips here too
+    parametrize.register_parametrization(module, name, mapping, unsafe=True)
     return module
 
 
@@ -188,22 +199,16 @@ class _WeightNorm(Module):
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (magnitude ``original0``,
     direction ``original1``); return ``module``."""
-    _weight_norm = _WeightNorm(dim)
-    parametrize.register_parametrization(module, name, _weight_norm, unsafe=True)
+    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
 
-    def _weight_norm_compat_hook(
-        state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-    ):
-        # checkpoints of the old nn.utils.weight_norm use ``weight_g`` / ``weight_v``
-        g_key = f"{prefix}{name}_g"
-        v_key = f"{prefix}{name}_v"
-        if g_key in state_dict and v_key in state_dict:
-            original0 = state_dict.pop(g_key)
-            original1 = state_dict.pop(v_key)
-            state_dict[f"{prefix}parametrizations.{name}.original0"] = original0
-            state_dict[f"{prefix}parametrizations.{name}.original1"] = original1
+    def rename_old_keys(mod, state_dict, prefix, *_):
+        # checkpoints of the old nn.utils.weight_norm store ``<name>_g`` / ``<name>_v``
+        old = [f"{prefix}{name}_g", f"{prefix}{name}_v"]
+        if all(key in state_dict for key in old):
+            for i, key in enumerate(old):
+                state_dict[f"{prefix}parametrizations.{name}.original{i}"] = state_dict.pop(key)
 
-    module.register_load_state_dict_pre_hook(lambda m, *args: _weight_norm_compat_hook(*args))
+    module.register_load_state_dict_pre_hook(rename_old_keys)
     return module
 
 
@@ -231,35 +236,37 @@ class _SpectralNorm(Module):
         self.eps = eps
         if ndim > 1:
             self.n_power_iterations = n_power_iterations
-            weight_mat = self._reshape_weight_to_matrix(weight)
-            h, w = weight_mat.size()
-            u = weight_mat.new_empty(h).normal_(0, 1)
-            v = weight_mat.new_empty(w).normal_(0, 1)
-            self.register_buffer("_u", _normalize(u, self.eps))
-            self.register_buffer("_v", _normalize(v, self.eps))
-            self._power_method(weight_mat, 15)
+            mat = self._reshape_weight_to_matrix(weight)
+            rows, cols = mat.shape
+            # random unit starting vectors (u drawn first), then 15 iterations up front so
+            # the first forward already sees a good estimate
+            start_u = mat.new_empty(rows).normal_(0, 1)
+            start_v = mat.new_empty(cols).normal_(0, 1)
+            self.register_buffer("_u", _normalize(start_u, self.eps))
+            self.register_buffer("_v", _normalize(start_v, self.eps))
+            self._power_method(mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            weight = weight.permute(self.dim, *(d for d in range(weight.dim()) if d != self.dim))
-        return weight.flatten(1)
+        # rows along ``dim``, every other dimension flattened into the columns
+        return ember.movedim(weight, self.dim, 0).flatten(1)
 
     def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
+        # u <- W v / |W v|, v <- W^H u / |W^H u|, in place in the buffers
         with ember.no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(_normalize(ember.mv(weight_mat, self._v), self.eps))
-                self._v.copy_(_normalize(ember.mv(weight_mat.mH, self._u), self.eps))
+                self._u.copy_(_normalize(weight_mat @ self._v, self.eps))
+                self._v.copy_(_normalize(weight_mat.mH @ self._u, self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
+            # a vector's only singular value is its norm
             return _normalize(weight, self.eps)
-        weight_mat = self._reshape_weight_to_matrix(weight)
+        mat = self._reshape_weight_to_matrix(weight)
         if self.training:
-            self._power_method(weight_mat, self.n_power_iterations)
-        u = self._u.clone()
-        v = self._v.clone()
-        sigma = ember.vdot(u, ember.mv(weight_mat, v))
-        return weight / sigma
+            self._power_method(mat, self.n_power_iterations)
+        # copies: the buffers change in place at the next training step
+        left, right = self._u.clone(), self._v.clone()
+        return weight / ember.vdot(left, mat @ right)
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value
@@ -284,7 +291,6 @@ def spectral_norm(
             "ConvTranspose3d",
         )
         dim = 1 if transposed else 0
-    parametrize.register_parametrization(
-        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
-    )
+    normaliser = _SpectralNorm(weight, n_power_iterations, dim, eps)
+    parametrize.register_parametrization(module, name, normaliser)
     return module

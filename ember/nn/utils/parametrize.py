@@ -75,6 +75,7 @@ class ParametrizationList(ModuleList):
                 "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                 f"Got {type(new).__name__}"
             )
+        # one original, or a numbered sequence of them
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -186,43 +187,80 @@ def _getstate(self):
     )
 
 
-def _inject_new_class(module: Module) -> None:
-    cls = module.__class__
-    dct = {"__getstate__": _getstate}
-    if not hasattr(cls, "__deepcopy__"):
-        dct["__deepcopy__"] = _default_deepcopy
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), dct)
+def _swap_in_parametrized_class(module: Module) -> None:
+    """Give ``module`` its own subclass ``Parametrized<Class>``, where the properties of its
+    parametrized tensors live (so other instances of the class are untouched). It refuses
+    pickling, and deep-copies through ``__dict__`` unless the class copies itself."""
+    base = type(module)
+    namespace = {"__getstate__": _getstate}
+    if not hasattr(base, "__deepcopy__"):
+        namespace["__deepcopy__"] = _default_deepcopy
+    module.__class__ = type(f"Parametrized{base.__name__}", (base,), namespace)
 
 
-def _inject_property(module: Module, tensor_name: str) -> None:
+def _add_property(module: Module, tensor_name: str) -> None:
+    """Define ``tensor_name`` on the module's parametrized class: reading evaluates the
+    parametrizations (once per ``cached()`` block), assigning goes through right_inverse."""
     if hasattr(module, tensor_name):
         raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
 
-    def get_parametrized(self) -> Tensor:
-        parametrization = self.parametrizations[tensor_name]
-        if _cache_enabled:
-            key = (id(module), tensor_name)
-            tensor = _cache.get(key)
-            if tensor is None:
-                tensor = parametrization()
-                _cache[key] = tensor
-            return tensor
-        return parametrization()
+    def evaluate(self) -> Tensor:
+        chain = self.parametrizations[tensor_name]
+        if not _cache_enabled:
+            return chain()
+        key = (id(module), tensor_name)
+        if _cache.get(key) is None:
+            _cache[key] = chain()
+        return _cache[key]
 
-    def set_original(self, value: Tensor) -> None:
+    def assign(self, value: Tensor) -> None:
         self.parametrizations[tensor_name].right_inverse(value)
 
-    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+    setattr(type(module), tensor_name, property(evaluate, assign))
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Return True if ``module`` has a parametrization (on ``tensor_name`` if given)."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    table = getattr(module, "parametrizations", None)
+    if not isinstance(table, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(table) > 0 if tensor_name is None else tensor_name in table
+
+
+def _check_appended(module: Module, tensor_name: str, parametrization: Module) -> None:
+    """The checks of a parametrization appended to an existing chain (skipped when
+    ``unsafe``): it must keep the tensor's dtype and shape, and so must its right_inverse."""
+    current = getattr(module, tensor_name)
+    image = parametrization(current)
+    if not isinstance(image, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(image).__name__}.")
+    for attr in ("dtype", "shape"):
+        if getattr(image, attr) != getattr(current, attr):
+            raise ValueError(
+                f"Registering a parametrization may not change the {attr} of the tensor, "
+                "unless the `unsafe` flag is enabled.\n"
+                f"module.{tensor_name}.{attr}: {getattr(current, attr)}\n"
+                f"parametrization(module.{tensor_name}).{attr}: {getattr(image, attr)}"
+            )
+    if not hasattr(parametrization, "right_inverse"):
+        return
+    try:
+        back = parametrization.right_inverse(image)
+    except NotImplementedError:
+        return
+    if not isinstance(back, Tensor):
+        raise ValueError(
+            f"parametrization.right_inverse must return a tensor. Got: {type(back).__name__}"
+        )
+    for attr in ("dtype", "shape"):
+        if getattr(back, attr) != getattr(current, attr):
+            raise ValueError(
+                "The tensor returned by parametrization.right_inverse must have "
+                f"the same {attr} as module.{tensor_name}, unless the `unsafe` flag "
+                "is enabled.\n"
+                f"module.{tensor_name}.{attr}: {getattr(current, attr)}\n"
+                f"returned {attr}: {getattr(back, attr)}"
+            )
 
 
 def register_parametrization(
@@ -231,68 +269,26 @@ def register_parametrization(
     """Make ``module.<tensor_name>`` be ``parametrization(original)``; return ``module``."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        # a further parametrization: appended to the chain, applied after the others
         if not unsafe:
-            Y = getattr(module, tensor_name)
-            X = parametrization(Y)
-            if not isinstance(X, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got {type(X).__name__}.")
-            if X.dtype != Y.dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the tensor, "
-                    "unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.dtype: {Y.dtype}\n"
-                    f"parametrization(module.{tensor_name}).dtype: {X.dtype}"
-                )
-            if X.shape != Y.shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the tensor, "
-                    "unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.shape: {Y.shape}\n"
-                    f"parametrization(module.{tensor_name}).shape: {X.shape}"
-                )
-            if hasattr(parametrization, "right_inverse"):
-                try:
-                    Z = parametrization.right_inverse(X)
-                except NotImplementedError:
-                    pass
-                else:
-                    if not isinstance(Z, Tensor):
-                        raise ValueError(
-                            f"parametrization.right_inverse must return a tensor. Got: "
-                            f"{type(Z).__name__}"
-                        )
-                    if Z.dtype != Y.dtype:
-                        raise ValueError(
-                            "The tensor returned by parametrization.right_inverse must have "
-                            "the same dtype as module.{tensor_name}, unless the `unsafe` flag "
-                            "is enabled.\n"
-                            f"module.{tensor_name}.dtype: {Y.dtype}\n"
-                            f"returned dtype: {Z.dtype}"
-                        )
-                    if Z.shape != Y.shape:
-                        raise ValueError(
-                            "The tensor returned by parametrization.right_inverse must have "
-                            "the same shape as module.{tensor_name}, unless the `unsafe` flag "
-                            "is enabled.\n"
-                            f"module.{tensor_name}.shape: {Y.shape}\n"
-                            f"returned shape: {Z.shape}"
-                        )
-        module.parametrizations[tensor_name].append(parametrization)
-        module.parametrizations[tensor_name].unsafe |= unsafe
-    elif tensor_name in module._buffers or tensor_name in module._parameters:
-        original = getattr(module, tensor_name)
-        parametrizations = ParametrizationList([parametrization], original, unsafe=unsafe)
-        delattr(module, tensor_name)
-        if not is_parametrized(module):
-            _inject_new_class(module)
-            module.parametrizations = ModuleDict()
-        _inject_property(module, tensor_name)
-        module.parametrizations[tensor_name] = parametrizations
-    else:
+            _check_appended(module, tensor_name, parametrization)
+        chain = module.parametrizations[tensor_name]
+        chain.append(parametrization)
+        chain.unsafe |= unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
         raise ValueError(
             f"Module '{module}' does not have a parameter, a buffer, or a "
             f"parametrized element with name '{tensor_name}'"
         )
+    # the first one: the tensor becomes the chain's original(s) and a property takes its name
+    chain = ParametrizationList([parametrization], getattr(module, tensor_name), unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        _swap_in_parametrized_class(module)
+        module.parametrizations = ModuleDict()
+    _add_property(module, tensor_name)
+    module.parametrizations[tensor_name] = chain
     return module
 
 
@@ -303,9 +299,9 @@ def remove_parametrizations(
     (``leave_parametrized=True``) or its original; return ``module``."""
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
-    parametrizations = module.parametrizations[tensor_name]
-    if parametrizations.is_tensor:
-        original = parametrizations.original
+    chain = module.parametrizations[tensor_name]
+    if chain.is_tensor:
+        original = chain.original
         if leave_parametrized:
             with ember.no_grad():
                 t = getattr(module, tensor_name)

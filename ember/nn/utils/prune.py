@@ -1,10 +1,27 @@
-"""``nn.utils.prune``: mask-based pruning. Pruning ``name`` moves the parameter to
-``<name>_orig``, registers a ``<name>_mask`` buffer and a forward pre-hook that recomputes
-``module.<name> = <name>_orig * <name>_mask``; repeated pruning combines masks through a
-:class:`PruningContainer`.
+"""``nn.utils.prune``: mask-based pruning.
+
+Pruning the tensor ``name`` of a module reparametrizes it: the Parameter moves to
+``<name>_orig``, a ``<name>_mask`` buffer holds the 0/1 mask, and the method object itself is
+registered as a forward pre-hook that writes ``module.<name> = <name>_orig * <name>_mask``
+before every call.  Pruning the same tensor again folds the methods into a
+:class:`PruningContainer`, whose new mask only looks at the part the earlier masks kept.
+
+How ember organises it:
+
+* every method is "score the candidates, zero the ``k`` worst"; the amount bookkeeping
+  (``int`` = a count, ``float`` = a fraction) lives in :func:`_count_to_prune` and the zeroing
+  in :func:`_zero_k` (unstructured) and :func:`_channel_mask` (structured), so the concrete
+  classes are a few lines each;
+* :class:`PruningContainer` finds "the still-unpruned part" through a small table keyed by
+  ``PRUNING_TYPE`` (:data:`_REGION_OF`);
+* re-pruning builds the new method *before* touching the module, and only swaps the hooks
+  once the new mask has been computed: a bad argument leaves the module pruned as it was
+  (torch drops the old hook first, so a failed re-prune leaves a stale ``<name>`` behind).
 
 Tie-breaking: L1/Ln pruning select entries with ``topk`` as torch does; among exactly equal
 magnitudes ember's ``topk`` may pick different (equally valid) entries than torch's kernel.
+The random methods draw from ember's generator in the same order and amount as torch, so a
+seeded run gives torch's masks.
 """
 
 from __future__ import annotations
@@ -40,6 +57,88 @@ __all__ = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------
+# amounts
+
+
+def _check_amount(amount) -> None:
+    """Validate an ``amount`` at construction (before the tensor's size is known)."""
+    if not isinstance(amount, numbers.Real):
+        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    as_count = isinstance(amount, numbers.Integral)
+    if (as_count and amount < 0) or (not as_count and not 0.0 <= float(amount) <= 1.0):
+        raise ValueError(
+            f"amount={amount} should either be a float in the range [0, 1] or a non-negative "
+            "integer"
+        )
+
+
+def _count_to_prune(amount, size: int) -> int:
+    """How many of ``size`` candidates ``amount`` removes: an int is a count (at most
+    ``size``), a float a fraction rounded half-to-even (Python's ``round``, as torch)."""
+    if not isinstance(amount, numbers.Integral):
+        return round(amount * size)
+    if amount > size:
+        raise ValueError(
+            f"amount={amount} should be smaller than the number of parameters to prune={size}"
+        )
+    return amount
+
+
+# ---------------------------------------------------------------------------------------------
+# masks
+
+
+def _zero_k(default_mask: Tensor, scores: Tensor, k: int, largest: bool) -> Tensor:
+    """A copy of ``default_mask`` with the ``k`` entries of highest (``largest``) or lowest
+    score set to 0; ``scores`` has the mask's shape."""
+    # work on a flat private copy; the view back gives a contiguous mask of the same shape
+    flat = default_mask.reshape(-1).clone()
+    if k:
+        flat[ember.topk(scores.reshape(-1), k=k, largest=largest).indices] = 0
+    return flat.view(default_mask.shape)
+
+
+def _check_structured(t: Tensor, dim: int) -> int:
+    """Validate ``dim`` for channel pruning of ``t``; return the number of channels."""
+    if t.dim() <= 1:
+        raise ValueError(
+            "Structured pruning can only be applied to multidimensional tensors. Found tensor "
+            f"of shape {t.shape} with {t.dim()} dims"
+        )
+    if dim >= t.dim():
+        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+    return t.shape[dim]
+
+
+def _channel_mask(t: Tensor, dim: int, kept: Tensor, default_mask: Tensor) -> Tensor:
+    """The mask keeping the channels ``kept`` (a 0/1 vector along ``dim``) of ``t``, in
+    ``t``'s dtype, intersected with ``default_mask``.  The vector is broadcast along the other
+    dimensions rather than scattered through an index."""
+    along = [1] * t.dim()
+    along[dim] = -1
+    channels = kept.to(dtype=t.dtype).reshape(along)
+    return channels.expand_as(t) * default_mask.to(dtype=t.dtype)
+
+
+def _other_dims(t: Tensor, dim: int) -> list[int]:
+    keep = dim % t.dim()
+    return [d for d in range(t.dim()) if d != keep]
+
+
+# ---------------------------------------------------------------------------------------------
+# the hook bookkeeping on a module
+
+
+def _pruning_hook_keys(module: Module, name: str) -> list:
+    """The keys of ``module``'s forward pre-hooks that prune ``name``."""
+    return [
+        key
+        for key, hook in module._forward_pre_hooks.items()
+        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name
+    ]
+
+
 class BasePruningMethod(ABC):
     """Abstract base of pruning methods: ``compute_mask`` decides the mask, ``apply`` installs
     the reparametrization and the forward pre-hook on a module."""
@@ -47,6 +146,7 @@ class BasePruningMethod(ABC):
     _tensor_name: str
 
     def __call__(self, module: Module, inputs: Any) -> None:
+        # the forward pre-hook: recompute the masked tensor from the current orig and mask
         setattr(module, self._tensor_name, self.apply_mask(module))
 
     @abstractmethod
@@ -55,106 +155,126 @@ class BasePruningMethod(ABC):
 
     def apply_mask(self, module: Module) -> Tensor:
         """Return ``<name>_orig * <name>_mask`` for ``module``."""
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned")
-        mask = getattr(module, self._tensor_name + "_mask")
-        orig = getattr(module, self._tensor_name + "_orig")
-        return mask.to(dtype=orig.dtype) * orig
+        base = self._tensor_name
+        weights = getattr(module, f"{base}_orig")
+        return getattr(module, f"{base}_mask").to(dtype=weights.dtype) * weights
 
     @classmethod
     def apply(cls, module: Module, name: str, *args, importance_scores=None, **kwargs):
         """Add the pruning reparametrization of ``module.<name>`` and return the method
         (a :class:`PruningContainer` when the tensor was already pruned)."""
-
-        def _get_composite_method(cls, module, name, *args, **kwargs):
-            old_method = None
-            found = 0
-            hooks_to_remove = []
-            for k, hook in module._forward_pre_hooks.items():
-                if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-                    old_method = hook
-                    hooks_to_remove.append(k)
-                    found += 1
-            if found > 1:
-                raise AssertionError(
-                    f"Avoid adding multiple pruning hooks to the same tensor {name} of module "
-                    f"{module}. Use a PruningContainer."
-                )
-            for k in hooks_to_remove:
-                del module._forward_pre_hooks[k]
-            method = cls(*args, **kwargs)
-            method._tensor_name = name
-            if old_method is not None:
-                if isinstance(old_method, PruningContainer):
-                    old_method.add_pruning_method(method)
-                    method = old_method
-                elif isinstance(old_method, BasePruningMethod):
-                    container = PruningContainer(old_method)
-                    container.add_pruning_method(method)
-                    method = container
-            return method
-
-        method = _get_composite_method(cls, module, name, *args, **kwargs)
-        orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(
-                    f"importance_scores should have the same shape as parameter {name} of "
-                    f"{module}, got {importance_scores.shape} vs {orig.shape}"
-                )
-        else:
-            importance_scores = orig
-        if not isinstance(method, PruningContainer):
-            module.register_parameter(name + "_orig", orig)
-            del module._parameters[name]
-            default_mask = ember.ones_like(orig)
-        else:
-            default_mask = (
-                getattr(module, name + "_mask")
-                .detach()
-                .clone(memory_format=ember.contiguous_format)
+        fresh = cls(*args, **kwargs)
+        fresh._tensor_name = name
+        keys = _pruning_hook_keys(module, name)
+        if len(keys) > 1:
+            raise AssertionError(
+                f"Avoid adding multiple pruning hooks to the same tensor {name} of module "
+                f"{module}. Use a PruningContainer."
             )
+        earlier = module._forward_pre_hooks[keys[0]] if keys else None
+        if earlier is None:
+            method = fresh
+        elif isinstance(earlier, PruningContainer):
+            earlier.add_pruning_method(fresh)
+            method = earlier
+        else:
+            method = PruningContainer(earlier)
+            method.add_pruning_method(fresh)
+
+        current = getattr(module, name)
+        if importance_scores is None:
+            importance_scores = current
+        elif importance_scores.shape != current.shape:
+            raise AssertionError(
+                f"importance_scores should have the same shape as parameter {name} of "
+                f"{module}, got {importance_scores.shape} vs {current.shape}"
+            )
+
+        first_time = earlier is None
+        if first_time:
+            # move the Parameter aside; `name` becomes a plain attribute the hook rewrites
+            module.register_parameter(f"{name}_orig", current)
+            del module._parameters[name]
+            previous_mask = ember.ones_like(current)
+        else:
+            previous_mask = getattr(module, f"{name}_mask").detach()
+            previous_mask = previous_mask.clone(memory_format=ember.contiguous_format)
         try:
-            mask = method.compute_mask(importance_scores, default_mask=default_mask)
-            module.register_buffer(name + "_mask", mask)
+            new_mask = method.compute_mask(importance_scores, default_mask=previous_mask)
+            module.register_buffer(f"{name}_mask", new_mask)
             setattr(module, name, method.apply_mask(module))
-            module.register_forward_pre_hook(method)
         except Exception:
-            if not isinstance(method, PruningContainer):
-                orig = getattr(module, name + "_orig")
-                module.register_parameter(name, orig)
-                del module._parameters[name + "_orig"]
+            if first_time:
+                module.register_parameter(name, module._parameters.pop(f"{name}_orig"))
+            elif method is earlier:
+                earlier._pruning_methods = earlier._pruning_methods[:-1]
             raise
+        for key in keys:
+            del module._forward_pre_hooks[key]
+        module.register_forward_pre_hook(method)
         return method
 
     def prune(
         self, t: Tensor, default_mask: Tensor | None = None, importance_scores=None
     ) -> Tensor:
         """Return ``t`` times the mask computed from ``importance_scores`` (default ``t``)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(
-                    "importance_scores should have the same shape as tensor t, got "
-                    f"{importance_scores.shape} vs {t.shape}"
-                )
-        else:
+        if importance_scores is None:
             importance_scores = t
-        default_mask = default_mask if default_mask is not None else ember.ones_like(t)
+        elif importance_scores.shape != t.shape:
+            raise AssertionError(
+                "importance_scores should have the same shape as tensor t, got "
+                f"{importance_scores.shape} vs {t.shape}"
+            )
+        if default_mask is None:
+            default_mask = ember.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module: Module) -> None:
         """Make the pruning permanent: ``module.<name>`` becomes the pruned Parameter and
         ``<name>_orig`` / ``<name>_mask`` are deleted."""
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned before pruning can be removed")
-        weight = self.apply_mask(module)
-        if hasattr(module, self._tensor_name):
-            delattr(module, self._tensor_name)
-        orig = module._parameters[self._tensor_name + "_orig"]
-        orig.data = weight.data
-        del module._parameters[self._tensor_name + "_orig"]
-        del module._buffers[self._tensor_name + "_mask"]
-        setattr(module, self._tensor_name, orig)
+        base = self._tensor_name
+        pruned = self.apply_mask(module)
+        if hasattr(module, base):
+            delattr(module, base)
+        param = module._parameters.pop(f"{base}_orig")
+        param.data = pruned.data
+        module._buffers.pop(f"{base}_mask")
+        setattr(module, base, param)
+
+
+# ---------------------------------------------------------------------------------------------
+# the container: where the newest method may still prune
+
+
+def _unstructured_region(method, t: Tensor, default_mask: Tensor):
+    # the entries no earlier mask zeroed, as a boolean index (the subset comes out flat)
+    return default_mask == 1
+
+
+def _structured_region(method, t: Tensor, default_mask: Tensor):
+    # the channels along method.dim that still have a nonzero entry
+    if not hasattr(method, "dim"):
+        raise AttributeError(
+            'Pruning methods of PRUNING_TYPE "structured" need to have the attribute `dim` defined.'
+        )
+    ndim = t.dim()
+    dim = method.dim + ndim if method.dim < 0 else method.dim
+    if dim < 0:
+        raise IndexError(f"Index is out of bounds for tensor with dimensions {ndim}")
+    alive = default_mask.sum(dim=_other_dims(t, dim)) != 0
+    return (slice(None),) * dim + (alive,)
+
+
+def _global_region(method, t: Tensor, default_mask: Tensor):
+    # the whole tensor
+    return (slice(None),) * t.dim()
+
+
+_REGION_OF = {
+    "unstructured": _unstructured_region,
+    "structured": _structured_region,
+    "global": _global_region,
+}
 
 
 class PruningContainer(BasePruningMethod):
@@ -163,23 +283,23 @@ class PruningContainer(BasePruningMethod):
     def __init__(self, *args) -> None:
         self._pruning_methods: tuple[BasePruningMethod, ...] = ()
         if len(args) == 1:
+            # a container wrapping one method prunes that method's tensor
             self._tensor_name = args[0]._tensor_name
-            self.add_pruning_method(args[0])
-        else:
-            for method in args:
-                self.add_pruning_method(method)
+        for method in args:
+            self.add_pruning_method(method)
 
     def add_pruning_method(self, method: BasePruningMethod) -> None:
         """Append ``method`` (acting on the same tensor name)."""
-        if not isinstance(method, BasePruningMethod) and method is not None:
-            raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
-        elif method is not None and self._tensor_name != method._tensor_name:
-            raise ValueError(
-                "Can only add pruning methods acting on the parameter named "
-                f"'{self._tensor_name}' to PruningContainer {self}."
-                f" Found '{method._tensor_name}'"
-            )
-        self._pruning_methods += (method,)
+        if method is not None:
+            if not isinstance(method, BasePruningMethod):
+                raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
+            if method._tensor_name != self._tensor_name:
+                raise ValueError(
+                    "Can only add pruning methods acting on the parameter named "
+                    f"'{self._tensor_name}' to PruningContainer {self}. "
+                    f"Found '{method._tensor_name}'"
+                )
+        self._pruning_methods = (*self._pruning_methods, method)
 
     def __len__(self) -> int:
         return len(self._pruning_methods)
@@ -193,34 +313,19 @@ class PruningContainer(BasePruningMethod):
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """Return the mask of the last method applied to the still-unpruned part of ``t``
         (entries, channels or all of it by ``PRUNING_TYPE``), combined with ``default_mask``."""
-        method = self._pruning_methods[-1]
-        new_mask = default_mask.to(dtype=t.dtype)
-        if method.PRUNING_TYPE == "unstructured":
-            slc = default_mask == 1
-        elif method.PRUNING_TYPE == "structured":
-            if not hasattr(method, "dim"):
-                raise AttributeError(
-                    'Pruning methods of PRUNING_TYPE "structured" need to have the attribute '
-                    "`dim` defined."
-                )
-            n_dims = t.dim()
-            dim = method.dim
-            if dim < 0:
-                dim = n_dims + dim
-            if dim < 0:
-                raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
-            keep_channel = default_mask.sum(dim=[d for d in range(n_dims) if d != dim]) != 0
-            slc = [slice(None)] * n_dims
-            slc[dim] = keep_channel
-        elif method.PRUNING_TYPE == "global":
-            slc = [slice(None)] * len(t.shape)
-        else:
-            raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
-        if isinstance(slc, list):
-            slc = tuple(slc)
-        partial_mask = method.compute_mask(t[slc], default_mask=default_mask[slc])
-        new_mask[slc] = partial_mask.to(dtype=new_mask.dtype)
-        return new_mask
+        newest = self._pruning_methods[-1]
+        region_of = _REGION_OF.get(newest.PRUNING_TYPE)
+        if region_of is None:
+            raise ValueError(f"Unrecognized PRUNING_TYPE {newest.PRUNING_TYPE}")
+        region = region_of(newest, t, default_mask)
+        combined = default_mask.to(dtype=t.dtype)
+        sub = newest.compute_mask(t[region], default_mask=default_mask[region])
+        combined[region] = sub.to(dtype=combined.dtype)
+        return combined
+
+
+# ---------------------------------------------------------------------------------------------
+# the methods
 
 
 class Identity(BasePruningMethod):
@@ -242,19 +347,14 @@ class RandomUnstructured(BasePruningMethod):
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount: int | float) -> None:
-        _validate_pruning_amount_init(amount)
+        _check_amount(amount)
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=ember.contiguous_format)
-        if nparams_toprune != 0:
-            prob = ember.rand_like(t)
-            topk = ember.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        k = _count_to_prune(self.amount, t.numel())
+        # draw only when something is pruned: torch's generator advances the same way
+        scores = ember.rand_like(t) if k else t
+        return _zero_k(default_mask, scores, k, largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float):
@@ -267,18 +367,12 @@ class L1Unstructured(BasePruningMethod):
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount: int | float) -> None:
-        _validate_pruning_amount_init(amount)
+        _check_amount(amount)
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=ember.contiguous_format)
-        if nparams_toprune != 0:
-            topk = ember.topk(ember.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        k = _count_to_prune(self.amount, t.numel())
+        return _zero_k(default_mask, t.abs(), k, largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, importance_scores=None):
@@ -291,26 +385,19 @@ class RandomStructured(BasePruningMethod):
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount: int | float, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
+        _check_amount(amount)
         self.amount = amount
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        if nparams_toprune == 0:
+        channels = _check_structured(t, self.dim)
+        k = _count_to_prune(self.amount, channels)
+        if k == 0:
             return default_mask
-        prob = ember.rand(tensor_size)
-        threshold = ember.kthvalue(prob, k=nparams_toprune).values
-        mask = ember.zeros_like(t)
-        slc = [slice(None)] * len(t.shape)
-        slc[self.dim] = prob > threshold
-        mask[tuple(slc)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        # one uniform draw per channel; the k smallest draws go (the k-th value is the cut)
+        draws = ember.rand(channels)
+        cut = ember.kthvalue(draws, k=k).values
+        return _channel_mask(t, self.dim, draws > cut, default_mask)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, dim: int = -1):
@@ -323,28 +410,21 @@ class LnStructured(BasePruningMethod):
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount: int | float, n, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
+        _check_amount(amount)
         self.amount = amount
         self.n = n
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        norm = _compute_norm(t, self.n, self.dim)
-        topk = ember.topk(norm, k=nparams_tokeep, largest=True)
-        if nparams_toprune == 0:
+        channels = _check_structured(t, self.dim)
+        k = _count_to_prune(self.amount, channels)
+        norms = ember.norm(t, p=self.n, dim=_other_dims(t, self.dim))
+        if k == 0:
             return default_mask
-        mask = ember.zeros_like(t)
-        slc = [slice(None)] * len(t.shape)
-        slc[self.dim] = topk.indices
-        mask[tuple(slc)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        survivors = ember.topk(norms, k=channels - k, largest=True).indices
+        kept = ember.zeros(channels, dtype=t.dtype)
+        kept[survivors] = 1
+        return _channel_mask(t, self.dim, kept, default_mask)
 
     @classmethod
     def apply(
@@ -364,7 +444,7 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        if default_mask.shape != self.mask.shape:
+        if self.mask.shape != default_mask.shape:
             raise AssertionError(
                 f"default_mask shape {default_mask.shape} must match self.mask shape "
                 f"{self.mask.shape}"
@@ -374,6 +454,10 @@ class CustomFromMask(BasePruningMethod):
     @classmethod
     def apply(cls, module: Module, name: str, mask: Tensor):
         return super().apply(module, name, mask=mask)
+
+
+# ---------------------------------------------------------------------------------------------
+# the functional interface
 
 
 def identity(module: Module, name: str) -> Module:
@@ -415,6 +499,12 @@ def ln_structured(
     return module
 
 
+def custom_from_mask(module: Module, name: str, mask: Tensor) -> Module:
+    """Prune ``module.<name>`` with ``mask``; return ``module``."""
+    CustomFromMask.apply(module, name, mask)
+    return module
+
+
 def global_unstructured(
     parameters: Iterable, pruning_method, importance_scores: dict | None = None, **kwargs
 ) -> None:
@@ -422,111 +512,50 @@ def global_unstructured(
     with the unstructured ``pruning_method(**kwargs)``."""
     if not isinstance(parameters, Iterable):
         raise TypeError("global_unstructured(): parameters is not an Iterable")
-    importance_scores = importance_scores if importance_scores is not None else {}
+    if importance_scores is None:
+        importance_scores = {}
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    relevant_importance_scores = parameters_to_vector(
-        [
-            importance_scores.get((module, name), getattr(module, name))
-            for module, name in parameters
-        ]
-    )
-    default_mask = parameters_to_vector(
-        [
-            getattr(module, name + "_mask", ember.ones_like(getattr(module, name)))
-            for module, name in parameters
-        ]
-    )
-    container = PruningContainer()
-    container._tensor_name = "temp"
+    # read the pairs once: a generator is walked three times below
+    pairs = list(parameters)
+    tensors = [getattr(module, name) for module, name in pairs]
+    scores = [importance_scores.get(pair, t) for pair, t in zip(pairs, tensors)]
+    # a pair not pruned yet contributes an all-ones mask
+    masks = [getattr(module, f"{name}_mask", None) for module, name in pairs]
+    masks = [ember.ones_like(t) if m is None else m for m, t in zip(masks, tensors)]
+
     method = pruning_method(**kwargs)
-    method._tensor_name = "temp"
     if method.PRUNING_TYPE != "unstructured":
         raise TypeError(
             'Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. Found method '
             f"{pruning_method} of type {method.PRUNING_TYPE}"
         )
-    container.add_pruning_method(method)
-    final_mask = container.compute_mask(relevant_importance_scores, default_mask)
-    pointer = 0
-    for module, name in parameters:
-        param = getattr(module, name)
-        num_param = param.numel()
-        param_mask = final_mask[pointer : pointer + num_param].view_as(param)
-        custom_from_mask(module, name, mask=param_mask)
-        pointer += num_param
-
-
-def custom_from_mask(module: Module, name: str, mask: Tensor) -> Module:
-    """Prune ``module.<name>`` with ``mask``; return ``module``."""
-    CustomFromMask.apply(module, name, mask)
-    return module
+    # one container over the concatenation: the new method only sees entries still alive
+    method._tensor_name = "temp"
+    container = PruningContainer(method)
+    flat_mask = container.compute_mask(parameters_to_vector(scores), parameters_to_vector(masks))
+    start = 0
+    for (module, name), t in zip(pairs, tensors):
+        stop = start + t.numel()
+        custom_from_mask(module, name, mask=flat_mask[start:stop].view_as(t))
+        start = stop
 
 
 def remove(module: Module, name: str) -> Module:
     """Make the pruning of ``module.<name>`` permanent and drop the hook; return ``module``."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(
-        f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed"
-    )
+    keys = _pruning_hook_keys(module, name)
+    if not keys:
+        raise ValueError(
+            f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed"
+        )
+    module._forward_pre_hooks.pop(keys[0]).remove(module)
+    return module
 
 
 def is_pruned(module: Module) -> bool:
     """Return whether ``module`` or any submodule has a pruning pre-hook."""
-    for _, submodule in module.named_modules():
-        for hook in submodule._forward_pre_hooks.values():
-            if isinstance(hook, BasePruningMethod):
-                return True
-    return False
-
-
-def _validate_pruning_amount_init(amount) -> None:
-    if not isinstance(amount, numbers.Real):
-        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
-    if (isinstance(amount, numbers.Integral) and amount < 0) or (
-        not isinstance(amount, numbers.Integral) and (float(amount) > 1.0 or float(amount) < 0.0)
-    ):
-        raise ValueError(
-            f"amount={amount} should either be a float in the range [0, 1] or a non-negative "
-            "integer"
-        )
-
-
-def _validate_pruning_amount(amount, tensor_size: int) -> None:
-    if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(
-            f"amount={amount} should be smaller than the number of parameters to "
-            f"prune={tensor_size}"
-        )
-
-
-def _validate_structured_pruning(t: Tensor) -> None:
-    shape = t.shape
-    if len(shape) <= 1:
-        raise ValueError(
-            "Structured pruning can only be applied to multidimensional tensors. Found tensor "
-            f"of shape {shape} with {len(shape)} dims"
-        )
-
-
-def _compute_nparams_toprune(amount, tensor_size: int) -> int:
-    if isinstance(amount, numbers.Integral):
-        return amount
-    return round(amount * tensor_size)
-
-
-def _validate_pruning_dim(t: Tensor, dim: int) -> None:
-    if dim >= t.dim():
-        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
-
-
-def _compute_norm(t: Tensor, n, dim: int) -> Tensor:
-    dims = list(range(t.dim()))
-    if dim < 0:
-        dim = dims[dim]
-    dims.remove(dim)
-    return ember.norm(t, p=n, dim=dims)
+    return any(
+        isinstance(hook, BasePruningMethod)
+        for sub in module.modules()
+        for hook in sub._forward_pre_hooks.values()
+    )

@@ -13,7 +13,6 @@ from ember.nn._functional.normalization import normalize
 from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter, UninitializedParameter
-from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "SpectralNorm",
@@ -24,8 +23,31 @@ __all__ = [
 ]
 
 
+def _as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` viewed as a matrix whose rows run along ``dim`` (moved to the front) and
+    whose columns are all the other dimensions flattened."""
+    if dim != 0:
+        weight = ember.movedim(weight, dim, 0)
+    return weight.reshape(weight.size(0), -1)
+
+
+def _hook_key(table, kind: type, name: str, of=lambda hook: hook):
+    """The key in a hook table of the ``kind`` hook for the tensor ``name`` (``of`` reaches
+    the SpectralNorm inside a wrapper hook), or None."""
+    for key, hook in table.items():
+        if isinstance(hook, kind) and of(hook).name == name:
+            return key
+    return None
+
+
 class SpectralNorm:
-    """The forward pre-hook that sets ``module.<name> = <name>_orig / sigma``."""
+    """The forward pre-hook that sets ``module.<name> = <name>_orig / sigma``.
+
+    ``sigma`` estimates the largest singular value of the weight matrix by power iteration:
+    the buffers ``u`` and ``v`` hold the current left and right singular vector estimates,
+    refined ``n_power_iterations`` times per training forward, and
+    ``sigma = u . (W v)``.
+    """
 
     _version: int = 1
     name: str
@@ -36,72 +58,68 @@ class SpectralNorm:
     def __init__(
         self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
     ) -> None:
-        self.name = name
-        self.dim = dim
         if n_power_iterations <= 0:
             raise ValueError(
                 "Expected n_power_iterations to be positive, but "
                 f"got n_power_iterations={n_power_iterations}"
             )
+        self.name, self.dim, self.eps = name, dim, eps
         self.n_power_iterations = n_power_iterations
-        self.eps = eps
 
     def reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
         """Return ``weight`` as a matrix with ``dim`` first and the other dims flattened."""
-        weight_mat = weight
-        if self.dim != 0:
-            weight_mat = weight_mat.permute(
-                self.dim, *[d for d in range(weight_mat.dim()) if d != self.dim]
-            )
-        return weight_mat.reshape(weight_mat.size(0), -1)
+        return _as_matrix(weight, self.dim)
+
+    def _unit(self, vector: Tensor) -> Tensor:
+        return normalize(vector, dim=0, eps=self.eps)
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         """Return ``<name>_orig / sigma``; with ``do_power_iteration`` first update the ``u``
         and ``v`` buffers in place."""
-        weight = getattr(module, self.name + "_orig")
-        u = getattr(module, self.name + "_u")
-        v = getattr(module, self.name + "_v")
-        weight_mat = self.reshape_weight_to_matrix(weight)
+        base = self.name
+        weight = getattr(module, f"{base}_orig")
+        u, v = getattr(module, f"{base}_u"), getattr(module, f"{base}_v")
+        mat = _as_matrix(weight, self.dim)
         if do_power_iteration:
             with ember.no_grad():
                 for _ in range(self.n_power_iterations):
-                    v.copy_(normalize(ember.mv(weight_mat.t(), u), dim=0, eps=self.eps))
-                    u.copy_(normalize(ember.mv(weight_mat, v), dim=0, eps=self.eps))
-                # clone so that the buffers' later in-place updates do not touch the graph
-                u = u.clone(memory_format=ember.contiguous_format)
-                v = v.clone(memory_format=ember.contiguous_format)
-        sigma = ember.dot(u, ember.mv(weight_mat, v))
+                    # the buffers are updated in place, so DataParallel replicas share them
+                    v.copy_(self._unit(mat.t() @ u))
+                    u.copy_(self._unit(mat @ v))
+            # sigma must not see later in-place updates of the buffers through autograd
+            u, v = u.clone(), v.clone()
+        sigma = ember.dot(u, mat @ v)
         return weight / sigma
 
     def remove(self, module: Module) -> None:
         """Replace the reparametrization by a plain Parameter ``<name>``."""
         with ember.no_grad():
-            weight = self.compute_weight(module, do_power_iteration=False)
-        delattr(module, self.name)
-        delattr(module, self.name + "_u")
-        delattr(module, self.name + "_v")
-        delattr(module, self.name + "_orig")
-        module.register_parameter(self.name, Parameter(weight.detach()))
+            final = self.compute_weight(module, do_power_iteration=False)
+        for suffix in ("", "_u", "_v", "_orig"):
+            delattr(module, self.name + suffix)
+        module.register_parameter(self.name, Parameter(final.detach()))
 
     def __call__(self, module: Module, inputs: Any) -> None:
-        setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
+        # forward pre-hook: iterate only while training; eval reuses the stored vectors
+        fresh = self.compute_weight(module, do_power_iteration=module.training)
+        setattr(module, self.name, fresh)
 
     def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma) -> Tensor:
-        v = ember.linalg.multi_dot(
-            [weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(), u.unsqueeze(1)]
-        ).squeeze(1)
-        return v.mul_(target_sigma / ember.dot(u, ember.mv(weight_mat, v)))
+        # the least-squares v with W v = u (through the pseudo-inverse of W^T W), scaled so
+        # that u . (W v) equals target_sigma
+        gram_inverse = ember.linalg.pinv(weight_mat.t() @ weight_mat)
+        v = gram_inverse @ (weight_mat.t() @ u)
+        return v * (target_sigma / ember.dot(u, weight_mat @ v))
 
     @staticmethod
     def apply(
         module: Module, name: str, n_power_iterations: int, dim: int, eps: float
     ) -> SpectralNorm:
         """Install the reparametrization of ``module.<name>`` and its hooks."""
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(
-                    f"Cannot register two spectral_norm hooks on the same parameter {name}"
-                )
+        if _hook_key(module._forward_pre_hooks, SpectralNorm, name) is not None:
+            raise RuntimeError(
+                f"Cannot register two spectral_norm hooks on the same parameter {name}"
+            )
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
@@ -111,21 +129,22 @@ class SpectralNorm:
                 "The module passed to `SpectralNorm` can't have uninitialized parameters. "
                 "Make sure to run the dummy forward before applying spectral normalization"
             )
+        rows, cols = _as_matrix(weight, dim).shape
         with ember.no_grad():
-            weight_mat = fn.reshape_weight_to_matrix(weight)
-            h, w = weight_mat.size()
-            u = normalize(weight.new_empty(h).normal_(0, 1), dim=0, eps=fn.eps)
-            v = normalize(weight.new_empty(w).normal_(0, 1), dim=0, eps=fn.eps)
-        delattr(module, fn.name)
-        module.register_parameter(fn.name + "_orig", weight)
-        setattr(module, fn.name, weight.data)
-        module.register_buffer(fn.name + "_u", u)
-        module.register_buffer(fn.name + "_v", v)
+            # random unit starting vectors, u drawn before v (torch's generator order)
+            u = fn._unit(weight.new_empty(rows).normal_(0, 1))
+            v = fn._unit(weight.new_empty(cols).normal_(0, 1))
+        delattr(module, name)
+        module.register_parameter(f"{name}_orig", weight)
+        # a plain tensor until the first forward recomputes it; keeps ``module.<name>``
+        # readable (and deepcopy-able) in between
+        setattr(module, name, weight.data)
+        module.register_buffer(f"{name}_u", u)
+        module.register_buffer(f"{name}_v", v)
         module.register_forward_pre_hook(fn)
         module._register_state_dict_hook(SpectralNormStateDictHook(fn))
-        # torch's ``_register_load_state_dict_pre_hook(hook)``: called without the module
-        handle = RemovableHandle(module._load_state_dict_pre_hooks)
-        module._load_state_dict_pre_hooks[handle.id] = SpectralNormLoadStateDictPreHook(fn)
+        # the load hook takes no module argument (torch's private registration)
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
 
 
@@ -140,31 +159,29 @@ class SpectralNormLoadStateDictPreHook:
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ) -> None:
         fn = self.fn
-        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
-        if version is None or version < 1:
-            weight_key = prefix + fn.name
-            if (
-                version is None
-                and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v"))
-                and weight_key not in state_dict
-            ):
-                return
-            has_missing_keys = False
-            for suffix in ("_orig", "", "_u"):
-                key = weight_key + suffix
-                if key not in state_dict:
-                    has_missing_keys = True
-                    if strict:
-                        missing_keys.append(key)
-            if has_missing_keys:
-                return
-            with ember.no_grad():
-                weight_orig = state_dict[weight_key + "_orig"]
-                weight = state_dict.pop(weight_key)
-                sigma = (weight_orig / weight).mean()
-                weight_mat = fn.reshape_weight_to_matrix(weight_orig)
-                u = state_dict[weight_key + "_u"]
-                state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, u, sigma)
+        version = local_metadata.get("spectral_norm", {}).get(f"{fn.name}.version")
+        if version is not None and version >= 1:
+            return  # written by the current layout: nothing to convert
+        base = prefix + fn.name
+        current_layout = [base + s for s in ("_orig", "_u", "_v")]
+        if (
+            version is None
+            and base not in state_dict
+            and all(k in state_dict for k in current_layout)
+        ):
+            return  # no metadata, but the keys already have the current layout
+        # version 0 stored the normalised weight itself and no v
+        needed = [base + s for s in ("_orig", "", "_u")]
+        absent = [k for k in needed if k not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with ember.no_grad():
+            orig = state_dict[base + "_orig"]
+            sigma = (orig / state_dict.pop(base)).mean()
+            mat = _as_matrix(orig, fn.dim)
+            state_dict[base + "_v"] = fn._solve_v_and_rescale(mat, state_dict[base + "_u"], sigma)
 
 
 class SpectralNormStateDictHook:
@@ -174,15 +191,16 @@ class SpectralNormStateDictHook:
         self.fn = fn
 
     def __call__(self, module: Module, state_dict, prefix: str, local_metadata: dict) -> None:
-        if "spectral_norm" not in local_metadata:
-            local_metadata["spectral_norm"] = {}
-        key = self.fn.name + ".version"
-        if key in local_metadata["spectral_norm"]:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = f"{self.fn.name}.version"
+        if key in versions:
             raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
-        local_metadata["spectral_norm"][key] = self.fn._version
+        versions[key] = self.fn._version
 
 
 T_module = TypeVar("T_module", bound=Module)
+
+_TRANSPOSED = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 
 
 def spectral_norm(
@@ -195,26 +213,24 @@ def spectral_norm(
     """Apply spectral normalization to ``module.<name>`` (``dim`` defaults to 1 for transposed
     convolutions, else 0); return ``module``."""
     if dim is None:
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
+        # a transposed convolution keeps its output channels in dimension 1
+        dim = 1 if isinstance(module, _TRANSPOSED) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
 
 def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     """Remove the spectral normalization of ``module.<name>``; return ``module``."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            break
-    else:
+    key = _hook_key(module._forward_pre_hooks, SpectralNorm, name)
+    if key is None:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    for k, hook in module._state_dict_hooks.items():
-        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
-            del module._state_dict_hooks[k]
-            break
-    for k, hook in module._load_state_dict_pre_hooks.items():
-        if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
-            del module._load_state_dict_pre_hooks[k]
-            break
+    module._forward_pre_hooks.pop(key).remove(module)
+    # the two state-dict hooks that came with it
+    for table, kind in (
+        (module._state_dict_hooks, SpectralNormStateDictHook),
+        (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook),
+    ):
+        key = _hook_key(table, kind, name, of=lambda hook: hook.fn)
+        if key is not None:
+            del table[key]
     return module

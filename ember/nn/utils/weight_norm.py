@@ -13,22 +13,30 @@ from ember.nn.utils.parametrizations import _norm_except_dim
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
+def _hook_key(module: Module, name: str):
+    # the key of the WeightNorm pre-hook for ``name``, or None
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            return key
+    return None
+
+
 class WeightNorm:
-    """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g``, ``<name>_v``."""
+    """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g``, ``<name>_v``:
+    ``w = g * v / ||v||`` with the norm over every dimension but ``dim`` (all of them when
+    ``dim`` is None, stored as -1)."""
 
     name: str
     dim: int
 
     def __init__(self, name: str, dim: int) -> None:
-        if dim is None:
-            dim = -1
         self.name = name
-        self.dim = dim
+        self.dim = -1 if dim is None else dim
 
     def compute_weight(self, module: Module) -> Tensor:
-        g = getattr(module, self.name + "_g")
-        v = getattr(module, self.name + "_v")
-        return v * (g / _norm_except_dim(v, self.dim))
+        magnitude = getattr(module, f"{self.name}_g")
+        direction = getattr(module, f"{self.name}_v")
+        return direction * (magnitude / _norm_except_dim(direction, self.dim))
 
     @staticmethod
     def apply(module: Module, name: str, dim: int) -> WeightNorm:
@@ -38,13 +46,10 @@ class WeightNorm:
             FutureWarning,
             stacklevel=3,
         )
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(
-                    f"Cannot register two weight_norm hooks on the same parameter {name}"
-                )
-        if dim is None:
-            dim = -1
+        if _hook_key(module, name) is not None:
+            raise RuntimeError(
+                f"Cannot register two weight_norm hooks on the same parameter {name}"
+            )
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if isinstance(weight, UninitializedParameter):
@@ -52,19 +57,22 @@ class WeightNorm:
                 "The module passed to `WeightNorm` can't have uninitialized parameters. "
                 "Make sure to run the dummy forward before applying weight normalization"
             )
+        # the Parameter splits into magnitude g and direction v (initially the weight itself)
         del module._parameters[name]
-        module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, dim).data))
-        module.register_parameter(name + "_v", Parameter(weight.data))
+        magnitude = _norm_except_dim(weight, fn.dim).data
+        module.register_parameter(f"{name}_g", Parameter(magnitude))
+        module.register_parameter(f"{name}_v", Parameter(weight.data))
+        # a plain attribute from now on, refreshed before every forward
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)
         return fn
 
     def remove(self, module: Module) -> None:
-        weight = self.compute_weight(module)
+        final = self.compute_weight(module)
         delattr(module, self.name)
-        del module._parameters[self.name + "_g"]
-        del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.data))
+        for suffix in ("_g", "_v"):
+            del module._parameters[self.name + suffix]
+        setattr(module, self.name, Parameter(final.data))
 
     def __call__(self, module: Module, inputs) -> None:
         setattr(module, self.name, self.compute_weight(module))
@@ -79,9 +87,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``module.<name>`` becomes a Parameter again."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    key = _hook_key(module, name)
+    if key is None:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    module._forward_pre_hooks.pop(key).remove(module)
+    return module
