@@ -65,7 +65,7 @@ LIBRARIES = [
     Library(
         "skorch",
         "skorch",
-        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky", "safetensors"),
+        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky", "safetensors", "tensorboard"),
         suite="skorch/tests",
         # its Hugging Face and LLM tests need transformers/tokenizers and the network
         pytest_args=(
