@@ -193,6 +193,7 @@ def trace_module(
         else:
             graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod)
     traced = TopLevelTracedModule(mod, graphs.get("forward"))
+    _attach_method_graphs(traced, graphs.get("forward"))
     if check_trace:
         for checks in check_inputs or [inputs]:
             example = checks.get("forward")
@@ -206,6 +207,15 @@ def trace_module(
             out = traced(*example)
             _check_outputs(graphs["forward"], example, out, mod, check_tolerance)
     return traced
+
+
+def _attach_method_graphs(traced, graph) -> None:
+    """Give each called submodule of a traced module its own graph (``traced.fc.graph``)."""
+    for path, sub in (getattr(graph, "_method_graphs", None) or {}).items():
+        m = traced
+        for p in path:
+            m = m._modules[p]
+        m.__dict__["_graph"] = sub
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):

@@ -63,6 +63,16 @@ class IRTracer:
         self.module_names = {}
         if root is not None:
             self.module_names = {id(m): name for name, m in root.named_modules() if name}
+        # per-call recording (module traces): which call each node ran in; parameters are
+        # stand-ins from ``attr_graph`` until the calls are turned into per-module graphs
+        self.calls = None
+        if root is not None:
+            from ember.jit._calls import Call
+
+            self.calls = [Call(root, ())]
+            self.attr_graph = IR.Graph()
+            self.attr_values: dict = {}  # id(stand-in Value) -> tensor path
+            self.node_call: dict = {}
 
     # --- module scopes (``scope: __module.fc``), from global forward hooks
     def pre_hook(self, module, args):
@@ -72,10 +82,59 @@ class IRTracer:
         else:
             own = f"__module.{name}"
             self.scopes.append(f"{self.scopes[-1]}/{own}" if self.scopes[-1] else own)
+            if not self.suppress:
+                self._name_args(module, args)
+        if self.calls is not None:
+            parent = self.calls[-1]
+            if name is None or self.suppress:
+                self.calls.append(parent)
+            else:
+                from ember.jit._calls import Call
+
+                call = Call(module, tuple(name.split(".")), parent)
+                parent.items.append(("call", call))
+                self.calls.append(call)
+
+    def _name_args(self, module, args) -> None:
+        """Name unnamed values passed to a submodule after its ``forward``'s parameters (as
+        torch's tracer does: ``%input`` for what goes into ``nn.Linear``)."""
+        try:
+            params = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            return
+        for pname, a in zip(params, args):
+            entry = self.values.get(id(a)) if isinstance(a, Tensor) else None
+            if entry is None or entry[0] is not a:
+                continue
+            v = entry[1]
+            if not v.hasDebugName() and v.node().kind() not in ("prim::Constant", "prim::GetAttr"):
+                v.setDebugName(pname)
 
     def post_hook(self, module, args, result):
         if len(self.scopes) > 1:
             self.scopes.pop()
+        if self.calls is not None and len(self.calls) > 1:
+            call = self.calls.pop()
+            if call is not self.calls[-1] and result is not None:
+                flat = _flatten(result)
+                call.tuple_result = isinstance(result, (tuple, list))
+                call.result = [self.values[id(t)][1] if id(t) in self.values else None
+                               for t in flat]  # fmt: skip
+                if any(r is None for r in call.result):
+                    call.result = None
+
+    def insert(self, n):
+        """Insert ``n`` in the graph, noting the call it belongs to."""
+        self.g.insertNode(n)
+        if self.calls is not None:
+            if len(self.calls) > 1 and not n.scopeName():
+                n.setScope(self.scopes[-1])  # torch scopes a call's constants and lists
+            self.calls[-1].items.append(("node", n))
+            self.node_call[n] = self.calls[-1]
+        return n
+
+    def constant(self, value) -> IR.Value:
+        return self.insert(self.g.createConstant(value)).output()
 
     # --- values
     def bind(self, t: Tensor, v: IR.Value) -> None:
@@ -93,7 +152,7 @@ class IRTracer:
         obj = self.root
         for p in path:
             obj = getattr(obj, p)
-        n = self.g.insertNode(self.g.create("prim::GetAttr", [parent]))
+        n = self.insert(self.g.create("prim::GetAttr", [parent]))
         n.s_("name", path[-1])
         out = n.output()
         out.setType(module_type(obj) if not isinstance(obj, Tensor) else IR.TensorType())
@@ -106,11 +165,17 @@ class IRTracer:
         entry = self.values.get(id(t))
         if entry is not None and entry[0] is t:
             v = entry[1]
+        elif id(t) in self.attr_paths and self.calls is not None:
+            n = self.attr_graph.create("prim::GetAttr", [], 1)
+            v = n.output()
+            self.attr_values[id(v)] = self.attr_paths[id(t)]
+            self.bind(t, v)
+            return v
         elif id(t) in self.attr_paths and self.self_value is not None:
             v = self._getattr(self.attr_paths[id(t)])
             self.bind(t, v)
         else:
-            v = self.g.insertConstant(_wrap(np.array(t._data)))  # observers call no ops
+            v = self.constant(_wrap(np.array(t._data)))  # observers call no ops
             src = self._source(frame)
             v.node().setSourceRange(src)
             self.bind(t, v)
@@ -137,18 +202,18 @@ class IRTracer:
                 if isinstance(x, bool)
                 else (ember.int64 if isinstance(x, int) else ember.float64)
             )
-            v = self.g.insertConstant(ember.tensor(x, dtype=dt))
+            v = self.constant(ember.tensor(x, dtype=dt))
             v.node()._wrapped = True
             v.node().setSourceRange(src)
             return v
         if isinstance(a, list):
             elems = [self._arg(e, src, frame) for e in a]
-            n = self.g.insertNode(self.g.create("prim::ListConstruct", elems))
+            n = self.insert(self.g.create("prim::ListConstruct", elems))
             tensors = any(isinstance(e, Tensor) for e in a)
             et = IR.TensorType() if tensors else (elems[0].type() if elems else IR.IntType())
             n.output().setType(IR.ListType(et))
             return n.output()
-        v = self.g.insertConstant(a)
+        v = self.constant(a)
         if a is not None:
             v.node().setSourceRange(src)
         return v
@@ -157,7 +222,7 @@ class IRTracer:
         src = self._source(frame)
         names = names or [None] * len(args)
         ins = [self._arg(a, src, frame, nm) for a, nm in zip(args, names)]
-        n = self.g.insertNode(self.g.create(kind, ins, 0))
+        n = self.insert(self.g.create(kind, ins, 0))
         n.setSourceRange(src)
         n.setScope(self.scopes[-1])
         if payload is not None:
@@ -271,8 +336,13 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
     and buffers are read from it."""
     g = IR.Graph()
     self_value = None
+    types = None
     if module is not None:
-        self_value = g.addInput("self.1", module_type(module))
+        from ember.jit._calls import class_types, reserve_for
+
+        types = class_types(module, module_type)
+        self_value = g.addInput("self.1", types[()])
+        g._unique = reserve_for(module)  # torch's tracer numbers its inputs after these
     tracer = IRTracer(g, module, self_value)
     target = fn.forward if module is not None and fn is module else fn
     try:
@@ -290,7 +360,7 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
             tt = IR.TupleType(types) if isinstance(a, tuple) else IR.ListType(IR.TensorType())
             v = g.addInput(name, tt)
             kind = "prim::TupleUnpack" if isinstance(a, tuple) else "prim::ListUnpack"
-            n = g.insertNode(g.create(kind, [v], 0))
+            n = tracer.insert(g.create(kind, [v], 0))
             for e, t in zip(a, types):
                 tracer.bind(e, n.addOutput(t))
         else:
@@ -321,11 +391,66 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
         for h in hooks:
             h.remove()
     g.setInsertPoint(g.block())
-    g.registerOutput(_output(tracer, g, result))
+    out = _output(tracer, g, result)
     from ember.jit.passes.dce import eliminate_dead_code
 
+    if tracer.calls is not None:
+        return _method_graphs(tracer, g, types, out), result
+    g.registerOutput(out)
     eliminate_dead_code(g)
     return g, result
+
+
+def _method_graphs(tracer, g, types, out):
+    """The module trace as torch keeps it: ``prim::CallMethod`` per submodule call, each
+    called submodule's graph in ``graph._method_graphs`` ({path: graph}); a trace whose
+    calls do not follow the module tree keeps the inlined form."""
+    from ember.jit._calls import _NotTree, build_method_graphs
+    from ember.jit.passes.dce import eliminate_dead_code
+
+    def attr_of(v):
+        return tracer.attr_values.get(id(v))
+
+    try:
+        top, graphs = build_method_graphs(g, tracer.calls[0], types, attr_of, [out])
+    except _NotTree:
+        top, graphs = _inlined(tracer, g, types, out), {}
+    for sub in [top, *graphs.values()]:
+        eliminate_dead_code(sub)
+    top._method_graphs = graphs
+    return top
+
+
+def _inlined(tracer, g, types, out):
+    """Replace the parameter stand-ins by ``prim::GetAttr`` chains from ``%self.1``."""
+    made: dict = {}
+    self_v = g.inputs()[0]
+
+    def chain(path):
+        if path in made:
+            return made[path]
+        base = self_v if len(path) == 1 else chain(path[:-1])
+        n = g.create("prim::GetAttr", [base])
+        n.s_("name", path[-1])
+        t = types.get(path)
+        n.output().setType(t if t is not None else IR.TensorType())
+        n.output().setDebugName(_attr_debug(path[-1]))
+        n.insertBefore(first)
+        made[path] = n.output()
+        return n.output()
+
+    for n in list(g.nodes()):
+        first = n
+        for i, v in enumerate(n.inputs()):
+            path = tracer.attr_values.get(id(v))
+            if path is not None:
+                n.replaceInput(i, chain(path))
+    g.registerOutput(out)
+    return g
+
+
+def _attr_debug(part: str) -> str:
+    return ("_" + part) if part[0].isdigit() else part
 
 
 class _null:
@@ -342,7 +467,7 @@ def _output(tracer, g, result) -> IR.Value:
     if isinstance(result, (tuple, list)):
         elems = [_output(tracer, g, r) for r in result]
         kind = "prim::TupleConstruct" if isinstance(result, tuple) else "prim::ListConstruct"
-        n = g.insertNode(g.create(kind, elems))
+        n = tracer.insert(g.create(kind, elems))
         if isinstance(result, tuple):
             n.output().setType(IR.TupleType([e.type() for e in elems]))
         else:

@@ -21,16 +21,31 @@ def _callee(n):
     return None
 
 
-def _block(block, g) -> bool:
+def _inlined(callee, cache: dict):
+    """``callee`` with its own calls inlined (torch inserts a callee's inlined graph)."""
+    got = cache.get(id(callee))
+    if got is None:
+        if callee.findNode("prim::CallMethod") or callee.findNode("prim::CallFunction"):
+            got = callee.copy()
+            inline_calls(got)
+        else:
+            got = callee
+        cache[id(callee)] = got
+    return got
+
+
+def _block(block, g, cache=None) -> bool:
+    cache = {} if cache is None else cache
     changed = False
     for n in list(block.nodes()):
         for b in n.blocks():
-            changed |= _block(b, g)
+            changed |= _block(b, g, cache)
         if n.kind() not in ("prim::CallMethod", "prim::CallFunction"):
             continue
         callee = _callee(n)
         if callee is None:
             continue
+        callee = _inlined(callee, cache)
         ins = n.inputs()
         args = ins if n.kind() == "prim::CallMethod" else ins[1:]
         with g.insert_point_guard(n):
