@@ -34,8 +34,9 @@ def module_type(m) -> IR.ClassType:
     mod = cls.__module__
     if mod.startswith("ember."):
         mod = "torch." + mod[len("ember.") :]
-    qual = cls.__qualname__ if mod == "__main__" else f"{mod}.{cls.__qualname__}"
-    return IR.ClassType("__torch__." + qual.replace(".<locals>", ""))
+    name = cls.__qualname__.rsplit("<locals>.", 1)[-1]  # torch drops a function's locals
+    qual = name if mod == "__main__" else f"{mod}.{name}"
+    return IR.ClassType("__torch__." + qual)
 
 
 def _user_frame():
@@ -133,6 +134,20 @@ class IRTracer:
             self.node_call[n] = self.calls[-1]
         return n
 
+    def insert_after(self, n, anchor):
+        """Insert ``n`` right after ``anchor`` (in the graph and in its call's items)."""
+        n.insertAfter(anchor)
+        if self.calls is not None:
+            call = self.node_call.get(anchor, self.calls[-1])
+            n.setScope(anchor.scopeName())
+            at = next((i for i, it in enumerate(call.items) if it[1] is anchor), None)
+            if at is None:
+                call.items.append(("node", n))
+            else:
+                call.items.insert(at + 1, ("node", n))
+            self.node_call[n] = call
+        return n
+
     def constant(self, value) -> IR.Value:
         return self.insert(self.g.createConstant(value)).output()
 
@@ -195,6 +210,17 @@ class IRTracer:
     def _arg(self, a, src, frame, name=None) -> IR.Value:
         if isinstance(a, Tensor):
             return self.value_of(a, name, frame)
+        if isinstance(a, SizeInt) and a.tracer is self:
+            v = a.value
+            if not v.hasDebugName() and frame is not None:
+                local = next((k for k, o in frame.f_locals.items() if o is a), None)
+                if local:
+                    v.setDebugName(local)
+            n = self.g.create("aten::Int", [v])
+            n.output().setType(IR.IntType())
+            n.setSourceRange(src)
+            self.insert_after(n, v.node())  # torch puts it right after the size's node
+            return n.output()
         if isinstance(a, _aten.Wrapped):
             x = a.value
             dt = (
@@ -280,6 +306,25 @@ class IRTracer:
         self.suppress += 1
         return (kind, node_args, names, _user_frame())
 
+    def begin(self, kind, node_args):
+        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``)."""
+        self.suppress += 1
+        return (kind, node_args, [None] * len(node_args), _user_frame())
+
+    def size_of(self, t: Tensor, dim: int, frame) -> SizeInt:
+        """``t.size(dim)`` from user code: ``aten::size`` then ``prim::NumToTensor``, as torch's
+        tracer records a size it cannot know to be constant."""
+        n = t._data.shape[dim]
+        src = self._source(frame)
+        size = self._node("aten::size", [t, dim], n, frame)
+        num = self.insert(self.g.create("prim::NumToTensor", [size.output()]))
+        num.output().setType(IR.TensorType(ember.int64, None, None, None, "cpu"))
+        num.setSourceRange(src)
+        num.setScope(self.scopes[-1])
+        out = SizeInt(n)
+        out.tracer, out.value = self, num.output()
+        return out
+
     def exit_composite(self, token, result):
         if token is None:
             return
@@ -288,6 +333,155 @@ class IRTracer:
             return
         kind, args, names, frame = token
         self._node(kind, args, result, frame, names=names)
+
+
+class SizeInt(int):
+    """A size read from a traced tensor by user code: an ``int`` that remembers its node."""
+
+    tracer = None
+    value = None
+
+
+def _tracer_now():
+    t = _TRACING[-1] if _TRACING else None
+    return t if isinstance(t, IRTracer) and not t.suppress else None
+
+
+def _given(kind, build, original):
+    """Wrap a tensor method so a trace records ``kind`` with the arguments as given (torch's
+    ``aten::view(%x, [-1, 4])``, ``aten::softmax(%x, -1)``), not as ember resolves them."""
+
+    def method(*args, **kwargs):
+        tracer = _tracer_now()
+        if tracer is None:
+            return original(*args, **kwargs)
+        try:
+            node_args = build(*args, **kwargs)
+        except TypeError:
+            node_args = None
+        if node_args is None:
+            return original(*args, **kwargs)
+        token = tracer.begin(kind, node_args)
+        result = None
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            tracer.exit_composite(token, result)
+        return result
+
+    method.__name__ = getattr(original, "__name__", kind)
+    method.__doc__ = getattr(original, "__doc__", None)
+    return method
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    if not all(isinstance(e, int) for e in shape):
+        return None  # x.view(dtype) and the like
+    return list(shape)
+
+
+def _view(kind):
+    def build(x, *shape):
+        sizes = _shape_arg(shape)
+        return None if sizes is None else [x, sizes]
+
+    return build
+
+
+def _fn_reshape(x, shape):
+    sizes = _shape_arg((shape,))
+    return None if sizes is None else [x, sizes]
+
+
+def _flatten_args(x, start_dim=0, end_dim=-1):
+    return [x, int(start_dim), int(end_dim)]
+
+
+def _softmax_args(x, dim=None, dtype=None, *, _stacklevel=None):
+    if dim is None:
+        return None
+    return [x, dim, None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype), dtype)]
+
+
+def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
+    code = None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype))
+    if dim is None:
+        return [x, code]
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return [x, dims, bool(keepdim), code]
+
+
+def _user_code(frame) -> bool:
+    return frame is not None and not frame.f_code.co_filename.startswith(_EMBER_DIR)
+
+
+def _size_method(original):
+    def size(self, dim=None):
+        tracer = _tracer_now()
+        frame = sys._getframe(1)
+        if tracer is None or not _user_code(frame) or not tracer.is_traced(self):
+            return original(self, dim)
+        if dim is None:
+            return _traced_shape(tracer, self, frame)
+        return tracer.size_of(self, self._wrap_dim(dim), frame)
+
+    size.__doc__ = original.__doc__
+    return size
+
+
+def _traced_shape(tracer, t, frame):
+    from ember._core.tensor import Size
+
+    return tuple.__new__(Size, [tracer.size_of(t, d, frame) for d in range(t._data.ndim)])
+
+
+def _shape_property(original):
+    def shape(self):
+        tracer = _tracer_now()
+        frame = sys._getframe(1)
+        if tracer is None or not _user_code(frame) or not tracer.is_traced(self):
+            return original.fget(self)
+        return _traced_shape(tracer, self, frame)
+
+    return property(shape, doc=original.__doc__)
+
+
+class _as_given:
+    """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
+    arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
+
+    def __enter__(self):
+        import ember.nn.functional  # noqa: F401  (softmax methods live there)
+
+        T = Tensor
+        self.saved = []
+        patches = [
+            (T, "view", _given("aten::view", _view("view"), T.view)),
+            (T, "reshape", _given("aten::reshape", _view("reshape"), T.reshape)),
+            (T, "flatten", _given("aten::flatten", _flatten_args, T.flatten)),
+            (T, "softmax", _given("aten::softmax", _softmax_args, T.softmax)),
+            (T, "log_softmax", _given("aten::log_softmax", _softmax_args, T.log_softmax)),
+            (T, "sum", _given("aten::sum", _reduce_args, T.sum)),
+            (T, "mean", _given("aten::mean", _reduce_args, T.mean)),
+            (T, "size", _size_method(T.size)),
+            (T, "shape", _shape_property(T.__dict__["shape"])),
+            (ember, "flatten", _given("aten::flatten", _flatten_args, ember.flatten)),
+            (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),
+        ]
+        for owner, name, new in patches:
+            self.saved.append((owner, name, owner.__dict__.get(name)))
+            setattr(owner, name, new)
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, old in reversed(self.saved):
+            if old is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        return False
 
 
 def _plain(x) -> bool:
@@ -384,7 +578,8 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
     _TRACING.append(tracer)
     try:
         with _leak_guards() if len(_TRACING) == 1 else _null():
-            result = fn(*args, **kwargs)
+            with _as_given() if len(_TRACING) == 1 else _null():
+                result = fn(*args, **kwargs)
     finally:
         _TRACING.pop()
         registry.remove_observer(tracer)
