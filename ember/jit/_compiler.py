@@ -57,6 +57,12 @@ def _ann_type(ann, glb) -> IR.Type:
     raise Unsupported(f"annotation {ann!r}")
 
 
+def _module_type(m) -> IR.Type:
+    from ember.jit._tracer import module_type
+
+    return module_type(m)
+
+
 def _py_type(x) -> IR.Type:
     if hasattr(x, "_data"):
         return _T
@@ -128,7 +134,7 @@ class _Compiler:
         hints = typing.get_type_hints(self.fn) if not isinstance(self.fn, type) else {}
         for i, arg in enumerate(a.args):
             if i == 0 and skip_self:
-                v = self.g.addInput("self", IR.ClassType("__torch__." + type(self.module).__name__))
+                v = self.g.addInput("self", _module_type(self.module))
                 env[arg.arg] = v
                 env["__modules__"] = {v: self.module}
                 continue
@@ -326,10 +332,7 @@ class _Compiler:
                 sub = self.emit("prim::GetAttr", [holder], None, it)
                 sub.s_("name", name)
                 sub.output().setType(
-                    IR.ClassType(
-                        "__torch__."
-                        + type(obj[int(name)] if name.isdigit() else getattr(obj, name)).__name__
-                    )
+                    _module_type(obj[int(name)] if name.isdigit() else getattr(obj, name))
                 )
                 env[s.target.id] = sub.output()
                 env.setdefault("__modules__", {})[sub.output()] = (
@@ -490,7 +493,7 @@ class _Compiler:
                 n = self.emit("prim::GetAttr", [base], None)
                 n.s_("name", e.attr)
                 if isinstance(attr, ember.nn.Module):
-                    n.output().setType(IR.ClassType("__torch__." + type(attr).__name__))
+                    n.output().setType(_module_type(attr))
                     env.setdefault("__modules__", {})[n.output()] = attr
                 else:
                     n.output().setType(_py_type(attr) if attr is not None else IR.NoneType())
@@ -605,9 +608,7 @@ class _Compiler:
         obj = self._resolve(f.value, env)
         attr = getattr(obj, f.attr, None)
         if isinstance(attr, ember.nn.Module):
-            sub = self.emit(
-                "prim::GetAttr", [holder], IR.ClassType("__torch__." + type(attr).__name__)
-            )
+            sub = self.emit("prim::GetAttr", [holder], _module_type(attr))
             sub.s_("name", f.attr)
             sub.output().setDebugName(f.attr)
             return self.call_submodule(sub.output(), attr, e, env)
@@ -631,7 +632,7 @@ class _Compiler:
             mod._original if isinstance(mod, ScriptModule) and mod._original is not None else mod
         )
         try:
-            callee = compile_function(type(target).forward, module=target)
+            callee = layer_graph(target) or compile_function(type(target).forward, module=target)
         except Unsupported:
             # a layer whose forward ember's compiler does not cover runs it as a method call
             n = self.emit("prim::CallMethod", [holder] + args, _T, e)
@@ -672,6 +673,106 @@ def _fold_returns(stmts: list) -> list:
     return out
 
 
+# --- ember's library layers, as torch's scripted versions of them compute (ember writes its
+# layers for speed, not in TorchScript's subset): one graph per layer reading its parameters
+# through ``prim::GetAttr`` and calling the aten op, so freezing folds them (Conv-BN...)
+
+
+def _layer_head(module, n_inputs: int = 1):
+    from ember.jit._tracer import module_type
+
+    g = IR.Graph()
+    self_v = g.addInput("self", module_type(module))
+    ins = [g.addInput("input" if i == 0 else f"input{i}", _T) for i in range(n_inputs)]
+    return g, self_v, ins
+
+
+def _attr(g, self_v, name, type_=None):
+    n = g.insertNode(g.create("prim::GetAttr", [self_v]))
+    n.s_("name", name)
+    n.output().setType(type_ or _T)
+    n.output().setDebugName(name)
+    return n.output()
+
+
+def _op(g, kind, args, payload=None, out_type=None):
+    vals = [a if isinstance(a, IR.Value) else g.insertConstant(a) for a in args]
+    n = g.insertNode(g.create(kind, vals))
+    n.output().setType(out_type or _T)
+    if payload is not None:
+        n._payload = payload
+    return n.output()
+
+
+def _ints(v, n):
+    return [int(e) for e in v] if isinstance(v, (list, tuple)) else [int(v)] * n
+
+
+def layer_graph(m) -> IR.Graph | None:
+    """The graph torch's ``jit.script`` makes of an ember library layer (``nn.Linear``,
+    ``ConvNd``, ``BatchNormNd``, pooling, activations), or None for other modules."""
+    nn = ember.nn
+    F = ember.nn.functional
+    if type(m).forward is nn.Linear.forward:
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight"), _attr(g, s, "bias", _py_type(m.bias))
+        g.registerOutput(_op(g, "aten::linear", [x, w, b]))
+        return g
+    convs = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
+    if type(m) in convs and m.padding_mode == "zeros" and not isinstance(m.padding, str):
+        k = convs[type(m)]
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight"), _attr(g, s, "bias", _py_type(m.bias))
+        fn = getattr(F, f"conv{k}d")
+        out = _op(
+            g, f"aten::conv{k}d",
+            [x, w, b, _ints(m.stride, k), _ints(m.padding, k), _ints(m.dilation, k), m.groups],
+            payload=lambda x, w, b, st, p, d, gr, fn=fn: fn(x, w, b, st, p, d, gr),
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    bns = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+    if type(m) in bns and m.track_running_stats and m.momentum is not None:
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
+        mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
+        training = _attr(g, s, "training", _B)
+
+        def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn, m=m):
+            if training and m.num_batches_tracked is not None:
+                m.num_batches_tracked.add_(1)
+            return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
+
+        out = _op(
+            g, "aten::batch_norm",
+            [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
+            payload=run_bn,
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    if type(m) is nn.MaxPool2d and not m.return_indices:
+        g, s, (x,) = _layer_head(m)
+        stride = m.stride if m.stride not in (None, []) else m.kernel_size
+        args = [x, _ints(m.kernel_size, 2), _ints(stride, 2), _ints(m.padding, 2),
+                _ints(m.dilation, 2), bool(m.ceil_mode)]  # fmt: skip
+        g.registerOutput(_op(g, "aten::max_pool2d", args))
+        return g
+    if type(m) is nn.AdaptiveAvgPool2d:
+        g, s, (x,) = _layer_head(m)
+        size = list(m.output_size) if isinstance(m.output_size, (tuple, list)) else m.output_size
+        out = _op(
+            g, "aten::adaptive_avg_pool2d", [x, _ints(size, 2) if size is not None else None],
+            payload=lambda x, size: F.adaptive_avg_pool2d(x, size),
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    if type(m) is nn.Identity:
+        g, s, (x,) = _layer_head(m)
+        g.registerOutput(x)
+        return g
+    return None
+
+
 def compile_function(fn, module=None) -> IR.Graph:
     """Compile a Python function (or a module's method, with ``module``) to a graph."""
     fn = inspect.unwrap(fn)
@@ -688,4 +789,4 @@ def compile_function(fn, module=None) -> IR.Graph:
 def compile_module(module) -> IR.Graph:
     """Compile ``module``'s ``forward`` (and what it calls) to a graph; its first input is
     the module."""
-    return compile_function(type(module).forward, module=module)
+    return layer_graph(module) or compile_function(type(module).forward, module=module)
