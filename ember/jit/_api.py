@@ -218,6 +218,25 @@ def _attach_method_graphs(traced, graph) -> None:
         m.__dict__["_graph"] = sub
 
 
+def _compile_exports(scripted, module) -> None:
+    """Compile the module's ``@jit.export`` methods; each runs its graph on the script
+    module (``scripted.method.graph``)."""
+    from ember.jit._compiler import Unsupported, compile_function
+    from ember.jit._script import ScriptMethod
+
+    seen = set()
+    for klass in type(module).__mro__:
+        for name, fn in vars(klass).items():
+            if name in seen or getattr(fn, "_torchscript_modifier", None) != "export":
+                continue
+            seen.add(name)
+            try:
+                graph = compile_function(fn, module=module)
+            except Unsupported:
+                continue  # beyond ember's compiler: the method stays eager Python
+            scripted.__dict__[name] = ScriptMethod(module, fn, graph)
+
+
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
     """Return ``obj`` with torch's script surface. ember does not compile TorchScript: a
     module becomes a ``RecursiveScriptModule`` and a function a ``ScriptFunction``, both
@@ -234,7 +253,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
             graph = compile_module(obj)
         except Unsupported:
             graph = None  # beyond ember's compiler: the module runs its eager forward
-        return RecursiveScriptModule(obj, graph)
+        scripted = RecursiveScriptModule(obj, graph)
+        _compile_exports(scripted, obj)
+        return scripted
     if inspect.isclass(obj):
         return obj
     if callable(obj):
