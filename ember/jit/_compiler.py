@@ -23,7 +23,7 @@ import typing
 
 import ember
 from ember.jit import ir as IR
-from ember.jit.frontend import NotSupportedError, source_context
+from ember.jit.frontend import NotSupportedError, UnsupportedNodeError, highlight
 from ember.jit.passes.inline import set_callee
 
 __all__ = ["compile_function", "compile_module", "Unsupported"]
@@ -92,20 +92,19 @@ class _Compiler:
         self.inferred: set = set()  # inputs typed Tensor for want of an annotation
 
     # --- errors
-    def _where(self, node) -> str:
+    def _where(self, node, width: int | None = None) -> str:
         lineno = getattr(node, "lineno", 1)
-        line = self.lines[lineno - 1] if lineno - 1 < len(self.lines) else ""
         col = getattr(node, "col_offset", 0)
-        end = getattr(node, "end_col_offset", None)
-        width = (
-            (end - col) if end is not None and getattr(node, "end_lineno", lineno) == lineno else 1
-        )
-        return source_context(self.file, self.first + lineno - 1, line, col, width)
+        if width is not None:
+            end = (lineno, col + width)
+        else:
+            end = (getattr(node, "end_lineno", lineno), getattr(node, "end_col_offset", col + 1))
+        return highlight(self.file, self.first, self.lines, (lineno, col), end)
 
-    def error(self, node, msg: str, cls=RuntimeError):
+    def error(self, node, msg: str, cls=RuntimeError, width: int | None = None):
         if cls is RuntimeError:
-            return RuntimeError(f"\n{msg}:\n{self._where(node)}")
-        return cls(self._where(node), msg)
+            return RuntimeError(f"\n{msg}:\n{self._where(node, width)}")
+        return cls(self._where(node, width), msg)
 
     def _src(self, node) -> str:
         return f"{self.file}:{self.first + node.lineno - 1}:{node.col_offset + self.indent}"
@@ -211,9 +210,17 @@ class _Compiler:
                 msg = "Python builtin <built-in function open> is currently not supported in "
                 raise self.error(target, msg + "Torchscript")
             raise Unsupported("with")
-        elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.Delete, ast.ClassDef)):
-            kind = type(s).__name__.lower()
-            raise self.error(s, f"{kind} statements aren't supported", NotSupportedError)
+        elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.ClassDef)):
+            # torch's names for these and the keyword it underlines
+            what, word = {
+                ast.Try: ("try blocks", "try"),
+                ast.Global: ("global variables", "global"),
+                ast.Nonlocal: ("nonlocal variables", "nonlocal"),
+                ast.ClassDef: ("class definitions", "class"),
+            }[type(s)]
+            raise self.error(s, f"{what} aren't supported", UnsupportedNodeError, width=len(word))
+        elif isinstance(s, ast.Delete):
+            self.delete_stmt(s, env)
         else:
             raise Unsupported(type(s).__name__)
 
@@ -235,6 +242,17 @@ class _Compiler:
                 self.assign(e, o, env, s)
         else:
             raise Unsupported("assignment target")
+
+    def delete_stmt(self, s, env):
+        """``del x`` forgets a local; ``del xs[i]`` / ``del d[k]`` is ``aten::Delete``."""
+        for t in s.targets:
+            if isinstance(t, ast.Name) and t.id in env:
+                del env[t.id]
+            elif isinstance(t, ast.Subscript):
+                base, key = self.expr(t.value, env), self.expr(t.slice, env)
+                self.emit("aten::Delete", [base, key], node=s, n_out=0, payload=_delete)
+            else:
+                raise Unsupported("del target")
 
     def assert_stmt(self, s, env):
         """``assert c, msg``: ``prim::If(c)`` raising ``AssertionError`` in its false branch;
@@ -357,23 +375,47 @@ class _Compiler:
             if t0 != t1:
                 if isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
                     pass
-                elif k.startswith("$"):  # the compiler's own flags and return values
+                elif k.startswith("$") and k != _RET:  # the compiler's flags and return values
                     t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
+                elif k == _RET:
+                    later = [x for x in ast.walk(ast.Module(list(s.orelse), [])) if
+                             isinstance(x, ast.Return)]  # fmt: skip
+                    n0 = t0.annotation_str() + (" (inferred)" if e0[k] in self.inferred else "")
+                    raise self.error(
+                        later[-1] if later else s,
+                        f"Previous return statement returned a value of type {n0} but this "
+                        f"return statement returns a value of type {t1.annotation_str()}",
+                    )
                 else:
-                    bad = self._assignment_of(k, s.orelse) or s
+                    bad = s  # torch quotes the whole if statement
                     n0 = t0.annotation_str() + (" (inferred)" if e0[k] in self.inferred else "")
                     n1 = t1.annotation_str() + (" (inferred)" if e1[k] in self.inferred else "")
-                    raise self.error(
-                        bad,
+                    msg = (
                         f"Type mismatch: {k} is set to type {n0} in the true branch and type "
-                        f"{n1} in the false branch",
+                        f"{n1} in the false branch"
                     )
+                    text = f"\n\n{msg}:\n{self._where(bad)}"
+                    use = self._first_use_after(k, bad)
+                    if use is not None:
+                        text += f"and was used here:\n{self._where(use)}"
+                    raise RuntimeError(text)
             b0.registerOutput(e0[k])
             b1.registerOutput(e1[k])
             o = n.addOutput(t0)
             if k != _RET:
                 o.setDebugName(k)
             env[k] = o
+
+    def _first_use_after(self, name, node):
+        """The first read of ``name`` after ``node`` in the function (for torch's "and was
+        used here")."""
+        end = (node.end_lineno, node.end_col_offset)
+        uses = [
+            x for x in ast.walk(self.tree)
+            if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load)
+            and hasattr(x, "lineno") and (x.lineno, x.col_offset) >= end
+        ]  # fmt: skip
+        return min(uses, key=lambda x: (x.lineno, x.col_offset)) if uses else None
 
     @staticmethod
     def _assignment_of(name, stmts):
@@ -651,7 +693,7 @@ class _Compiler:
         if isinstance(e, ast.Call):
             return self.call(e, env)
         if isinstance(e, ast.Lambda):
-            raise self.error(e, "Lambda aren't supported", NotSupportedError)
+            raise self.error(e, "Lambda aren't supported", UnsupportedNodeError, width=1)
         raise Unsupported(type(e).__name__)
 
     # --- indexing: x[0], x[1:3], x[:, None, ..., -1], xs[i], d["k"], x[mask]
@@ -750,7 +792,9 @@ class _Compiler:
             raise Unsupported("nested comprehension")
         gen = e.generators[0]
         if gen.ifs:
-            raise self.error(e, "Comprehension ifs are not supported yet", NotSupportedError)
+            raise self.error(
+                e, "Comprehension ifs are not supported yet", NotSupportedError, width=0
+            )
         is_dict = isinstance(e, ast.DictComp)
         kind = "prim::DictConstruct" if is_dict else "prim::ListConstruct"
         out = self.emit(kind, [], IR.DictType(IR.StringType(), _T) if is_dict else IR.ListType(_T),
@@ -1035,6 +1079,10 @@ def _type_matches(t, want) -> bool:
     if isinstance(want, (IR.ListType, IR.TupleType, IR.DictType)) and type(t) is type(want):
         return True
     return t == want
+
+
+def _delete(xs, k):
+    del xs[k]
 
 
 def _append(xs, v):
