@@ -68,6 +68,7 @@ class Call:
         self.result = None  # the trace values the call returned
         self.tuple_result = False
         self.lifted: list = []
+        self.passthrough = False  # returns no value made inside it
         self.attrs: dict = {}  # key -> (name, kind, payload) made for this call's block
 
     def preorder(self):
@@ -111,6 +112,7 @@ class _Builder:
             else:
                 self._scan(x)
                 uses = x.lifted
+                x.passthrough = not x.result or not all(self._inside(r, x) for r in x.result)
             for v in uses:
                 if v not in seen and not self._inside(v, call):
                     seen.add(v)
@@ -136,7 +138,9 @@ class _Builder:
                     if path is None:
                         continue
                     rel = _owned(call, path)
-                    if rel is None or ("t",) + rel in call.attrs:
+                    if rel is None:
+                        raise _NotTree(path)  # another module's parameter: kept inlined
+                    if ("t",) + rel in call.attrs:
                         continue
                     for i in range(len(rel)):
                         key = ("t",) + rel[: i + 1]
@@ -166,7 +170,8 @@ class _Builder:
             c.self_value = b
         base = self.g._unique
         made = self._walk(root, self.g)
-        counter = base + 2 * len(calls) + made
+        # a call returning nothing made inside it returns a None constant of its block
+        counter = base + 2 * len(calls) + made + sum(1 for c in calls if c.passthrough)
         graphs: dict = {}
         top = self._block_graph(root, graphs, counter)
         return top, graphs, outputs
@@ -257,7 +262,7 @@ class _Builder:
                 g.insertNode(c)
                 continue
             # a child call: its outputs stand in until the CallMethod replaces them
-            results = x.result or []
+            results = [] if x.passthrough else (x.result or [])
             if not is_root:
                 for _ in results:
                     g._new_unique()
@@ -277,7 +282,12 @@ class _Builder:
             graphs[(x.path, k)] = None
             graphs[(x.path, k)] = self._block_graph(x, graphs, None)
             set_callee(n, graphs[(x.path, k)])
-            if x.tuple_result:
+            if x.passthrough:
+                # a call returning what it was given makes no value (torch's NoneType call);
+                # later reads keep the value from before the call
+                n.output().setType(IR.NoneType())
+                call_nodes.append((n, None))
+            elif x.tuple_result:
                 n.output().setType(IR.TupleType([IR.TensorType() for _ in results]))
                 u = g.insertNode(g.create("prim::TupleUnpack", [n.output()], len(results)))
                 g._unique -= len(results)
@@ -311,12 +321,14 @@ class _Builder:
             for v in self._root_outputs:
                 g.registerOutput(_map_out(g, v, env, get))
         else:
-            res = [get(v) for v in (call.result or [])]
-            if call.tuple_result:
+            res = [] if call.passthrough else [get(v) for v in (call.result or [])]
+            if not res:
+                g.registerOutput(g.insertConstant(None))
+            elif call.tuple_result:
                 n = g.insertNode(g.create("prim::TupleConstruct", res))
                 n.output().setType(IR.TupleType([r.type() for r in res]))
                 g.registerOutput(n.output())
-            elif res:
+            else:
                 g.registerOutput(res[0])
         return g
 

@@ -111,6 +111,54 @@ def _pairs(nn, F):
     return Net()
 
 
+def _tied(nn, F):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Linear(4, 4)
+            self.head = nn.ReLU()
+
+        def forward(self, x):
+            return self.head(F.linear(x, self.emb.weight))  # a child's weight, read here
+
+    return Tied()
+
+
+def _passthrough(nn, F):
+    class Through(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.same = nn.Identity()
+            self.drop = nn.Dropout(0.5)
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(self.drop(self.same(x))) + x
+
+    return Through().eval()
+
+
+def _keywords(nn, F):
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(F.relu(nn.Linear(4, 4).weight[1]))
+
+        def forward(self, x, k: int):
+            return x * self.w * k
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.scale = Scale()
+
+        def forward(self, x):
+            return self.scale(self.fc(input=x), 3)
+
+    return Outer()
+
+
 _MODELS = {
     "mlp": (_mlp, [(3, 4)]),
     "cnn": (_cnn, [(2, 1, 8, 8)]),
@@ -118,6 +166,9 @@ _MODELS = {
     "three_levels": (_nested3, [(3, 4)]),
     "called_twice": (_twice, [(3, 4)]),
     "two_inputs_tuple_output_param": (_pairs, [(3, 4), (3, 4)]),
+    "tied_weight": (_tied, [(3, 4)]),
+    "identity_and_eval_dropout": (_passthrough, [(3, 4)]),
+    "keyword_and_number_arguments": (_keywords, [(3, 4)]),
 }
 
 
@@ -156,7 +207,12 @@ def test_each_called_submodule_has_its_graph_as_torch(name):
     assert mine == theirs
 
 
-@pytest.mark.parametrize("name", [n for n in _MODELS if n != "cnn"])
+# torch's inlined graph orders the constants of a child's call differently from the child's
+# own graph in these (ember inlines the child's graph as it prints); see the guide
+_INLINED_DIFFER = ("cnn", "identity_and_eval_dropout", "keyword_and_number_arguments")
+
+
+@pytest.mark.parametrize("name", [n for n in _MODELS if n not in _INLINED_DIFFER])
 def test_inlined_graph_matches_torch(name):
     em, tm, arrays = _both(name)
     te, tt = _trace(ember, em, *arrays), _trace(torch, tm, *arrays)
