@@ -30,7 +30,8 @@ _EMBER_DIR = os.path.dirname(os.path.abspath(ember.__file__)) + os.sep
 
 def module_type(m) -> IR.ClassType:
     """Return the class type torch gives a module (``__torch__.torch.nn.modules.linear.Linear``)."""
-    cls = type(m)
+    original = m.__dict__.get("_original") if hasattr(m, "__dict__") else None
+    cls = type(original if original is not None else m)  # a traced child: its module's class
     mod = cls.__module__
     if mod.startswith("ember."):
         mod = "torch." + mod[len("ember.") :]
@@ -64,6 +65,10 @@ class IRTracer:
         self.module_names = {}
         if root is not None:
             self.module_names = {id(m): name for name, m in root.named_modules() if name}
+            for name, m in root.named_modules():
+                original = m.__dict__.get("_original")
+                if name and original is not None:  # a script/traced child runs its module
+                    self.module_names[id(original)] = name
         # per-call recording (module traces): which call each node ran in; parameters are
         # stand-ins from ``attr_graph`` until the calls are turned into per-module graphs
         self.calls = None
@@ -87,8 +92,8 @@ class IRTracer:
                 self._name_args(module, args)
         if self.calls is not None:
             parent = self.calls[-1]
-            if name is None or self.suppress:
-                self.calls.append(parent)
+            if name is None or self.suppress or parent.path == tuple(name.split(".")):
+                self.calls.append(parent)  # (a script/traced child then the module it runs)
             else:
                 from ember.jit._calls import Call
 
