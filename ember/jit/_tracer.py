@@ -71,6 +71,7 @@ class IRTracer:
                     self.module_names[id(original)] = name
         # per-call recording (module traces): which call each node ran in; parameters are
         # stand-ins from ``attr_graph`` until the calls are turned into per-module graphs
+        self.pending_sizes: list = []  # traced sizes passed to the op being recorded
         self.calls = None
         if root is not None:
             from ember.jit._calls import Call
@@ -217,15 +218,17 @@ class IRTracer:
             return self.value_of(a, name, frame)
         if isinstance(a, SizeInt) and a.tracer is self:
             v = a.value
-            if not v.hasDebugName() and frame is not None:
-                local = next((k for k, o in frame.f_locals.items() if o is a), None)
-                if local:
-                    v.setDebugName(local)
+            _name_size(a, frame)
             n = self.g.create("aten::Int", [v])
             n.output().setType(IR.IntType())
             n.setSourceRange(src)
             self.insert_after(n, v.node())  # torch puts it right after the size's node
             return n.output()
+        if isinstance(a, _aten.Wrapped) and self.pending_sizes:
+            size = next((z for z in self.pending_sizes if int(z) == a.value), None)
+            if size is not None:  # a traced size used as a tensor operand (torch's)
+                self.pending_sizes.remove(size)
+                return size.value
         if isinstance(a, _aten.Wrapped):
             x = a.value
             dt = (
@@ -341,10 +344,104 @@ class IRTracer:
 
 
 class SizeInt(int):
-    """A size read from a traced tensor by user code: an ``int`` that remembers its node."""
+    """A size read from a traced tensor by user code: an ``int`` that remembers its node.
+    Arithmetic on it is recorded as torch records it (``aten::mul`` of the size's 0-d Long
+    tensor), so sizes computed from sizes follow later inputs too."""
 
     tracer = None
     value = None
+
+    def _record(self, other, kind, result, alpha=False):
+        tracer = self.tracer
+        if tracer is None or tracer is not _tracer_now() or not isinstance(other, int):
+            return result
+        frame = _user_frame()
+        src = tracer._source(frame)
+        for x in (self, other):
+            if isinstance(x, SizeInt) and x.tracer is tracer:
+                _name_size(x, frame)
+        if isinstance(other, SizeInt) and other.tracer is tracer:
+            rhs = other.value
+        else:
+            rhs = tracer._arg(_aten.Wrapped(int(other)), src, frame)
+        ins = [self.value, rhs] + ([tracer._arg(1, src, frame)] if alpha else [])
+        n = tracer.insert(tracer.g.create(kind, ins))
+        n._payload = _SIZE_OPS[kind]
+        n.output().setType(IR.TensorType(ember.int64, (), (), False, "cpu"))
+        n.setSourceRange(src)
+        n.setScope(tracer.scopes[-1])
+        out = SizeInt(result)
+        out.tracer, out.value = tracer, n.output()
+        return out
+
+    def __add__(self, other):
+        return _size_arith(self, other, "aten::add", lambda a, b: a + b, True)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return _size_arith(self, other, "aten::sub", lambda a, b: a - b, True)
+
+    def __rsub__(self, other):
+        return _size_arith(self, other, "aten::rsub", lambda a, b: b - a, True)
+
+    def __mul__(self, other):
+        return _size_arith(self, other, "aten::mul", lambda a, b: a * b, False)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        return _size_arith(self, other, "aten::floor_divide", lambda a, b: a // b, False)
+
+
+def _size_arith(size, other, kind, fn, alpha):
+    if not isinstance(other, int) or isinstance(other, bool):
+        return NotImplemented  # floats, tensors: their own operators decide
+    return size._record(other, kind, fn(int(size), int(other)), alpha=alpha)
+
+
+def _name_size(size, frame) -> None:
+    v = size.value
+    if not v.hasDebugName() and frame is not None:
+        local = next((k for k, o in frame.f_locals.items() if o is size), None)
+        if local:
+            v.setDebugName(local)
+
+
+def _size_operand(original):
+    """A tensor's binary operator: a traced size operand reaches the kernel as a plain int
+    (same values as eager) and the node as the size's value (as torch records it)."""
+
+    def method(self, other):
+        tracer = _tracer_now()
+        if isinstance(other, SizeInt) and tracer is not None and other.tracer is tracer:
+            _name_size(other, _user_frame())
+            tracer.pending_sizes.append(other)
+            try:
+                return original(self, int(other))
+            finally:
+                if other in tracer.pending_sizes:
+                    tracer.pending_sizes.remove(other)
+        return original(self, other)
+
+    method.__name__ = getattr(original, "__name__", "op")
+    return method
+
+
+def _size_op(fn):
+    def run(a, b, *alpha):
+        return ember.tensor(fn(int(a), int(b)))
+
+    return run
+
+
+_SIZE_OPS = {
+    "aten::add": _size_op(lambda a, b: a + b),
+    "aten::sub": _size_op(lambda a, b: a - b),
+    "aten::rsub": _size_op(lambda a, b: b - a),
+    "aten::mul": _size_op(lambda a, b: a * b),
+    "aten::floor_divide": _size_op(lambda a, b: a // b),
+}
 
 
 def _tracer_now():
@@ -453,6 +550,10 @@ def _shape_property(original):
     return property(shape, doc=original.__doc__)
 
 
+_SIZE_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                   "__truediv__", "__rtruediv__", "__floordiv__")  # fmt: skip
+
+
 class _as_given:
     """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
     arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
@@ -471,6 +572,7 @@ class _as_given:
             (T, "sum", _given("aten::sum", _reduce_args, T.sum)),
             (T, "mean", _given("aten::mean", _reduce_args, T.mean)),
             (T, "size", _size_method(T.size)),
+            *[(T, op, _size_operand(getattr(T, op))) for op in _SIZE_OPERATORS],
             (T, "shape", _shape_property(T.__dict__["shape"])),
             (ember, "flatten", _given("aten::flatten", _flatten_args, ember.flatten)),
             (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),

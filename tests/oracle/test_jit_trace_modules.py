@@ -284,6 +284,16 @@ def f_view_minus_one(x):
     return x.view(-1).mean(0, keepdim=True)
 
 
+def f_size_arithmetic(x):
+    b = x.size(0)
+    return x.view(b * 2, -1) + x.size(1) // 2
+
+
+def f_shape_arithmetic(x):
+    n, c, k = x.shape
+    return x.reshape(n * c * k) * (c - 1) + (2 * n)
+
+
 def ember_or_torch(x):
     return torch if isinstance(x, torch.Tensor) else ember
 
@@ -296,6 +306,8 @@ _FUNCS = [
     f_flatten_method,
     f_shape_locals,
     f_view_minus_one,
+    f_size_arithmetic,
+    f_shape_arithmetic,
 ]
 
 
@@ -306,10 +318,44 @@ def test_trace_records_arguments_as_given(fn):
     assert _text(te.graph) == _text(tt.graph)
 
 
-def test_traced_size_follows_the_input_as_torch():
+@pytest.mark.parametrize("fn", [f_view_size, f_size_arithmetic, f_shape_arithmetic])
+def test_traced_size_follows_the_input_as_torch(fn):
     x = np.ones((2, 4, 2), np.float32)
-    te, tt = _trace(ember, f_view_size, x), _trace(torch, f_view_size, x)
+    te, tt = _trace(ember, fn, x), _trace(torch, fn, x)
     y = np.arange(48, dtype=np.float32).reshape(6, 4, 2)
     got, want = te(ember.tensor(y)), tt(torch.tensor(y))
-    assert tuple(got.shape) == tuple(want.shape) == (6, 8)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert got.dtype == ember.float32
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_traced_child_is_one_call_as_torch():
+    def make(lib):
+        nn = lib.nn
+        x = lib.ones(2, 4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inner = lib.jit.trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), x)
+
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = inner
+
+            def forward(self, x):
+                return self.sub(x) * 2
+
+        return Outer()
+
+    te = _trace(ember, make(ember), np.ones((2, 4), np.float32))
+    tt = _trace(torch, make(torch), np.ones((2, 4), np.float32))
+
+    def shape(g):
+        return [(n.kind(), n.s("name") if n.kind() == "prim::CallMethod" else None)
+                for n in g.nodes()]  # fmt: skip
+
+    assert shape(te.graph) == shape(tt.graph)
+    types = [str(n.output().type()) for n in te.graph.findAllNodes("prim::GetAttr")]
+    assert _text(types[0]) == "__torch__.torch.nn.modules.container.Sequential"
+    x = ember.randn(2, 4)
+    assert ember.equal(te(x), te.sub(x) * 2)
