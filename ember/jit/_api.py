@@ -215,7 +215,8 @@ def _attach_method_graphs(traced, graph) -> None:
         m = traced
         for p in path:
             m = m._modules[p]
-        m.__dict__["_graph"] = sub
+        if m.__dict__.get("_made_by_trace"):  # not a script module the user put there
+            m.__dict__["_graph"] = sub
 
 
 def _compile_exports(scripted, module) -> None:

@@ -78,6 +78,13 @@ class Call:
                 yield from x.preorder()
 
 
+def _scripted(module) -> bool:
+    """A script or traced module the user put in the model: called, not retraced."""
+    from ember.jit._script import ScriptModule
+
+    return isinstance(module, ScriptModule)
+
+
 def _owned(call, path: tuple) -> tuple | None:
     """The attribute path of ``path`` (a root-relative tensor path) from ``call``'s module."""
     n = len(call.path)
@@ -112,7 +119,9 @@ class _Builder:
             else:
                 self._scan(x)
                 uses = x.lifted
-                x.passthrough = not x.result or not all(self._inside(r, x) for r in x.result)
+                x.passthrough = not _scripted(x.module) and (
+                    not x.result or not all(self._inside(r, x) for r in x.result)
+                )
             for v in uses:
                 if v not in seen and not self._inside(v, call):
                     seen.add(v)
@@ -281,7 +290,8 @@ class _Builder:
                 n.s_("name", f"forward{k}")
             graphs[(x.path, k)] = None
             graphs[(x.path, k)] = self._block_graph(x, graphs, None)
-            set_callee(n, graphs[(x.path, k)])
+            if not _scripted(x.module):
+                set_callee(n, graphs[(x.path, k)])  # a script child runs its own forward
             if x.passthrough:
                 # a call returning what it was given makes no value (torch's NoneType call);
                 # later reads keep the value from before the call

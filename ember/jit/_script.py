@@ -65,7 +65,7 @@ class ScriptModule(Module):
         # original_name), each sharing its original's state; forward runs the originals
         child = type(self)._child_class()
         d["_modules"] = OrderedDict(
-            (name, m if m is None or isinstance(m, ScriptModule) else child(m))
+            (name, m if m is None or isinstance(m, ScriptModule) else _made(child(m)))
             for name, m in original._modules.items()
         )
 
@@ -162,6 +162,11 @@ class ScriptModule(Module):
     def save(self, f, _extra_files=None) -> None:
         """Save this module with ``ember.jit.save``."""
         save(self, f, _extra_files)
+
+
+def _made(m: ScriptModule) -> ScriptModule:
+    m.__dict__["_made_by_trace"] = True  # a wrapper of a child, made with its parent
+    return m
 
 
 class RecursiveScriptModule(ScriptModule):

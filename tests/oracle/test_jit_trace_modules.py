@@ -359,3 +359,37 @@ def test_traced_child_is_one_call_as_torch():
     assert _text(types[0]) == "__torch__.torch.nn.modules.container.Sequential"
     x = ember.randn(2, 4)
     assert ember.equal(te(x), te.sub(x) * 2)
+
+
+def test_scripted_child_keeps_its_control_flow_in_a_trace_as_torch():
+    def make(lib):
+        nn = lib.nn
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x
+                else:
+                    return -x
+
+        class Cell(nn.Module):
+            def __init__(self):
+                super().__init__()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self.dg = lib.jit.script(Gate())
+                self.linear = nn.Linear(4, 4)
+
+            def forward(self, x, h):
+                return lib.tanh(self.dg(self.linear(x)) + h)
+
+        return Cell()
+
+    tm, em = make(torch), make(ember)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x, h = np.full((3, 4), 5.0, np.float32), np.zeros((3, 4), np.float32)
+    te, tt = _trace(ember, em, x, h), _trace(torch, tm, x, h)
+    for sign in (1.0, -1.0):
+        got = te(ember.tensor(sign * x), ember.tensor(h))
+        want = tt(torch.tensor(sign * x), torch.tensor(h))
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5)
