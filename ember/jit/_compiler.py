@@ -173,8 +173,32 @@ class _Compiler:
                     return v
                 env[_RET] = v  # a branch's return: an output of its prim::If
                 return None
+            if isinstance(s, ast.Raise):
+                self.raise_stmt(s, env)
+                # nothing after a raise runs: the branch "returns" an uninitialized value
+                v = self.emit("prim::Uninitialized", [], self.ret_type, s).output()
+                if top:
+                    return v
+                env[_RET] = v
+                return None
             self.stmt(s, env)
         return env.get(_RET) if top else None
+
+    def raise_stmt(self, s, env):
+        """``raise ValueError(msg)``: ``prim::RaiseException(msg, "builtins.ValueError")``."""
+        exc = s.exc
+        if exc is None or s.cause is not None:
+            raise Unsupported("bare raise / raise from")
+        call = exc if isinstance(exc, ast.Call) else None
+        cls = self._resolve(call.func if call is not None else exc, env)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise Unsupported("raise of this value")
+        if call is not None and call.args:
+            msg = self.expr(call.args[0], env)
+        else:
+            msg = self.const("", s)
+        qual = f"{cls.__module__}.{cls.__qualname__}"
+        self.emit("prim::RaiseException", [msg, self.const(qual, s)], node=s, n_out=0)
 
     def stmt(self, s, env):
         if isinstance(s, ast.Assign):
@@ -210,6 +234,8 @@ class _Compiler:
                 msg = "Python builtin <built-in function open> is currently not supported in "
                 raise self.error(target, msg + "Torchscript")
             raise Unsupported("with")
+        elif isinstance(s, ast.Raise):
+            self.raise_stmt(s, env)
         elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.ClassDef)):
             # torch's names for these and the keyword it underlines
             what, word = {
@@ -376,6 +402,11 @@ class _Compiler:
                 if isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
                     pass
                 elif k.startswith("$") and k != _RET:  # the compiler's flags and return values
+                    t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
+                elif k == _RET and "prim::Uninitialized" in (
+                    e0[k].node().kind(),
+                    e1[k].node().kind(),
+                ):
                     t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
                 elif k == _RET:
                     later = [x for x in ast.walk(ast.Module(list(s.orelse), [])) if
@@ -1009,7 +1040,14 @@ class _Compiler:
         if inspect.ismethod(attr) and attr.__self__ is obj:
             mod = getattr(attr.__func__, "_torchscript_modifier", None)
             args = [self.expr(a, env) for a in e.args]
-            if mod in ("ignore", "unused"):
+            if mod == "unused":
+                # torch compiles a call of an unused method into a raise
+                msg = self.const(
+                    "This Python function is annotated to be ignored and cannot be run"
+                )
+                self.emit("prim::RaiseException", [msg, self.const(None)], node=e, n_out=0)
+                return self.emit("prim::Uninitialized", [], _T, e).output()
+            if mod == "ignore":
                 return self.emit("prim::PythonOp", args, _T, e, payload=attr).output()
             callee = compile_function(attr.__func__, module=obj)
             n = self.emit("prim::CallMethod", [holder] + args, callee.outputs()[0].type(), e)
@@ -1217,7 +1255,7 @@ def _always_returns(stmts) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, ast.Return):
+    if isinstance(last, (ast.Return, ast.Raise)):
         return True
     return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
 

@@ -124,9 +124,10 @@ def _call(n, kind, args):
         from ember.jit._extras import Error
 
         # torch.jit.Error, its message ending with the exception raised in the script
+        qual = args[1] if len(args) > 1 and args[1] is not None else "RuntimeError"
         raise Error(
             "The following operation failed in the TorchScript interpreter.\n"
-            f"RuntimeError: {args[0] if args else 'Exception'}"
+            f"{qual}: {args[0] if args else 'Exception'}"
         )
     if kind == "prim::fork":
         from ember.jit._fork import fork_block

@@ -371,3 +371,51 @@ def test_script_error_text_as_torch(fn):
     assert re.sub(r'"[^"]+", line', "F, line", str(e)) == re.sub(
         r'"[^"]+", line', "F, line", str(t)
     )
+
+
+def f_raise(x, n: int):
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    return x * n
+
+
+def f_raise_fstring(x, n: int):
+    if n < 0:
+        raise RuntimeError(f"bad n {n}")
+    return x
+
+
+@pytest.mark.parametrize("fn", [f_raise, f_raise_fstring])
+def test_raise_as_torch(fn):
+    se, st = _script(ember, fn), _script(torch, fn)
+    assert se._graph is not None and se.graph.findNode("prim::RaiseException") is not None
+    assert se(ember.ones(2), 2).tolist() == st(torch.ones(2), 2).tolist()
+    with pytest.raises(Exception) as te:
+        st(torch.ones(2), -1)
+    with pytest.raises(ember.jit.Error) as ee:
+        se(ember.ones(2), -1)
+    assert str(ee.value).splitlines()[-1] == str(te.value).splitlines()[-1]
+
+
+def test_unused_method_raises_when_reached_as_torch():
+    def make(lib):
+        class M(lib.nn.Module):
+            @lib.jit.unused
+            def helper(self, x):
+                return x + 1
+
+            def forward(self, x, flag: bool):
+                if flag:
+                    return self.helper(x)
+                return x
+
+        return M()
+
+    se, st = _script(ember, make(ember)), _script(torch, make(torch))
+    assert se._graph is not None
+    assert se(ember.ones(2), False).tolist() == st(torch.ones(2), False).tolist()
+    with pytest.raises(Exception) as te:
+        st(torch.ones(2), True)
+    with pytest.raises(ember.jit.Error) as ee:
+        se(ember.ones(2), True)
+    assert str(ee.value).splitlines()[-1] == str(te.value).splitlines()[-1]
