@@ -72,6 +72,7 @@ class IRTracer:
         # per-call recording (module traces): which call each node ran in; parameters are
         # stand-ins from ``attr_graph`` until the calls are turned into per-module graphs
         self.pending_sizes: list = []  # traced sizes passed to the op being recorded
+        self.param_names: dict = {}  # parameters named where an op used them (see _name_params)
         self.calls = None
         if root is not None:
             from ember.jit._calls import Call
@@ -266,7 +267,11 @@ class IRTracer:
         )  # fmt: skip
         for r in outs:
             if isinstance(r, Tensor):
-                v = n.addOutput(IR.TensorType.create_from_tensor(r))
+                t = IR.TensorType.create_from_tensor(r)
+                if kind == "aten::_convolution":
+                    # torch records the convolution below autograd: its type says no grad
+                    t = IR.TensorType(r.dtype, t._sizes, t._strides, False, t._device)
+                v = n.addOutput(t)
                 self.bind(r, v)
             else:
                 n.addOutput(IR.constant_type(r) if _plain(r) else IR.AnyType())
@@ -340,7 +345,26 @@ class IRTracer:
         if result is None:
             return
         kind, args, names, frame = token
+        if self.calls is not None and kind not in _UNNAMED_PARAMS:
+            self._name_params(args, names)
         self._node(kind, args, result, frame, names=names)
+
+    def _name_params(self, args, names) -> None:
+        """Torch's tracer names a module's parameters after the Python locals holding them
+        where the op is called (``weight`` in a conv's ``_conv_forward``, in ``F.batch_norm``),
+        before the module calls are turned into methods; the names only move the suffixes of
+        the ``prim::GetAttr`` names made later (``%weight.5``)."""
+        for a, nm in zip(args, names):
+            if not nm or not isinstance(a, Tensor) or id(a) not in self.attr_paths:
+                continue
+            entry = self.values.get(id(a))
+            key = id(entry[1]) if entry is not None else id(a)
+            if key in self.param_names:
+                continue
+            v = self.g.create("prim::Param", [], 1).output()
+            self.g._unique -= 1  # a name only: torch's parameter values are numbered already
+            v.setDebugName(nm)
+            self.param_names[key] = v
 
 
 class SizeInt(int):
@@ -589,6 +613,11 @@ class _as_given:
             else:
                 setattr(owner, name, old)
         return False
+
+
+# composites torch calls with the module's attributes directly (``F.linear(input,
+# self.weight, self.bias)`` in ``nn.Linear.forward``): no local names its parameters
+_UNNAMED_PARAMS = ("aten::linear",)
 
 
 def _plain(x) -> bool:

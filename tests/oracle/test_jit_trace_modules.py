@@ -198,20 +198,10 @@ def test_each_called_submodule_has_its_graph_as_torch(name):
     te, tt = _trace(ember, em, *arrays), _trace(torch, tm, *arrays)
     mine, theirs = _subgraphs(te), _subgraphs(tt)
     assert set(mine) == set(theirs)
-    if name == "cnn":
-        # torch names the conv's parameters after the frames they pass through
-        # (weight.5); compare the linear and pooling children and the kinds of the rest
-        for key in ("pool", "fc"):
-            assert re.sub(r"\.\d+\b", "", mine[key]) == re.sub(r"\.\d+\b", "", theirs[key])
-        return
     assert mine == theirs
 
 
-# the CNN's inlined graph differs only where its children's graphs do (conv parameter names)
-_INLINED_DIFFER = ("cnn",)
-
-
-@pytest.mark.parametrize("name", [n for n in _MODELS if n not in _INLINED_DIFFER])
+@pytest.mark.parametrize("name", list(_MODELS))
 def test_inlined_graph_matches_torch(name):
     em, tm, arrays = _both(name)
     te, tt = _trace(ember, em, *arrays), _trace(torch, tm, *arrays)
