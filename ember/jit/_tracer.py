@@ -110,6 +110,8 @@ class IRTracer:
             params = list(inspect.signature(module.forward).parameters)
         except (TypeError, ValueError):
             return
+        if any(True for _ in module.children()):
+            return  # the value is named where a leaf module (or an op) first takes it
         for pname, a in zip(params, args):
             entry = self.values.get(id(a)) if isinstance(a, Tensor) else None
             if entry is None or entry[0] is not a:
@@ -347,7 +349,7 @@ class IRTracer:
         kind, args, names, frame = token
         if self.calls is not None and kind not in _UNNAMED_PARAMS:
             self._name_params(args, names)
-        self._node(kind, args, result, frame, names=names)
+        return self._node(kind, args, result, frame, names=names)
 
     def _name_params(self, args, names) -> None:
         """Torch's tracer names a module's parameters after the Python locals holding them
@@ -578,6 +580,34 @@ _SIZE_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__r
                    "__truediv__", "__rtruediv__", "__floordiv__")  # fmt: skip
 
 
+def _adaptive_avg_pool2d(original):
+    """``nn.AdaptiveAvgPool2d`` as torch records it: its Python reads ``input.size()`` (nodes
+    that end dead but take their numbers), then one ``aten::adaptive_avg_pool2d``."""
+    import ember.nn.functional as F
+
+    def forward(self, input):
+        tracer = _tracer_now()
+        if tracer is None or not isinstance(input, Tensor) or input.dim() not in (3, 4):
+            return original(self, input)
+        frame = _user_frame()
+        for d in range(input.dim()):
+            tracer.size_of(input, d, frame)
+        size = self.output_size
+        size = list(size) if isinstance(size, (tuple, list)) else [size, size]
+        size = [int(input.shape[-2 + i]) if s is None else int(s) for i, s in enumerate(size)]
+        token = tracer.begin("aten::adaptive_avg_pool2d", [input, size])
+        result = None
+        try:
+            result = original(self, input)
+        finally:
+            n = tracer.exit_composite(token, result)
+        if n is not None:
+            n._payload = lambda x, s: F.adaptive_avg_pool2d(x, s)
+        return result
+
+    return forward
+
+
 class _as_given:
     """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
     arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
@@ -599,6 +629,11 @@ class _as_given:
             *[(T, op, _size_operand(getattr(T, op))) for op in _SIZE_OPERATORS],
             (T, "shape", _shape_property(T.__dict__["shape"])),
             (ember, "flatten", _given("aten::flatten", _flatten_args, ember.flatten)),
+            (
+                ember.nn.AdaptiveAvgPool2d,
+                "forward",
+                _adaptive_avg_pool2d(ember.nn.AdaptiveAvgPool2d.forward),
+            ),
             (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),
         ]
         for owner, name, new in patches:

@@ -159,6 +159,25 @@ def _keywords(nn, F):
     return Outer()
 
 
+def _resnet(nn, F):
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c)
+            self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            h = F.relu(self.bn1(self.conv1(x)))
+            return F.relu(self.bn2(self.conv2(h)) + x)
+
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), Block(4),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3),
+    ).eval()  # fmt: skip
+
+
 _MODELS = {
     "mlp": (_mlp, [(3, 4)]),
     "cnn": (_cnn, [(2, 1, 8, 8)]),
@@ -169,6 +188,7 @@ _MODELS = {
     "tied_weight": (_tied, [(3, 4)]),
     "identity_and_eval_dropout": (_passthrough, [(3, 4)]),
     "keyword_and_number_arguments": (_keywords, [(3, 4)]),
+    "resnet_block": (_resnet, [(2, 1, 6, 6)]),
 }
 
 

@@ -27,7 +27,7 @@ def _constant_key(n):
     kind, value = n._attrs["value"]
     if kind == "t" or not isinstance(value, (bool, int, float, str)):
         return ("object", id(value))  # tensors and other objects: moved, merged only if same
-    return (kind, type(value).__name__, value, str(n.output().type()), n.scopeName())
+    return (kind, type(value).__name__, value, str(n.output().type()))
 
 
 def pool_constants(graph) -> None:
