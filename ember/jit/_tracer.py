@@ -318,8 +318,34 @@ class IRTracer:
         for x in node_args:
             key = next((k for k, o in a.items() if o is x and isinstance(x, Tensor)), None)
             names.append(key)
+        frame = _user_frame()
+        if kind == "aten::batch_norm" and a.get("training") and self.calls is not None:
+            self._batch_norm_training(a["input"], frame)
         self.suppress += 1
-        return (kind, node_args, names, _user_frame())
+        return (kind, node_args, names, frame)
+
+    def _batch_norm_training(self, x, frame) -> None:
+        """What torch records of a training ``nn.BatchNormNd`` before its ``aten::batch_norm``:
+        ``num_batches_tracked.add_(1)`` (ember's layer counts outside the op table: the node
+        does it when the graph runs), then the size checks of ``F.batch_norm`` (dead nodes
+        that take their numbers)."""
+        m = self.calls[-1].module
+        nbt = getattr(m, "num_batches_tracked", None)
+        if isinstance(nbt, Tensor) and id(nbt) in self.attr_paths:
+            src = self._source(frame)
+            ins = [self.value_of(nbt), self._arg(_aten.Wrapped(1), src, frame)]
+            ins.append(self._arg(1, src, frame))
+            n = self.insert(self.g.create("aten::add_", ins))
+            n.output().setType(IR.TensorType(ember.int64, (), (), False, "cpu"))
+            n.setSourceRange(src)
+            n.setScope(self.scopes[-1])
+            n._payload = lambda t, one, alpha: t.add_(1)
+        if isinstance(x, Tensor) and x.dim() > 2:
+            sizes = [self.size_of(x, d, frame) for d in range(x.dim())]
+            prod = sizes[0]
+            for z in sizes[2:]:
+                prod = prod * z
+            prod._record(1, "aten::eq", int(prod) == 1)  # "more than 1 value per channel"
 
     def begin(self, kind, node_args):
         """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``)."""
@@ -467,6 +493,7 @@ _SIZE_OPS = {
     "aten::rsub": _size_op(lambda a, b: b - a),
     "aten::mul": _size_op(lambda a, b: a * b),
     "aten::floor_divide": _size_op(lambda a, b: a // b),
+    "aten::eq": _size_op(lambda a, b: a == b),
 }
 
 

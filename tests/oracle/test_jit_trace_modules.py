@@ -178,6 +178,10 @@ def _resnet(nn, F):
     ).eval()  # fmt: skip
 
 
+def _train_bn(nn, F):
+    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU()).train()
+
+
 _MODELS = {
     "mlp": (_mlp, [(3, 4)]),
     "cnn": (_cnn, [(2, 1, 8, 8)]),
@@ -189,6 +193,7 @@ _MODELS = {
     "identity_and_eval_dropout": (_passthrough, [(3, 4)]),
     "keyword_and_number_arguments": (_keywords, [(3, 4)]),
     "resnet_block": (_resnet, [(2, 1, 6, 6)]),
+    "batchnorm_in_training": (_train_bn, [(2, 1, 5, 5)]),
 }
 
 
@@ -402,3 +407,18 @@ def test_scripted_child_keeps_its_control_flow_in_a_trace_as_torch():
         got = te(ember.tensor(sign * x), ember.tensor(h))
         want = tt(torch.tensor(sign * x), torch.tensor(h))
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5)
+
+
+def test_traced_training_batchnorm_counts_batches_as_torch():
+    em, tm, arrays = _both("batchnorm_in_training")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        te = ember.jit.trace(em, ember.tensor(arrays[0]), check_trace=False)
+        tt = torch.jit.trace(tm, torch.tensor(arrays[0]), check_trace=False)
+    for _ in range(2):  # the graph counts batches too (torch records the add_)
+        te(ember.tensor(arrays[0]))
+        tt(torch.tensor(arrays[0]))
+    assert int(em[1].num_batches_tracked) == int(tm[1].num_batches_tracked) == 3
+    np.testing.assert_allclose(
+        em[1].running_mean.numpy(), tm[1].running_mean.numpy(), rtol=1e-5, atol=1e-6
+    )
