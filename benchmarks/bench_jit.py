@@ -1,4 +1,5 @@
-"""Eager vs traced vs frozen inference of a ResNet-style CNN with BatchNorm and of an MLP.
+"""Eager vs traced vs frozen vs scripted (and scripted+frozen) inference of a ResNet-style CNN
+with BatchNorm and of an MLP.
 
     PYTHONPATH=$PWD python benchmarks/bench_jit.py [--repeat 5] [--json PATH]
     PYTHONPATH=$PWD python benchmarks/bench_jit.py --quick    # 2 repeats (CI smoke)
@@ -95,15 +96,27 @@ def main(argv=None) -> int:
         if not ok:
             print(f"{name}: frozen output DIFFERS from eager")
             status = 1
+        scripted = torch.jit.script(model)
+        sfrozen = torch.jit.freeze(scripted)
+        with torch.no_grad():
+            if not bool(torch.allclose(sfrozen(x), ref, rtol=1e-4, atol=1e-5)):
+                print(f"{name}: frozen scripted output DIFFERS from eager")
+                status = 1
         te, me = _time(model, x, repeat)
         tt, mt = _time(traced, x, repeat)
         tf, mf = _time(frozen, x, repeat)
+        ts, ms = _time(scripted, x, repeat)
+        tsf, msf = _time(sfrozen, x, repeat)
         print(f"{name}: eager {te * 1e3:.1f} ms, traced {tt * 1e3:.1f} ms ({te / tt:.2f}x), "
-              f"frozen {tf * 1e3:.1f} ms ({te / tf:.2f}x)")  # fmt: skip
+              f"frozen {tf * 1e3:.1f} ms ({te / tf:.2f}x), scripted {ts * 1e3:.1f} ms "
+              f"({te / ts:.2f}x), scripted+frozen {tsf * 1e3:.1f} ms "
+              f"({te / tsf:.2f}x)")  # fmt: skip
         records += [
             bench_record("jit", f"{name} eager", me * 1e3),
             bench_record("jit", f"{name} traced", mt * 1e3),
             bench_record("jit", f"{name} frozen", mf * 1e3 if ok else None),
+            bench_record("jit", f"{name} scripted", ms * 1e3),
+            bench_record("jit", f"{name} scripted frozen", msf * 1e3),
         ]
     write_json(args.json, records)
     return status

@@ -193,6 +193,7 @@ def trace_module(
         else:
             graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod)
     traced = TopLevelTracedModule(mod, graphs.get("forward"))
+    _attach_method_graphs(traced, graphs.get("forward"))
     if check_trace:
         for checks in check_inputs or [inputs]:
             example = checks.get("forward")
@@ -206,6 +207,35 @@ def trace_module(
             out = traced(*example)
             _check_outputs(graphs["forward"], example, out, mod, check_tolerance)
     return traced
+
+
+def _attach_method_graphs(traced, graph) -> None:
+    """Give each called submodule of a traced module its own graph (``traced.fc.graph``)."""
+    for path, sub in (getattr(graph, "_method_graphs", None) or {}).items():
+        m = traced
+        for p in path:
+            m = m._modules[p]
+        if m.__dict__.get("_made_by_trace"):  # not a script module the user put there
+            m.__dict__["_graph"] = sub
+
+
+def _compile_exports(scripted, module) -> None:
+    """Compile the module's ``@jit.export`` methods; each runs its graph on the script
+    module (``scripted.method.graph``)."""
+    from ember.jit._compiler import Unsupported, compile_function
+    from ember.jit._script import ScriptMethod
+
+    seen = set()
+    for klass in type(module).__mro__:
+        for name, fn in vars(klass).items():
+            if name in seen or getattr(fn, "_torchscript_modifier", None) != "export":
+                continue
+            seen.add(name)
+            try:
+                graph = compile_function(fn, module=module)
+            except Unsupported:
+                continue  # beyond ember's compiler: the method stays eager Python
+            scripted.__dict__[name] = ScriptMethod(module, fn, graph)
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -224,7 +254,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
             graph = compile_module(obj)
         except Unsupported:
             graph = None  # beyond ember's compiler: the module runs its eager forward
-        return RecursiveScriptModule(obj, graph)
+        scripted = RecursiveScriptModule(obj, graph)
+        _compile_exports(scripted, obj)
+        return scripted
     if inspect.isclass(obj):
         return obj
     if callable(obj):

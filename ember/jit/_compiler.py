@@ -18,11 +18,12 @@ import ast
 import builtins
 import inspect
 import textwrap
+import types
 import typing
 
 import ember
 from ember.jit import ir as IR
-from ember.jit.frontend import NotSupportedError, source_context
+from ember.jit.frontend import NotSupportedError, UnsupportedNodeError, highlight
 from ember.jit.passes.inline import set_callee
 
 __all__ = ["compile_function", "compile_module", "Unsupported"]
@@ -40,21 +41,37 @@ def _ann_type(ann, glb) -> IR.Type:
     if ann is None:
         return _T
     if isinstance(ann, str):
-        ann = eval(ann, dict(glb), {"List": typing.List, "Optional": typing.Optional})  # noqa: S307, UP006
+        names = {"List": typing.List, "Optional": typing.Optional, "Dict": typing.Dict,  # noqa: UP006
+                 "Tuple": typing.Tuple}  # noqa: UP006  # fmt: skip
+        ann = eval(ann, dict(glb), names)  # noqa: S307
     if ann in (ember.Tensor,) or getattr(ann, "__name__", "") == "Tensor":
         return _T
-    simple = {int: _I, float: _F, bool: _B, str: IR.StringType()}
+    simple = {int: _I, float: _F, bool: _B, str: IR.StringType(), type(None): IR.NoneType()}
     if ann in simple:
         return simple[ann]
+    if ann is list:
+        return IR.ListType(_T)
+    if ann is tuple:
+        return IR.TupleType([])
+    if ann is dict:
+        return IR.DictType(IR.StringType(), _T)
     origin, args = typing.get_origin(ann), typing.get_args(ann)
     if origin is list:
         return IR.ListType(_ann_type(args[0], glb))
     if origin is tuple:
         return IR.TupleType([_ann_type(a, glb) for a in args])
-    if origin is typing.Union and type(None) in args and len(args) == 2:
+    if origin is dict:
+        return IR.DictType(_ann_type(args[0], glb), _ann_type(args[1], glb))
+    if origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
         other = args[0] if args[1] is type(None) else args[1]
         return IR.OptionalType(_ann_type(other, glb))
     raise Unsupported(f"annotation {ann!r}")
+
+
+def _module_type(m) -> IR.Type:
+    from ember.jit._tracer import module_type
+
+    return module_type(m)
 
 
 def _py_type(x) -> IR.Type:
@@ -75,20 +92,19 @@ class _Compiler:
         self.inferred: set = set()  # inputs typed Tensor for want of an annotation
 
     # --- errors
-    def _where(self, node) -> str:
+    def _where(self, node, width: int | None = None) -> str:
         lineno = getattr(node, "lineno", 1)
-        line = self.lines[lineno - 1] if lineno - 1 < len(self.lines) else ""
         col = getattr(node, "col_offset", 0)
-        end = getattr(node, "end_col_offset", None)
-        width = (
-            (end - col) if end is not None and getattr(node, "end_lineno", lineno) == lineno else 1
-        )
-        return source_context(self.file, self.first + lineno - 1, line, col, width)
+        if width is not None:
+            end = (lineno, col + width)
+        else:
+            end = (getattr(node, "end_lineno", lineno), getattr(node, "end_col_offset", col + 1))
+        return highlight(self.file, self.first, self.lines, (lineno, col), end)
 
-    def error(self, node, msg: str, cls=RuntimeError):
+    def error(self, node, msg: str, cls=RuntimeError, width: int | None = None):
         if cls is RuntimeError:
-            return RuntimeError(f"\n{msg}:\n{self._where(node)}")
-        return cls(self._where(node), msg)
+            return RuntimeError(f"\n{msg}:\n{self._where(node, width)}")
+        return cls(self._where(node, width), msg)
 
     def _src(self, node) -> str:
         return f"{self.file}:{self.first + node.lineno - 1}:{node.col_offset + self.indent}"
@@ -128,7 +144,7 @@ class _Compiler:
         hints = typing.get_type_hints(self.fn) if not isinstance(self.fn, type) else {}
         for i, arg in enumerate(a.args):
             if i == 0 and skip_self:
-                v = self.g.addInput("self", IR.ClassType("__torch__." + type(self.module).__name__))
+                v = self.g.addInput("self", _module_type(self.module))
                 env[arg.arg] = v
                 env["__modules__"] = {v: self.module}
                 continue
@@ -139,7 +155,8 @@ class _Compiler:
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
-        ret = self.block(_fold_returns(body), env, top=True)
+        self.ret_type = _ann_type(hints["return"], self.glb) if "return" in hints else _T
+        ret = self.block(_fold_returns(_lower_exits(body, [0])), env, top=True)
         if ret is None:
             ret = self.const(None)
         self.g.registerOutput(ret)
@@ -156,8 +173,32 @@ class _Compiler:
                     return v
                 env[_RET] = v  # a branch's return: an output of its prim::If
                 return None
+            if isinstance(s, ast.Raise):
+                self.raise_stmt(s, env)
+                # nothing after a raise runs: the branch "returns" an uninitialized value
+                v = self.emit("prim::Uninitialized", [], self.ret_type, s).output()
+                if top:
+                    return v
+                env[_RET] = v
+                return None
             self.stmt(s, env)
         return env.get(_RET) if top else None
+
+    def raise_stmt(self, s, env):
+        """``raise ValueError(msg)``: ``prim::RaiseException(msg, "builtins.ValueError")``."""
+        exc = s.exc
+        if exc is None or s.cause is not None:
+            raise Unsupported("bare raise / raise from")
+        call = exc if isinstance(exc, ast.Call) else None
+        cls = self._resolve(call.func if call is not None else exc, env)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise Unsupported("raise of this value")
+        if call is not None and call.args:
+            msg = self.expr(call.args[0], env)
+        else:
+            msg = self.const("", s)
+        qual = f"{cls.__module__}.{cls.__qualname__}"
+        self.emit("prim::RaiseException", [msg, self.const(qual, s)], node=s, n_out=0)
 
     def stmt(self, s, env):
         if isinstance(s, ast.Assign):
@@ -175,6 +216,10 @@ class _Compiler:
             self.expr(s.value, env)
         elif isinstance(s, ast.Pass):
             pass
+        elif isinstance(s, _Bind):
+            s.bind(env)
+        elif isinstance(s, ast.Assert):
+            self.assert_stmt(s, env)
         elif isinstance(s, ast.If):
             self.if_stmt(s, env)
         elif isinstance(s, ast.For):
@@ -189,9 +234,19 @@ class _Compiler:
                 msg = "Python builtin <built-in function open> is currently not supported in "
                 raise self.error(target, msg + "Torchscript")
             raise Unsupported("with")
-        elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.Delete, ast.ClassDef)):
-            kind = type(s).__name__.lower()
-            raise self.error(s, f"{kind} statements aren't supported", NotSupportedError)
+        elif isinstance(s, ast.Raise):
+            self.raise_stmt(s, env)
+        elif isinstance(s, (ast.Try, ast.Global, ast.Nonlocal, ast.ClassDef)):
+            # torch's names for these and the keyword it underlines
+            what, word = {
+                ast.Try: ("try blocks", "try"),
+                ast.Global: ("global variables", "global"),
+                ast.Nonlocal: ("nonlocal variables", "nonlocal"),
+                ast.ClassDef: ("class definitions", "class"),
+            }[type(s)]
+            raise self.error(s, f"{what} aren't supported", UnsupportedNodeError, width=len(word))
+        elif isinstance(s, ast.Delete):
+            self.delete_stmt(s, env)
         else:
             raise Unsupported(type(s).__name__)
 
@@ -214,6 +269,36 @@ class _Compiler:
         else:
             raise Unsupported("assignment target")
 
+    def delete_stmt(self, s, env):
+        """``del x`` forgets a local; ``del xs[i]`` / ``del d[k]`` is ``aten::Delete``."""
+        for t in s.targets:
+            if isinstance(t, ast.Name) and t.id in env:
+                del env[t.id]
+            elif isinstance(t, ast.Subscript):
+                base, key = self.expr(t.value, env), self.expr(t.slice, env)
+                self.emit("aten::Delete", [base, key], node=s, n_out=0, payload=_delete)
+            else:
+                raise Unsupported("del target")
+
+    def assert_stmt(self, s, env):
+        """``assert c, msg``: ``prim::If(c)`` raising ``AssertionError`` in its false branch;
+        ``assert x is not None`` refines ``x`` after it."""
+        ref = self._refinement(s.test, env)
+        if ref is not None and ref[0] is True:
+            return
+        cond = self._val(self._bool(self.expr(s.test, env), s.test))
+        msg = ast.unparse(s.msg) if s.msg is not None else ""
+        if isinstance(s.msg, ast.Constant):
+            msg = str(s.msg.value)
+        n = self.emit("prim::If", [cond], node=s, n_out=0)
+        n.addBlock()
+        b = n.addBlock()
+        with self.g.insert_point_guard(b):
+            text = self.const("AssertionError: " + msg if msg else "AssertionError: ", s)
+            self.emit("prim::RaiseException", [text], node=s, n_out=0, payload=_raise_assert)
+        if ref is not None and ref[0] is None and ref[3] is True:
+            self._refine_in(env, ref[1], ref[2], s.test)
+
     def _assigned(self, stmts) -> list:
         names = []
         for s in stmts:
@@ -227,16 +312,80 @@ class _Compiler:
             return self.emit("aten::Bool", [v], _B, node)
         return v
 
+    # --- refinement: ``x is None``, ``x is not None``, ``isinstance(x, T)``
+    def _refinement(self, test, env):
+        """Return ``(static, name, refined_type, when)``: ``static`` is the test's value when
+        the types decide it (only the live branch is compiled, as torch's), else None with
+        ``name`` refined to ``refined_type`` in the branch where the test is ``when``."""
+        negate = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negate, test = not negate, test.operand
+        res = None
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.left, ast.Name)
+            and test.left.id in env
+            and _is_none(test.comparators[0])
+        ):
+            t = env[test.left.id].type()
+            is_test = isinstance(test.ops[0], ast.Is)
+            if isinstance(t, IR.NoneType):
+                res = (is_test, None, None, None)
+            elif isinstance(t, IR.OptionalType):
+                res = (None, test.left.id, t.getElementType(), not is_test)
+            elif not isinstance(t, IR.AnyType):
+                res = (not is_test, None, None, None)
+        elif (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id in env
+        ):
+            t = env[test.args[0].id].type()
+            want = self._resolve(test.args[1], env)
+            wants = want if isinstance(want, tuple) else (want,)
+            try:
+                targets = [_ann_type(w, self.glb) for w in wants]
+            except Unsupported:
+                targets = None
+            if targets is not None:
+                hit = any(_type_matches(t, w) for w in targets)
+                opt = isinstance(t, IR.OptionalType)
+                if opt and any(_type_matches(t.getElementType(), w) for w in targets):
+                    res = (None, test.args[0].id, t.getElementType(), True)
+                else:
+                    res = (hit, None, None, None)
+        if res is None:
+            return None
+        static, name, rtype, when = res
+        if negate:
+            static = None if static is None else not static
+            when = None if when is None else not when
+        return static, name, rtype, when
+
+    def _refine_in(self, env, name, rtype, node):
+        env[name] = self.emit("prim::unchecked_cast", [env[name]], rtype, node).output()
+
     def if_stmt(self, s, env):
+        ref = self._refinement(s.test, env)
+        if ref is not None and ref[0] is not None:
+            self.block(s.body if ref[0] else s.orelse, env)  # the dead branch is not compiled
+            return
         cond = self._bool(self.expr(s.test, env), s.test)
         if not isinstance(cond, IR.Value):
             cond = cond.output()
         n = self.emit("prim::If", [cond], node=s, n_out=0)
         envs = []
-        for body in (s.body, s.orelse):
+        for k, body in enumerate((s.body, s.orelse)):
             b = n.addBlock()
             e = dict(env)
             with self.g.insert_point_guard(b):
+                if ref is not None and ref[3] == (k == 0):
+                    self._refine_in(e, ref[1], ref[2], s.test)
                 self.block(body, e)
             envs.append((b, e))
         names = [
@@ -252,21 +401,52 @@ class _Compiler:
             if t0 != t1:
                 if isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
                     pass
+                elif k.startswith("$") and k != _RET:  # the compiler's flags and return values
+                    t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
+                elif k == _RET and "prim::Uninitialized" in (
+                    e0[k].node().kind(),
+                    e1[k].node().kind(),
+                ):
+                    t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
+                elif k == _RET:
+                    later = [x for x in ast.walk(ast.Module(list(s.orelse), [])) if
+                             isinstance(x, ast.Return)]  # fmt: skip
+                    n0 = t0.annotation_str() + (" (inferred)" if e0[k] in self.inferred else "")
+                    raise self.error(
+                        later[-1] if later else s,
+                        f"Previous return statement returned a value of type {n0} but this "
+                        f"return statement returns a value of type {t1.annotation_str()}",
+                    )
                 else:
-                    bad = self._assignment_of(k, s.orelse) or s
+                    bad = s  # torch quotes the whole if statement
                     n0 = t0.annotation_str() + (" (inferred)" if e0[k] in self.inferred else "")
                     n1 = t1.annotation_str() + (" (inferred)" if e1[k] in self.inferred else "")
-                    raise self.error(
-                        bad,
+                    msg = (
                         f"Type mismatch: {k} is set to type {n0} in the true branch and type "
-                        f"{n1} in the false branch",
+                        f"{n1} in the false branch"
                     )
+                    text = f"\n\n{msg}:\n{self._where(bad)}"
+                    use = self._first_use_after(k, bad)
+                    if use is not None:
+                        text += f"and was used here:\n{self._where(use)}"
+                    raise RuntimeError(text)
             b0.registerOutput(e0[k])
             b1.registerOutput(e1[k])
             o = n.addOutput(t0)
             if k != _RET:
                 o.setDebugName(k)
             env[k] = o
+
+    def _first_use_after(self, name, node):
+        """The first read of ``name`` after ``node`` in the function (for torch's "and was
+        used here")."""
+        end = (node.end_lineno, node.end_col_offset)
+        uses = [
+            x for x in ast.walk(self.tree)
+            if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load)
+            and hasattr(x, "lineno") and (x.lineno, x.col_offset) >= end
+        ]  # fmt: skip
+        return min(uses, key=lambda x: (x.lineno, x.col_offset)) if uses else None
 
     @staticmethod
     def _assignment_of(name, stmts):
@@ -295,49 +475,144 @@ class _Compiler:
             o.setDebugName(k)
             env[k] = o
 
-    def for_stmt(self, s, env):
-        if not isinstance(s.target, ast.Name):
-            raise Unsupported("for target")
-        it = s.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            args = [self.expr(a, env) for a in it.args]
-            start = args[0] if len(args) == 2 else None
-            trip = args[-1] if len(args) < 3 else None
-            if len(args) == 3 or not args:
-                raise Unsupported("range with a step")
-            if start is not None:
-                trip = self.emit("aten::sub", [args[1], args[0]], _I, it).output()
-            true = self.const(True, s)
+    def _counted(self, s, env, trip, bind):
+        """A ``prim::Loop`` of ``trip`` iterations; ``bind(i, e)`` sets the targets; the
+        condition is True (``not <break flag>`` for a loop that breaks)."""
+        true = self.const(True, s)
 
-            def body(i, e):
-                if start is not None:
-                    i = self.emit("aten::add", [start, i], _I, it).output()
-                i.setDebugName(s.target.id)
-                e[s.target.id] = i
-                self.block(s.body, e)
+        def body(i, e):
+            bind(i, e)
+            self.block(s.body, e)
+            flag = getattr(s, "_exit_flag", None)
+            if flag is None:
                 return true
+            return self.emit("aten::__not__", [e[flag]], _B, s).output()
 
-            self._loop(s, env, trip, true, body)
-            return
+        self._loop(s, env, trip, true, body)
+
+    def _unrolled(self, s, env, items) -> None:
+        """Unroll a loop over a tuple or a module list (as torch does): ``items`` are
+        callables binding the target for each iteration."""
+        flag = getattr(s, "_exit_flag", None)
+        for bind in items:
+            if flag is None:
+                bind(env)
+                self.block(s.body, env)
+                continue
+            guard = ast.If(
+                test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load())),
+                body=[_Bind(bind)] + list(s.body),
+                orelse=[],
+            )
+            self.if_stmt(ast.fix_missing_locations(ast.copy_location(guard, s)), env)
+
+    def for_stmt(self, s, env):
+        it = s.iter
+        fname = it.func.id if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) else None
+        if fname in ("range", "enumerate", "zip") and fname not in env and fname not in self.glb:
+            return getattr(self, f"_for_{fname}")(s, env, it)
         obj = self._resolve(it, env)
         if isinstance(obj, (ember.nn.ModuleList, ember.nn.Sequential)):
             holder = self.expr(it, env)
+            items = []
             for name, _ in obj.named_children():
-                sub = self.emit("prim::GetAttr", [holder], None, it)
-                sub.s_("name", name)
-                sub.output().setType(
-                    IR.ClassType(
-                        "__torch__."
-                        + type(obj[int(name)] if name.isdigit() else getattr(obj, name)).__name__
-                    )
-                )
-                env[s.target.id] = sub.output()
-                env.setdefault("__modules__", {})[sub.output()] = (
-                    getattr(obj, name) if not name.isdigit() else obj[int(name)]
-                )
-                self.block(s.body, env)
+
+                def bind(e, name=name):
+                    sub = self.emit("prim::GetAttr", [holder], None, it)
+                    sub.s_("name", name)
+                    child = getattr(obj, name) if not name.isdigit() else obj[int(name)]
+                    sub.output().setType(_module_type(child))
+                    self.assign(s.target, sub.output(), e, s)
+                    e.setdefault("__modules__", {})[sub.output()] = child
+
+                items.append(bind)
+            self._unrolled(s, env, items)
+            return
+        seq = self.expr(it, env)
+        t = seq.type()
+        if isinstance(t, IR.TupleType):
+            items = []
+            for k, et in enumerate(t.elements()):
+
+                def bind(e, k=k, et=et):
+                    n = self.emit("prim::TupleIndex", [seq, self.const(k, it)], et, it)
+                    self.assign(s.target, n.output(), e, s)
+
+                items.append(bind)
+            self._unrolled(s, env, items)
+            return
+        if isinstance(t, (IR.ListType, IR.TensorType)):
+            trip = self._len(seq, it)
+
+            def bind(i, e):
+                self.assign(s.target, self._item(seq, i, it), e, s)
+
+            self._counted(s, env, trip, bind)
             return
         raise Unsupported("for over this iterable")
+
+    def _len(self, seq, node):
+        return self.emit("aten::len", [seq], _I, node, payload=len).output()
+
+    def _item(self, seq, i, node):
+        t = seq.type()
+        if isinstance(t, IR.TensorType):
+            return self.emit("aten::select", [seq, self.const(0, node), i], _T, node).output()
+        et = t.getElementType() if isinstance(t, IR.ListType) else _T
+        return self.emit("aten::__getitem__", [seq, i], et, node, payload=_getitem).output()
+
+    def _for_range(self, s, env, it):
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise Unsupported("range arguments")
+        args = [self.expr(a, env) for a in it.args]
+        if len(args) == 1:
+            trip, start, step = args[0], None, None
+        else:
+            start = args[0]
+            step = args[2] if len(args) == 3 else None
+            ins = [args[0], args[1], step if step is not None else self.const(1, it)]
+            trip = self.emit(
+                "aten::__range_length", ins, _I, it, payload=lambda a, b, c: len(range(a, b, c))
+            ).output()
+
+        def bind(i, e):
+            if start is not None:
+                st = step if step is not None else self.const(1, it)
+                i = self.emit(
+                    "aten::__derive_index", [i, start, st], _I, it,
+                    payload=lambda k, a, c: a + k * c,
+                ).output()  # fmt: skip
+            self.assign(s.target, i, e, s)
+
+        self._counted(s, env, trip, bind)
+
+    def _for_enumerate(self, s, env, it):
+        if len(it.args) != 1 or it.keywords or not isinstance(s.target, ast.Tuple):
+            raise Unsupported("enumerate form")
+        seq = self.expr(it.args[0], env)
+        idx_t, val_t = s.target.elts
+
+        def bind(i, e):
+            self.assign(idx_t, i, e, s)
+            self.assign(val_t, self._item(seq, i, it), e, s)
+
+        self._counted(s, env, self._len(seq, it), bind)
+
+    def _for_zip(self, s, env, it):
+        if it.keywords or not isinstance(s.target, ast.Tuple):
+            raise Unsupported("zip form")
+        if len(s.target.elts) != len(it.args):
+            raise Unsupported("zip unpacking")
+        seqs = [self.expr(a, env) for a in it.args]
+        trip = self._len(seqs[0], it)
+        for q in seqs[1:]:
+            trip = self.emit("prim::min", [trip, self._len(q, it)], _I, it, payload=min).output()
+
+        def bind(i, e):
+            for target, q in zip(s.target.elts, seqs):
+                self.assign(target, self._item(q, i, it), e, s)
+
+        self._counted(s, env, trip, bind)
 
     def while_stmt(self, s, env):
         cond = self._bool(self.expr(s.test, env), s.test)
@@ -347,7 +622,12 @@ class _Compiler:
         def body(i, e):
             self.block(s.body, e)
             c = self._bool(self.expr(s.test, e), s.test)
-            return c if isinstance(c, IR.Value) else c.output()
+            c = c if isinstance(c, IR.Value) else c.output()
+            flag = getattr(s, "_exit_flag", None)
+            if flag is not None:
+                go = self.emit("aten::__not__", [e[flag]], _B, s).output()
+                c = self.emit("aten::__and__", [go, c], _B, s).output()
+            return c
 
         self._loop(s, env, trip, cond, body)
 
@@ -422,25 +702,168 @@ class _Compiler:
         if isinstance(e, ast.Attribute):
             return self.attribute(e, env)
         if isinstance(e, ast.Subscript):
-            base = self.expr(e.value, env)
-            if isinstance(e.slice, ast.Slice):
-                raise Unsupported("slicing")
-            idx = self.expr(e.slice, env)
-            t = base.type()
-            if isinstance(t, IR.TensorType):
-                return self.emit("aten::select", [base, self.const(0), idx], _T, e).output()
-            et = t.getElementType() if isinstance(t, IR.ListType) else _T
-            if isinstance(t, IR.TupleType):
-                k = idx.toIValue()
-                et = t.elements()[k] if isinstance(k, int) else _T
-            return self.emit("aten::__getitem__", [base, idx], et, e).output()
+            return self.subscript(e, env)
+        if isinstance(e, ast.Dict):
+            if any(k is None for k in e.keys):
+                raise Unsupported("dict unpacking")
+            keys = [self.expr(k, env) for k in e.keys]
+            vals = [self.expr(v, env) for v in e.values]
+            args = [x for kv in zip(keys, vals) for x in kv]
+            kt = keys[0].type() if keys else IR.StringType()
+            vt = vals[0].type() if vals else _T
+            return self.emit(
+                "prim::DictConstruct", args, IR.DictType(kt, vt), e,
+                payload=lambda *a: dict(zip(a[::2], a[1::2])),
+            ).output()  # fmt: skip
+        if isinstance(e, ast.JoinedStr):
+            return self.fstring(e, env)
+        if isinstance(e, (ast.ListComp, ast.DictComp)):
+            return self.comprehension(e, env)
+        if isinstance(e, ast.IfExp):
+            return self.if_expr(e, env)
         if isinstance(e, ast.Call):
             return self.call(e, env)
         if isinstance(e, ast.Lambda):
-            raise self.error(e, "Lambda aren't supported", NotSupportedError)
-        if isinstance(e, (ast.ListComp, ast.DictComp, ast.Dict, ast.JoinedStr, ast.IfExp)):
-            raise Unsupported(type(e).__name__)
+            raise self.error(e, "Lambda aren't supported", UnsupportedNodeError, width=1)
         raise Unsupported(type(e).__name__)
+
+    # --- indexing: x[0], x[1:3], x[:, None, ..., -1], xs[i], d["k"], x[mask]
+    def subscript(self, e, env):
+        base = self.expr(e.value, env)
+        t = base.type()
+        if not isinstance(t, IR.TensorType):
+            if isinstance(e.slice, ast.Slice):
+                if not isinstance(t, IR.ListType):
+                    raise Unsupported("slicing this value")
+                lo, hi, st = self._slice_parts(e.slice, env, e)
+                return self.emit(
+                    "aten::slice", [base, lo, hi, st], t, e,
+                    payload=lambda xs, a, b, c: xs[slice(a, b, c)],
+                ).output()  # fmt: skip
+            idx = self.expr(e.slice, env)
+            if isinstance(t, IR.TupleType):
+                k = idx.toIValue()
+                et = t.elements()[k] if isinstance(k, int) else _T
+                return self.emit("prim::TupleIndex", [base, idx], et, e).output()
+            if isinstance(t, IR.DictType):
+                et = t.getValueType()
+            else:
+                et = t.getElementType() if isinstance(t, IR.ListType) else _T
+            return self.emit("aten::__getitem__", [base, idx], et, e, payload=_getitem).output()
+        items = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        consumers = [x for x in items if not (_is_none(x) or _is_ellipsis(x))]
+        dim, after_dots, x = 0, None, base
+        for k, item in enumerate(items):
+            if _is_ellipsis(item):
+                after_dots = sum(1 for y in items[k + 1 :] if y in consumers)
+                continue
+            d = dim if after_dots is None else -after_dots
+            if _is_none(item):
+                x = self.emit("aten::unsqueeze", [x, self.const(d, e)], _T, e).output()
+                dim += 1
+                continue
+            if isinstance(item, ast.Slice):
+                lo, hi, st = self._slice_parts(item, env, e)
+                x = self.emit("aten::slice", [x, self.const(d, e), lo, hi, st], _T, e).output()
+                dim += 1
+                if after_dots is not None:
+                    after_dots -= 1
+                continue
+            v = self.expr(item, env)
+            if isinstance(v.type(), IR.TensorType):
+                lst = self.emit("prim::ListConstruct", [v], IR.ListType(IR.OptionalType(_T)), e)
+                x = self.emit(
+                    "aten::index", [x, lst.output()], _T, e,
+                    payload=lambda a, idx: a[idx[0]],
+                ).output()  # fmt: skip
+                dim += 1
+            else:
+                x = self.emit("aten::select", [x, self.const(d, e), v], _T, e).output()
+            if after_dots is not None:
+                after_dots -= 1
+        return x
+
+    def _slice_parts(self, sl, env, e):
+        lo = self.expr(sl.lower, env) if sl.lower is not None else self.const(None, e)
+        hi = self.expr(sl.upper, env) if sl.upper is not None else self.const(None, e)
+        st = self.expr(sl.step, env) if sl.step is not None else self.const(1, e)
+        return lo, hi, st
+
+    def fstring(self, e, env):
+        """``f"{a} and {b}"`` -> ``aten::format("{} and {}", a, b)`` (torch's)."""
+        parts, args = [], []
+        for v in e.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value).replace("{", "{{").replace("}", "}}"))
+                continue
+            if v.format_spec is not None or v.conversion not in (-1, None):
+                raise Unsupported("f-string format spec")
+            parts.append("{}")
+            args.append(self.expr(v.value, env))
+        fmt = self.const("".join(parts), e)
+        return self.emit("aten::format", [fmt, *args], IR.StringType(), e).output()
+
+    def if_expr(self, e, env):
+        """``a if c else b``: a ``prim::If`` with one output."""
+        cond = self._val(self._bool(self.expr(e.test, env), e.test))
+        n = self.emit("prim::If", [cond], node=e, n_out=0)
+        outs = []
+        for branch in (e.body, e.orelse):
+            b = n.addBlock()
+            with self.g.insert_point_guard(b):
+                v = self.expr(branch, dict(env))
+            b.registerOutput(v)
+            outs.append(v)
+        return n.addOutput(outs[0].type())
+
+    def comprehension(self, e, env):
+        """``[f(x) for x in xs if c]`` (and dict comprehensions): an empty list or dict,
+        then a ``prim::Loop`` appending to it, as torch compiles them."""
+        if len(e.generators) != 1 or e.generators[0].is_async:
+            raise Unsupported("nested comprehension")
+        gen = e.generators[0]
+        if gen.ifs:
+            raise self.error(
+                e, "Comprehension ifs are not supported yet", NotSupportedError, width=0
+            )
+        is_dict = isinstance(e, ast.DictComp)
+        kind = "prim::DictConstruct" if is_dict else "prim::ListConstruct"
+        out = self.emit(kind, [], IR.DictType(IR.StringType(), _T) if is_dict else IR.ListType(_T),
+                        e, payload=(lambda: {}) if is_dict else (lambda: []))  # fmt: skip
+        acc = out.output()
+        body_stmt = ast.Expr(value=ast.Constant(value=None))
+        loop = ast.For(target=gen.target, iter=gen.iter, body=[body_stmt], orelse=[])
+        ast.copy_location(loop, e)
+        ast.fix_missing_locations(loop)
+        inner = dict(env)
+
+        def element(e2):
+            def add():
+                if is_dict:
+                    k, v = self.expr(e.key, e2), self.expr(e.value, e2)
+                    acc.setType(IR.DictType(k.type(), v.type()))
+                    self.emit("aten::_set_item", [acc, k, v], node=e, n_out=0,
+                              payload=_set_item)  # fmt: skip
+                else:
+                    v = self.expr(e.elt, e2)
+                    acc.setType(IR.ListType(v.type()))
+                    self.emit("aten::append", [acc, v], acc.type(), e, payload=_append)
+
+            if not gen.ifs:
+                return add()
+            cond = gen.ifs[0]
+            for more in gen.ifs[1:]:
+                cond = ast.BoolOp(op=ast.And(), values=[cond, more])
+            c = self._val(self._bool(self.expr(cond, e2), cond))
+            n = self.emit("prim::If", [c], node=e, n_out=0)
+            b = n.addBlock()
+            with self.g.insert_point_guard(b):
+                add()
+            n.addBlock()
+
+        loop.body = [_Bind(element)]
+        self.for_stmt(loop, inner)
+        return acc
 
     @staticmethod
     def _val(x):
@@ -487,10 +910,12 @@ class _Compiler:
             obj = self._resolve(e.value, env)
             if obj is not None and isinstance(base.type(), IR.ClassType):
                 attr = getattr(obj, e.attr)
+                if _is_constant_attr(obj, e.attr) and _constant_value(attr):
+                    return self.const(attr, e)  # __constants__ / Final: a prim::Constant
                 n = self.emit("prim::GetAttr", [base], None)
                 n.s_("name", e.attr)
                 if isinstance(attr, ember.nn.Module):
-                    n.output().setType(IR.ClassType("__torch__." + type(attr).__name__))
+                    n.output().setType(_module_type(attr))
                     env.setdefault("__modules__", {})[n.output()] = attr
                 else:
                     n.output().setType(_py_type(attr) if attr is not None else IR.NoneType())
@@ -516,6 +941,8 @@ class _Compiler:
 
     def call(self, e, env):
         f = e.func
+        if isinstance(f, ast.Name) and f.id == "$uninitialized":
+            return self.emit("prim::Uninitialized", [], self.ret_type, e).output()
         kw = {k.arg: k.value for k in e.keywords}
         if None in kw:
             raise Unsupported("**kwargs call")
@@ -544,12 +971,13 @@ class _Compiler:
         args = [self.expr(a, env) for a in e.args]
         kwvals = [self.expr(v, env) for v in kw.values()]
         names = list(kw)
-        if obj in (len, int, float, bool):
-            kind = {len: "aten::len", int: "aten::Int", float: "aten::Float", bool: "aten::Bool"}[
-                obj
-            ]
-            t = {len: _I, int: _I, float: _F, bool: _B}[obj]
-            return self.emit(kind, args, t, e).output()
+        if obj in (len, int, float, bool, str):
+            kind = {len: "aten::len", int: "aten::Int", float: "aten::Float", bool: "aten::Bool",
+                    str: "aten::str"}[obj]  # fmt: skip
+            t = {len: _I, int: _I, float: _F, bool: _B, str: IR.StringType()}[obj]
+            if obj is len and isinstance(args[0].type(), IR.TensorType):
+                return self.emit(kind, args, t, e, payload=len).output()
+            return self.emit(kind, args, t, e, payload=obj).output()
         if obj is print:
             n = self.emit("prim::Print", args, node=e, n_out=0, payload=lambda *a: print(*a))
             return self.const(None)
@@ -605,16 +1033,21 @@ class _Compiler:
         obj = self._resolve(f.value, env)
         attr = getattr(obj, f.attr, None)
         if isinstance(attr, ember.nn.Module):
-            sub = self.emit(
-                "prim::GetAttr", [holder], IR.ClassType("__torch__." + type(attr).__name__)
-            )
+            sub = self.emit("prim::GetAttr", [holder], _module_type(attr))
             sub.s_("name", f.attr)
             sub.output().setDebugName(f.attr)
             return self.call_submodule(sub.output(), attr, e, env)
         if inspect.ismethod(attr) and attr.__self__ is obj:
             mod = getattr(attr.__func__, "_torchscript_modifier", None)
             args = [self.expr(a, env) for a in e.args]
-            if mod in ("ignore", "unused"):
+            if mod == "unused":
+                # torch compiles a call of an unused method into a raise
+                msg = self.const(
+                    "This Python function is annotated to be ignored and cannot be run"
+                )
+                self.emit("prim::RaiseException", [msg, self.const(None)], node=e, n_out=0)
+                return self.emit("prim::Uninitialized", [], _T, e).output()
+            if mod == "ignore":
                 return self.emit("prim::PythonOp", args, _T, e, payload=attr).output()
             callee = compile_function(attr.__func__, module=obj)
             n = self.emit("prim::CallMethod", [holder] + args, callee.outputs()[0].type(), e)
@@ -631,7 +1064,7 @@ class _Compiler:
             mod._original if isinstance(mod, ScriptModule) and mod._original is not None else mod
         )
         try:
-            callee = compile_function(type(target).forward, module=target)
+            callee = layer_graph(target) or compile_function(type(target).forward, module=target)
         except Unsupported:
             # a layer whose forward ember's compiler does not cover runs it as a method call
             n = self.emit("prim::CallMethod", [holder] + args, _T, e)
@@ -646,11 +1079,183 @@ class _Compiler:
 _RET = "$return"
 
 
+def _getitem(seq, i):
+    return seq[i]
+
+
+def _is_constant_attr(obj, name: str) -> bool:
+    """Whether ``name`` is in the module's ``__constants__`` or annotated ``Final``."""
+    cls = type(obj)
+    if name in getattr(cls, "__constants__", ()):
+        return True
+    for klass in cls.__mro__:
+        ann = klass.__dict__.get("__annotations__", {}).get(name)
+        if ann is None:
+            continue
+        if isinstance(ann, str):
+            return ann.startswith(("Final", "typing.Final", "torch.jit.Final", "jit.Final"))
+        return ann is typing.Final or typing.get_origin(ann) is typing.Final
+    return False
+
+
+def _constant_value(x) -> bool:
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    return isinstance(x, (tuple, list)) and all(_constant_value(e) for e in x)
+
+
+def _raise_assert(msg):
+    from ember.jit._extras import Error
+
+    raise Error(msg)  # torch raises torch.jit.Error("AssertionError: ...")
+
+
+def _type_matches(t, want) -> bool:
+    """Whether a value of IR type ``t`` is an instance of annotation type ``want``."""
+    if isinstance(want, IR.TensorType):
+        return isinstance(t, IR.TensorType)
+    if isinstance(want, (IR.ListType, IR.TupleType, IR.DictType)) and type(t) is type(want):
+        return True
+    return t == want
+
+
+def _delete(xs, k):
+    del xs[k]
+
+
+def _append(xs, v):
+    xs.append(v)
+    return xs
+
+
+def _set_item(d, k, v):
+    d[k] = v
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_ellipsis(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+class _Bind(ast.stmt):
+    """A statement the compiler runs as a callback (binding an unrolled loop's target)."""
+
+    _fields = ()
+
+    def __init__(self, bind):
+        super().__init__()
+        self.bind = bind
+        self.lineno, self.col_offset = 1, 0
+
+
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+
+
+def _set(name: str, value) -> ast.Assign:
+    v = value if isinstance(value, ast.AST) else ast.Constant(value=value)
+    return ast.Assign(targets=[_name(name, True)], value=v)
+
+
+def _exits(stmts) -> set:
+    """The loop exits (break, continue, return) in ``stmts``, outside nested loops."""
+    found = set()
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            found.add("break")
+        elif isinstance(s, ast.Continue):
+            found.add("continue")
+        elif isinstance(s, ast.Return):
+            found.add("return")
+        elif isinstance(s, ast.If):
+            found |= _exits(s.body) | _exits(s.orelse)
+        elif isinstance(s, (ast.With, ast.Try)):
+            found |= _exits(s.body)
+    return found
+
+
+def _lower_exits(stmts: list, counter: list) -> list:
+    """Rewrite loops holding ``break``/``continue``/``return`` into flags (a loop's
+    condition is ``not <break flag>``; statements after an exit run under
+    ``if not (<break> or <continue>)``; a ``return`` sets the value, breaks, and returns
+    after the loop), as TorchScript compiles them into ``prim::Loop``."""
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.If):
+            s.body = _lower_exits(s.body, counter)
+            s.orelse = _lower_exits(s.orelse, counter)
+            out.append(s)
+        elif isinstance(s, (ast.For, ast.While)):
+            out.extend(_lower_loop(s, counter))
+        else:
+            out.append(s)
+    return out
+
+
+def _lower_loop(loop, counter: list) -> list:
+    loop.body = _lower_exits(loop.body, counter)
+    kinds = _exits(loop.body)
+    if not kinds:
+        return [loop]
+    counter[0] += 1
+    brk, cont = f"$break{counter[0]}", f"$continue{counter[0]}"
+    flags = [brk] + ([cont] if "continue" in kinds else [])
+
+    def guard(stmts):
+        res = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, ast.Break):
+                res.append(_set(brk, True))
+                return res
+            if isinstance(s, ast.Continue):
+                res.append(_set(cont, True))
+                return res
+            if isinstance(s, ast.Return):
+                value = s.value if s.value is not None else ast.Constant(value=None)
+                res += [_set("$retv", value), _set("$ret", True), _set(brk, True)]
+                return res
+            if isinstance(s, ast.If) and _exits([s]):
+                s.body, s.orelse = guard(s.body), guard(s.orelse)
+                res.append(s)
+                rest = guard(stmts[i + 1 :])
+                if rest:
+                    test = ast.UnaryOp(
+                        op=ast.Not(),
+                        operand=ast.BoolOp(op=ast.Or(), values=[_name(f) for f in flags])
+                        if len(flags) > 1
+                        else _name(flags[0]),
+                    )
+                    res.append(ast.copy_location(ast.If(test=test, body=rest, orelse=[]), s))
+                return res
+            res.append(s)
+        return res
+
+    body = guard(loop.body)
+    if "continue" in kinds:
+        body = [_set(cont, False)] + body
+    loop.body = body
+    loop._exit_flag = brk
+    out = [_set(brk, False)]
+    if "return" in kinds:
+        uninit = ast.Call(func=_name("$uninitialized"), args=[], keywords=[])
+        out += [_set("$retv", uninit), _set("$ret", False)]
+    out.append(loop)
+    if "return" in kinds:
+        out.append(ast.If(test=_name("$ret"), body=[ast.Return(value=_name("$retv"))], orelse=[]))
+    for x in out:
+        ast.copy_location(x, loop)
+        ast.fix_missing_locations(x)
+    return out
+
+
 def _always_returns(stmts) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, ast.Return):
+    if isinstance(last, (ast.Return, ast.Raise)):
         return True
     return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
 
@@ -672,6 +1277,106 @@ def _fold_returns(stmts: list) -> list:
     return out
 
 
+# --- ember's library layers, as torch's scripted versions of them compute (ember writes its
+# layers for speed, not in TorchScript's subset): one graph per layer reading its parameters
+# through ``prim::GetAttr`` and calling the aten op, so freezing folds them (Conv-BN...)
+
+
+def _layer_head(module, n_inputs: int = 1):
+    from ember.jit._tracer import module_type
+
+    g = IR.Graph()
+    self_v = g.addInput("self", module_type(module))
+    ins = [g.addInput("input" if i == 0 else f"input{i}", _T) for i in range(n_inputs)]
+    return g, self_v, ins
+
+
+def _attr(g, self_v, name, type_=None):
+    n = g.insertNode(g.create("prim::GetAttr", [self_v]))
+    n.s_("name", name)
+    n.output().setType(type_ or _T)
+    n.output().setDebugName(name)
+    return n.output()
+
+
+def _op(g, kind, args, payload=None, out_type=None):
+    vals = [a if isinstance(a, IR.Value) else g.insertConstant(a) for a in args]
+    n = g.insertNode(g.create(kind, vals))
+    n.output().setType(out_type or _T)
+    if payload is not None:
+        n._payload = payload
+    return n.output()
+
+
+def _ints(v, n):
+    return [int(e) for e in v] if isinstance(v, (list, tuple)) else [int(v)] * n
+
+
+def layer_graph(m) -> IR.Graph | None:
+    """The graph torch's ``jit.script`` makes of an ember library layer (``nn.Linear``,
+    ``ConvNd``, ``BatchNormNd``, pooling, activations), or None for other modules."""
+    nn = ember.nn
+    F = ember.nn.functional
+    if type(m).forward is nn.Linear.forward:
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight"), _attr(g, s, "bias", _py_type(m.bias))
+        g.registerOutput(_op(g, "aten::linear", [x, w, b]))
+        return g
+    convs = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
+    if type(m) in convs and m.padding_mode == "zeros" and not isinstance(m.padding, str):
+        k = convs[type(m)]
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight"), _attr(g, s, "bias", _py_type(m.bias))
+        fn = getattr(F, f"conv{k}d")
+        out = _op(
+            g, f"aten::conv{k}d",
+            [x, w, b, _ints(m.stride, k), _ints(m.padding, k), _ints(m.dilation, k), m.groups],
+            payload=lambda x, w, b, st, p, d, gr, fn=fn: fn(x, w, b, st, p, d, gr),
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    bns = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+    if type(m) in bns and m.track_running_stats and m.momentum is not None:
+        g, s, (x,) = _layer_head(m)
+        w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
+        mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
+        training = _attr(g, s, "training", _B)
+
+        def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn, m=m):
+            if training and m.num_batches_tracked is not None:
+                m.num_batches_tracked.add_(1)
+            return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
+
+        out = _op(
+            g, "aten::batch_norm",
+            [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
+            payload=run_bn,
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    if type(m) is nn.MaxPool2d and not m.return_indices:
+        g, s, (x,) = _layer_head(m)
+        stride = m.stride if m.stride not in (None, []) else m.kernel_size
+        args = [x, _ints(m.kernel_size, 2), _ints(stride, 2), _ints(m.padding, 2),
+                _ints(m.dilation, 2), bool(m.ceil_mode)]  # fmt: skip
+        g.registerOutput(_op(g, "aten::max_pool2d", args))
+        return g
+    if type(m) is nn.AdaptiveAvgPool2d:
+        g, s, (x,) = _layer_head(m)
+        size = list(m.output_size) if isinstance(m.output_size, (tuple, list)) else m.output_size
+        out = _op(
+            g, "aten::adaptive_avg_pool2d", [x, _ints(size, 2) if size is not None else None],
+            payload=lambda x, size: F.adaptive_avg_pool2d(x, size),
+        )  # fmt: skip
+        g.registerOutput(out)
+        return g
+    if type(m) is nn.Identity:
+        g, s, (x,) = _layer_head(m)
+        g.registerOutput(x)
+        return g
+    return None
+
+
 def compile_function(fn, module=None) -> IR.Graph:
     """Compile a Python function (or a module's method, with ``module``) to a graph."""
     fn = inspect.unwrap(fn)
@@ -688,4 +1393,4 @@ def compile_function(fn, module=None) -> IR.Graph:
 def compile_module(module) -> IR.Graph:
     """Compile ``module``'s ``forward`` (and what it calls) to a graph; its first input is
     the module."""
-    return compile_function(type(module).forward, module=module)
+    return layer_graph(module) or compile_function(type(module).forward, module=module)

@@ -64,7 +64,7 @@ class ScriptModule(Module):
         # original_name), each sharing its original's state; forward runs the originals
         child = type(self)._child_class()
         d["_modules"] = OrderedDict(
-            (name, m if m is None or isinstance(m, ScriptModule) else child(m))
+            (name, m if m is None or isinstance(m, ScriptModule) else _made(child(m)))
             for name, m in original._modules.items()
         )
 
@@ -80,11 +80,13 @@ class ScriptModule(Module):
 
         # inside another trace (a traced child, ONNX export), run the Python the graph came
         # from so the outer recorder sees its modules and ops
-        if graph is not None and not kwargs and not _TRACING:
+        if graph is not None and not _TRACING:
             from ember.jit.executor import run
 
-            (out,) = run(graph, [self._original, *args])
-            return out
+            full = _bind(self._original.forward, args, kwargs, len(graph.inputs()) - 1)
+            if full is not None:
+                (out,) = run(graph, [self._original, *full])
+                return out
         return self._original(*args, **kwargs)
 
     def __getattr__(self, name: str):
@@ -161,6 +163,11 @@ class ScriptModule(Module):
         save(self, f, _extra_files)
 
 
+def _made(m: ScriptModule) -> ScriptModule:
+    m.__dict__["_made_by_trace"] = True  # a wrapper of a child, made with its parent
+    return m
+
+
 class RecursiveScriptModule(ScriptModule):
     """What ``script`` and ``load`` return for an ``nn.Module``."""
 
@@ -196,6 +203,57 @@ def _python_source(fn) -> str:
     return "".join(lines)
 
 
+def _bind(fn, args: tuple, kwargs: dict, n: int):
+    """The ``n`` positional inputs of a graph for a call of ``fn`` (keywords and defaults
+    filled in), or None when they cannot be made."""
+    if not kwargs and len(args) == n:
+        return list(args)
+    import inspect
+
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    full = list(bound.arguments.values())
+    return full if len(full) == n else None
+
+
+class ScriptMethod:
+    """A compiled method of a script module (``@jit.export``): runs its graph."""
+
+    def __init__(self, module, fn, graph):
+        self._module, self._fn, self.graph = module, fn, graph
+        self.name = fn.__name__
+
+    def __call__(self, *args, **kwargs):
+        from ember.jit.executor import run
+
+        bound = self._fn.__get__(self._module)
+        full = _bind(bound, args, kwargs, len(self.graph.inputs()) - 1)
+        if full is None:
+            return bound(*args, **kwargs)
+        (out,) = run(self.graph, [self._module, *full])
+        return out
+
+    @property
+    def inlined_graph(self):
+        from ember.jit.passes import inline_calls
+
+        g = self.graph.copy()
+        inline_calls(g)
+        return g
+
+    @property
+    def code(self) -> str:
+        from ember.jit._code import graph_to_code
+
+        return graph_to_code(self.graph, self.name)
+
+    def __repr__(self) -> str:
+        return f"<ember.jit.ScriptMethod object {self.name}>"
+
+
 class ScriptFunction:
     """A scripted or traced function: calls the Python function; ``graph`` if traced."""
 
@@ -209,11 +267,13 @@ class ScriptFunction:
     def __call__(self, *args, **kwargs):
         from ember.jit._trace import _TRACING
 
-        if self._graph is not None and not kwargs and not _TRACING:
+        if self._graph is not None and not _TRACING:
             from ember.jit.executor import run
 
-            (out,) = run(self._graph, args)
-            return out
+            full = _bind(self._fn, args, kwargs, len(self._graph.inputs()))
+            if full is not None:
+                (out,) = run(self._graph, full)
+                return out
         return self._fn(*args, **kwargs)
 
     @property

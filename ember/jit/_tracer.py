@@ -30,12 +30,14 @@ _EMBER_DIR = os.path.dirname(os.path.abspath(ember.__file__)) + os.sep
 
 def module_type(m) -> IR.ClassType:
     """Return the class type torch gives a module (``__torch__.torch.nn.modules.linear.Linear``)."""
-    cls = type(m)
+    original = m.__dict__.get("_original") if hasattr(m, "__dict__") else None
+    cls = type(original if original is not None else m)  # a traced child: its module's class
     mod = cls.__module__
     if mod.startswith("ember."):
         mod = "torch." + mod[len("ember.") :]
-    qual = cls.__qualname__ if mod == "__main__" else f"{mod}.{cls.__qualname__}"
-    return IR.ClassType("__torch__." + qual.replace(".<locals>", ""))
+    name = cls.__qualname__.rsplit("<locals>.", 1)[-1]  # torch drops a function's locals
+    qual = name if mod == "__main__" else f"{mod}.{name}"
+    return IR.ClassType("__torch__." + qual)
 
 
 def _user_frame():
@@ -63,6 +65,22 @@ class IRTracer:
         self.module_names = {}
         if root is not None:
             self.module_names = {id(m): name for name, m in root.named_modules() if name}
+            for name, m in root.named_modules():
+                original = m.__dict__.get("_original")
+                if name and original is not None:  # a script/traced child runs its module
+                    self.module_names[id(original)] = name
+        # per-call recording (module traces): which call each node ran in; parameters are
+        # stand-ins from ``attr_graph`` until the calls are turned into per-module graphs
+        self.pending_sizes: list = []  # traced sizes passed to the op being recorded
+        self.param_names: dict = {}  # parameters named where an op used them (see _name_params)
+        self.calls = None
+        if root is not None:
+            from ember.jit._calls import Call
+
+            self.calls = [Call(root, ())]
+            self.attr_graph = IR.Graph()
+            self.attr_values: dict = {}  # id(stand-in Value) -> tensor path
+            self.node_call: dict = {}
 
     # --- module scopes (``scope: __module.fc``), from global forward hooks
     def pre_hook(self, module, args):
@@ -72,10 +90,75 @@ class IRTracer:
         else:
             own = f"__module.{name}"
             self.scopes.append(f"{self.scopes[-1]}/{own}" if self.scopes[-1] else own)
+            if not self.suppress:
+                self._name_args(module, args)
+        if self.calls is not None:
+            parent = self.calls[-1]
+            if name is None or self.suppress or parent.path == tuple(name.split(".")):
+                self.calls.append(parent)  # (a script/traced child then the module it runs)
+            else:
+                from ember.jit._calls import Call
+
+                call = Call(module, tuple(name.split(".")), parent)
+                parent.items.append(("call", call))
+                self.calls.append(call)
+
+    def _name_args(self, module, args) -> None:
+        """Name unnamed values passed to a submodule after its ``forward``'s parameters (as
+        torch's tracer does: ``%input`` for what goes into ``nn.Linear``)."""
+        try:
+            params = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            return
+        if any(True for _ in module.children()):
+            return  # the value is named where a leaf module (or an op) first takes it
+        for pname, a in zip(params, args):
+            entry = self.values.get(id(a)) if isinstance(a, Tensor) else None
+            if entry is None or entry[0] is not a:
+                continue
+            v = entry[1]
+            if not v.hasDebugName() and v.node().kind() not in ("prim::Constant", "prim::GetAttr"):
+                v.setDebugName(pname)
 
     def post_hook(self, module, args, result):
         if len(self.scopes) > 1:
             self.scopes.pop()
+        if self.calls is not None and len(self.calls) > 1:
+            call = self.calls.pop()
+            if call is not self.calls[-1] and result is not None:
+                flat = _flatten(result)
+                call.tuple_result = isinstance(result, (tuple, list))
+                call.result = [self.values[id(t)][1] if id(t) in self.values else None
+                               for t in flat]  # fmt: skip
+                if any(r is None for r in call.result):
+                    call.result = None
+
+    def insert(self, n):
+        """Insert ``n`` in the graph, noting the call it belongs to."""
+        self.g.insertNode(n)
+        if self.calls is not None:
+            if len(self.calls) > 1 and not n.scopeName():
+                n.setScope(self.scopes[-1])  # torch scopes a call's constants and lists
+            self.calls[-1].items.append(("node", n))
+            self.node_call[n] = self.calls[-1]
+        return n
+
+    def insert_after(self, n, anchor):
+        """Insert ``n`` right after ``anchor`` (in the graph and in its call's items)."""
+        n.insertAfter(anchor)
+        if self.calls is not None:
+            call = self.node_call.get(anchor, self.calls[-1])
+            n.setScope(anchor.scopeName())
+            at = next((i for i, it in enumerate(call.items) if it[1] is anchor), None)
+            if at is None:
+                call.items.append(("node", n))
+            else:
+                call.items.insert(at + 1, ("node", n))
+            self.node_call[n] = call
+        return n
+
+    def constant(self, value) -> IR.Value:
+        return self.insert(self.g.createConstant(value)).output()
 
     # --- values
     def bind(self, t: Tensor, v: IR.Value) -> None:
@@ -93,7 +176,7 @@ class IRTracer:
         obj = self.root
         for p in path:
             obj = getattr(obj, p)
-        n = self.g.insertNode(self.g.create("prim::GetAttr", [parent]))
+        n = self.insert(self.g.create("prim::GetAttr", [parent]))
         n.s_("name", path[-1])
         out = n.output()
         out.setType(module_type(obj) if not isinstance(obj, Tensor) else IR.TensorType())
@@ -106,11 +189,17 @@ class IRTracer:
         entry = self.values.get(id(t))
         if entry is not None and entry[0] is t:
             v = entry[1]
+        elif id(t) in self.attr_paths and self.calls is not None:
+            n = self.attr_graph.create("prim::GetAttr", [], 1)
+            v = n.output()
+            self.attr_values[id(v)] = self.attr_paths[id(t)]
+            self.bind(t, v)
+            return v
         elif id(t) in self.attr_paths and self.self_value is not None:
             v = self._getattr(self.attr_paths[id(t)])
             self.bind(t, v)
         else:
-            v = self.g.insertConstant(_wrap(np.array(t._data)))  # observers call no ops
+            v = self.constant(_wrap(np.array(t._data)))  # observers call no ops
             src = self._source(frame)
             v.node().setSourceRange(src)
             self.bind(t, v)
@@ -130,6 +219,19 @@ class IRTracer:
     def _arg(self, a, src, frame, name=None) -> IR.Value:
         if isinstance(a, Tensor):
             return self.value_of(a, name, frame)
+        if isinstance(a, SizeInt) and a.tracer is self:
+            v = a.value
+            _name_size(a, frame)
+            n = self.g.create("aten::Int", [v])
+            n.output().setType(IR.IntType())
+            n.setSourceRange(src)
+            self.insert_after(n, v.node())  # torch puts it right after the size's node
+            return n.output()
+        if isinstance(a, _aten.Wrapped) and self.pending_sizes:
+            size = next((z for z in self.pending_sizes if int(z) == a.value), None)
+            if size is not None:  # a traced size used as a tensor operand (torch's)
+                self.pending_sizes.remove(size)
+                return size.value
         if isinstance(a, _aten.Wrapped):
             x = a.value
             dt = (
@@ -137,18 +239,18 @@ class IRTracer:
                 if isinstance(x, bool)
                 else (ember.int64 if isinstance(x, int) else ember.float64)
             )
-            v = self.g.insertConstant(ember.tensor(x, dtype=dt))
+            v = self.constant(ember.tensor(x, dtype=dt))
             v.node()._wrapped = True
             v.node().setSourceRange(src)
             return v
         if isinstance(a, list):
             elems = [self._arg(e, src, frame) for e in a]
-            n = self.g.insertNode(self.g.create("prim::ListConstruct", elems))
+            n = self.insert(self.g.create("prim::ListConstruct", elems))
             tensors = any(isinstance(e, Tensor) for e in a)
             et = IR.TensorType() if tensors else (elems[0].type() if elems else IR.IntType())
             n.output().setType(IR.ListType(et))
             return n.output()
-        v = self.g.insertConstant(a)
+        v = self.constant(a)
         if a is not None:
             v.node().setSourceRange(src)
         return v
@@ -157,7 +259,7 @@ class IRTracer:
         src = self._source(frame)
         names = names or [None] * len(args)
         ins = [self._arg(a, src, frame, nm) for a, nm in zip(args, names)]
-        n = self.g.insertNode(self.g.create(kind, ins, 0))
+        n = self.insert(self.g.create(kind, ins, 0))
         n.setSourceRange(src)
         n.setScope(self.scopes[-1])
         if payload is not None:
@@ -167,7 +269,11 @@ class IRTracer:
         )  # fmt: skip
         for r in outs:
             if isinstance(r, Tensor):
-                v = n.addOutput(IR.TensorType.create_from_tensor(r))
+                t = IR.TensorType.create_from_tensor(r)
+                if kind == "aten::_convolution":
+                    # torch records the convolution below autograd: its type says no grad
+                    t = IR.TensorType(r.dtype, t._sizes, t._strides, False, t._device)
+                v = n.addOutput(t)
                 self.bind(r, v)
             else:
                 n.addOutput(IR.constant_type(r) if _plain(r) else IR.AnyType())
@@ -212,8 +318,53 @@ class IRTracer:
         for x in node_args:
             key = next((k for k, o in a.items() if o is x and isinstance(x, Tensor)), None)
             names.append(key)
+        frame = _user_frame()
+        if kind == "aten::batch_norm" and a.get("training") and self.calls is not None:
+            self._batch_norm_training(a["input"], frame)
         self.suppress += 1
-        return (kind, node_args, names, _user_frame())
+        return (kind, node_args, names, frame)
+
+    def _batch_norm_training(self, x, frame) -> None:
+        """What torch records of a training ``nn.BatchNormNd`` before its ``aten::batch_norm``:
+        ``num_batches_tracked.add_(1)`` (ember's layer counts outside the op table: the node
+        does it when the graph runs), then the size checks of ``F.batch_norm`` (dead nodes
+        that take their numbers)."""
+        m = self.calls[-1].module
+        nbt = getattr(m, "num_batches_tracked", None)
+        if isinstance(nbt, Tensor) and id(nbt) in self.attr_paths:
+            src = self._source(frame)
+            ins = [self.value_of(nbt), self._arg(_aten.Wrapped(1), src, frame)]
+            ins.append(self._arg(1, src, frame))
+            n = self.insert(self.g.create("aten::add_", ins))
+            n.output().setType(IR.TensorType(ember.int64, (), (), False, "cpu"))
+            n.setSourceRange(src)
+            n.setScope(self.scopes[-1])
+            n._payload = lambda t, one, alpha: t.add_(1)
+        if isinstance(x, Tensor) and x.dim() > 2:
+            sizes = [self.size_of(x, d, frame) for d in range(x.dim())]
+            prod = sizes[0]
+            for z in sizes[2:]:
+                prod = prod * z
+            prod._record(1, "aten::eq", int(prod) == 1)  # "more than 1 value per channel"
+
+    def begin(self, kind, node_args):
+        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``)."""
+        self.suppress += 1
+        return (kind, node_args, [None] * len(node_args), _user_frame())
+
+    def size_of(self, t: Tensor, dim: int, frame) -> SizeInt:
+        """``t.size(dim)`` from user code: ``aten::size`` then ``prim::NumToTensor``, as torch's
+        tracer records a size it cannot know to be constant."""
+        n = t._data.shape[dim]
+        src = self._source(frame)
+        size = self._node("aten::size", [t, dim], n, frame)
+        num = self.insert(self.g.create("prim::NumToTensor", [size.output()]))
+        num.output().setType(IR.TensorType(ember.int64, None, None, None, "cpu"))
+        num.setSourceRange(src)
+        num.setScope(self.scopes[-1])
+        out = SizeInt(n)
+        out.tracer, out.value = self, num.output()
+        return out
 
     def exit_composite(self, token, result):
         if token is None:
@@ -222,7 +373,313 @@ class IRTracer:
         if result is None:
             return
         kind, args, names, frame = token
-        self._node(kind, args, result, frame, names=names)
+        if self.calls is not None and kind not in _UNNAMED_PARAMS:
+            self._name_params(args, names)
+        return self._node(kind, args, result, frame, names=names)
+
+    def _name_params(self, args, names) -> None:
+        """Torch's tracer names a module's parameters after the Python locals holding them
+        where the op is called (``weight`` in a conv's ``_conv_forward``, in ``F.batch_norm``),
+        before the module calls are turned into methods; the names only move the suffixes of
+        the ``prim::GetAttr`` names made later (``%weight.5``)."""
+        for a, nm in zip(args, names):
+            if not nm or not isinstance(a, Tensor) or id(a) not in self.attr_paths:
+                continue
+            entry = self.values.get(id(a))
+            key = id(entry[1]) if entry is not None else id(a)
+            if key in self.param_names:
+                continue
+            v = self.g.create("prim::Param", [], 1).output()
+            self.g._unique -= 1  # a name only: torch's parameter values are numbered already
+            v.setDebugName(nm)
+            self.param_names[key] = v
+
+
+class SizeInt(int):
+    """A size read from a traced tensor by user code: an ``int`` that remembers its node.
+    Arithmetic on it is recorded as torch records it (``aten::mul`` of the size's 0-d Long
+    tensor), so sizes computed from sizes follow later inputs too."""
+
+    tracer = None
+    value = None
+
+    def _record(self, other, kind, result, alpha=False):
+        tracer = self.tracer
+        if tracer is None or tracer is not _tracer_now() or not isinstance(other, int):
+            return result
+        frame = _user_frame()
+        src = tracer._source(frame)
+        for x in (self, other):
+            if isinstance(x, SizeInt) and x.tracer is tracer:
+                _name_size(x, frame)
+        if isinstance(other, SizeInt) and other.tracer is tracer:
+            rhs = other.value
+        else:
+            rhs = tracer._arg(_aten.Wrapped(int(other)), src, frame)
+        ins = [self.value, rhs] + ([tracer._arg(1, src, frame)] if alpha else [])
+        n = tracer.insert(tracer.g.create(kind, ins))
+        n._payload = _SIZE_OPS[kind]
+        n.output().setType(IR.TensorType(ember.int64, (), (), False, "cpu"))
+        n.setSourceRange(src)
+        n.setScope(tracer.scopes[-1])
+        out = SizeInt(result)
+        out.tracer, out.value = tracer, n.output()
+        return out
+
+    def __add__(self, other):
+        return _size_arith(self, other, "aten::add", lambda a, b: a + b, True)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return _size_arith(self, other, "aten::sub", lambda a, b: a - b, True)
+
+    def __rsub__(self, other):
+        return _size_arith(self, other, "aten::rsub", lambda a, b: b - a, True)
+
+    def __mul__(self, other):
+        return _size_arith(self, other, "aten::mul", lambda a, b: a * b, False)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        return _size_arith(self, other, "aten::floor_divide", lambda a, b: a // b, False)
+
+
+def _size_arith(size, other, kind, fn, alpha):
+    if not isinstance(other, int) or isinstance(other, bool):
+        return NotImplemented  # floats, tensors: their own operators decide
+    return size._record(other, kind, fn(int(size), int(other)), alpha=alpha)
+
+
+def _name_size(size, frame) -> None:
+    v = size.value
+    if not v.hasDebugName() and frame is not None:
+        local = next((k for k, o in frame.f_locals.items() if o is size), None)
+        if local:
+            v.setDebugName(local)
+
+
+def _size_operand(original):
+    """A tensor's binary operator: a traced size operand reaches the kernel as a plain int
+    (same values as eager) and the node as the size's value (as torch records it)."""
+
+    def method(self, other):
+        tracer = _tracer_now()
+        if isinstance(other, SizeInt) and tracer is not None and other.tracer is tracer:
+            _name_size(other, _user_frame())
+            tracer.pending_sizes.append(other)
+            try:
+                return original(self, int(other))
+            finally:
+                if other in tracer.pending_sizes:
+                    tracer.pending_sizes.remove(other)
+        return original(self, other)
+
+    method.__name__ = getattr(original, "__name__", "op")
+    return method
+
+
+def _size_op(fn):
+    def run(a, b, *alpha):
+        return ember.tensor(fn(int(a), int(b)))
+
+    return run
+
+
+_SIZE_OPS = {
+    "aten::add": _size_op(lambda a, b: a + b),
+    "aten::sub": _size_op(lambda a, b: a - b),
+    "aten::rsub": _size_op(lambda a, b: b - a),
+    "aten::mul": _size_op(lambda a, b: a * b),
+    "aten::floor_divide": _size_op(lambda a, b: a // b),
+    "aten::eq": _size_op(lambda a, b: a == b),
+}
+
+
+def _tracer_now():
+    t = _TRACING[-1] if _TRACING else None
+    return t if isinstance(t, IRTracer) and not t.suppress else None
+
+
+def _given(kind, build, original):
+    """Wrap a tensor method so a trace records ``kind`` with the arguments as given (torch's
+    ``aten::view(%x, [-1, 4])``, ``aten::softmax(%x, -1)``), not as ember resolves them."""
+
+    def method(*args, **kwargs):
+        tracer = _tracer_now()
+        if tracer is None:
+            return original(*args, **kwargs)
+        try:
+            node_args = build(*args, **kwargs)
+        except TypeError:
+            node_args = None
+        if node_args is None:
+            return original(*args, **kwargs)
+        token = tracer.begin(kind, node_args)
+        result = None
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            tracer.exit_composite(token, result)
+        return result
+
+    method.__name__ = getattr(original, "__name__", kind)
+    method.__doc__ = getattr(original, "__doc__", None)
+    return method
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    if not all(isinstance(e, int) for e in shape):
+        return None  # x.view(dtype) and the like
+    return list(shape)
+
+
+def _view(kind):
+    def build(x, *shape):
+        sizes = _shape_arg(shape)
+        return None if sizes is None else [x, sizes]
+
+    return build
+
+
+def _fn_reshape(x, shape):
+    sizes = _shape_arg((shape,))
+    return None if sizes is None else [x, sizes]
+
+
+def _flatten_args(x, start_dim=0, end_dim=-1):
+    return [x, int(start_dim), int(end_dim)]
+
+
+def _softmax_args(x, dim=None, dtype=None, *, _stacklevel=None):
+    if dim is None:
+        return None
+    return [x, dim, None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype), dtype)]
+
+
+def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
+    code = None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype))
+    if dim is None:
+        return [x, code]
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return [x, dims, bool(keepdim), code]
+
+
+def _user_code(frame) -> bool:
+    return frame is not None and not frame.f_code.co_filename.startswith(_EMBER_DIR)
+
+
+def _size_method(original):
+    def size(self, dim=None):
+        tracer = _tracer_now()
+        frame = sys._getframe(1)
+        if tracer is None or not _user_code(frame) or not tracer.is_traced(self):
+            return original(self, dim)
+        if dim is None:
+            return _traced_shape(tracer, self, frame)
+        return tracer.size_of(self, self._wrap_dim(dim), frame)
+
+    size.__doc__ = original.__doc__
+    return size
+
+
+def _traced_shape(tracer, t, frame):
+    from ember._core.tensor import Size
+
+    return tuple.__new__(Size, [tracer.size_of(t, d, frame) for d in range(t._data.ndim)])
+
+
+def _shape_property(original):
+    def shape(self):
+        tracer = _tracer_now()
+        frame = sys._getframe(1)
+        if tracer is None or not _user_code(frame) or not tracer.is_traced(self):
+            return original.fget(self)
+        return _traced_shape(tracer, self, frame)
+
+    return property(shape, doc=original.__doc__)
+
+
+_SIZE_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                   "__truediv__", "__rtruediv__", "__floordiv__")  # fmt: skip
+
+
+def _adaptive_avg_pool2d(original):
+    """``nn.AdaptiveAvgPool2d`` as torch records it: its Python reads ``input.size()`` (nodes
+    that end dead but take their numbers), then one ``aten::adaptive_avg_pool2d``."""
+    import ember.nn.functional as F
+
+    def forward(self, input):
+        tracer = _tracer_now()
+        if tracer is None or not isinstance(input, Tensor) or input.dim() not in (3, 4):
+            return original(self, input)
+        frame = _user_frame()
+        for d in range(input.dim()):
+            tracer.size_of(input, d, frame)
+        size = self.output_size
+        size = list(size) if isinstance(size, (tuple, list)) else [size, size]
+        size = [int(input.shape[-2 + i]) if s is None else int(s) for i, s in enumerate(size)]
+        token = tracer.begin("aten::adaptive_avg_pool2d", [input, size])
+        result = None
+        try:
+            result = original(self, input)
+        finally:
+            n = tracer.exit_composite(token, result)
+        if n is not None:
+            n._payload = lambda x, s: F.adaptive_avg_pool2d(x, s)
+        return result
+
+    return forward
+
+
+class _as_given:
+    """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
+    arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
+
+    def __enter__(self):
+        import ember.nn.functional  # noqa: F401  (softmax methods live there)
+
+        T = Tensor
+        self.saved = []
+        patches = [
+            (T, "view", _given("aten::view", _view("view"), T.view)),
+            (T, "reshape", _given("aten::reshape", _view("reshape"), T.reshape)),
+            (T, "flatten", _given("aten::flatten", _flatten_args, T.flatten)),
+            (T, "softmax", _given("aten::softmax", _softmax_args, T.softmax)),
+            (T, "log_softmax", _given("aten::log_softmax", _softmax_args, T.log_softmax)),
+            (T, "sum", _given("aten::sum", _reduce_args, T.sum)),
+            (T, "mean", _given("aten::mean", _reduce_args, T.mean)),
+            (T, "size", _size_method(T.size)),
+            *[(T, op, _size_operand(getattr(T, op))) for op in _SIZE_OPERATORS],
+            (T, "shape", _shape_property(T.__dict__["shape"])),
+            (ember, "flatten", _given("aten::flatten", _flatten_args, ember.flatten)),
+            (
+                ember.nn.AdaptiveAvgPool2d,
+                "forward",
+                _adaptive_avg_pool2d(ember.nn.AdaptiveAvgPool2d.forward),
+            ),
+            (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),
+        ]
+        for owner, name, new in patches:
+            self.saved.append((owner, name, owner.__dict__.get(name)))
+            setattr(owner, name, new)
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, old in reversed(self.saved):
+            if old is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        return False
+
+
+# composites torch calls with the module's attributes directly (``F.linear(input,
+# self.weight, self.bias)`` in ``nn.Linear.forward``): no local names its parameters
+_UNNAMED_PARAMS = ("aten::linear",)
 
 
 def _plain(x) -> bool:
@@ -271,8 +728,13 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
     and buffers are read from it."""
     g = IR.Graph()
     self_value = None
+    types = None
     if module is not None:
-        self_value = g.addInput("self.1", module_type(module))
+        from ember.jit._calls import class_types, reserve_for
+
+        types = class_types(module, module_type)
+        self_value = g.addInput("self.1", types[()])
+        g._unique = reserve_for(module)  # torch's tracer numbers its inputs after these
     tracer = IRTracer(g, module, self_value)
     target = fn.forward if module is not None and fn is module else fn
     try:
@@ -290,7 +752,7 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
             tt = IR.TupleType(types) if isinstance(a, tuple) else IR.ListType(IR.TensorType())
             v = g.addInput(name, tt)
             kind = "prim::TupleUnpack" if isinstance(a, tuple) else "prim::ListUnpack"
-            n = g.insertNode(g.create(kind, [v], 0))
+            n = tracer.insert(g.create(kind, [v], 0))
             for e, t in zip(a, types):
                 tracer.bind(e, n.addOutput(t))
         else:
@@ -314,18 +776,74 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
     _TRACING.append(tracer)
     try:
         with _leak_guards() if len(_TRACING) == 1 else _null():
-            result = fn(*args, **kwargs)
+            with _as_given() if len(_TRACING) == 1 else _null():
+                result = fn(*args, **kwargs)
     finally:
         _TRACING.pop()
         registry.remove_observer(tracer)
         for h in hooks:
             h.remove()
     g.setInsertPoint(g.block())
-    g.registerOutput(_output(tracer, g, result))
+    out = _output(tracer, g, result)
     from ember.jit.passes.dce import eliminate_dead_code
 
+    if tracer.calls is not None:
+        return _method_graphs(tracer, g, types, out), result
+    g.registerOutput(out)
     eliminate_dead_code(g)
     return g, result
+
+
+def _method_graphs(tracer, g, types, out):
+    """The module trace as torch keeps it: ``prim::CallMethod`` per submodule call, each
+    called submodule's graph in ``graph._method_graphs`` ({path: graph}); a trace whose
+    calls do not follow the module tree keeps the inlined form."""
+    from ember.jit._calls import _NotTree, build_method_graphs
+    from ember.jit.passes.dce import eliminate_dead_code
+
+    def attr_of(v):
+        return tracer.attr_values.get(id(v))
+
+    try:
+        top, graphs = build_method_graphs(g, tracer.calls[0], types, attr_of, [out])
+    except _NotTree:
+        top, graphs = _inlined(tracer, g, types, out), {}
+    for sub in [top, *graphs.values()]:
+        eliminate_dead_code(sub)
+    top._method_graphs = graphs
+    return top
+
+
+def _inlined(tracer, g, types, out):
+    """Replace the parameter stand-ins by ``prim::GetAttr`` chains from ``%self.1``."""
+    made: dict = {}
+    self_v = g.inputs()[0]
+
+    def chain(path):
+        if path in made:
+            return made[path]
+        base = self_v if len(path) == 1 else chain(path[:-1])
+        n = g.create("prim::GetAttr", [base])
+        n.s_("name", path[-1])
+        t = types.get(path)
+        n.output().setType(t if t is not None else IR.TensorType())
+        n.output().setDebugName(_attr_debug(path[-1]))
+        n.insertBefore(first)
+        made[path] = n.output()
+        return n.output()
+
+    for n in list(g.nodes()):
+        first = n
+        for i, v in enumerate(n.inputs()):
+            path = tracer.attr_values.get(id(v))
+            if path is not None:
+                n.replaceInput(i, chain(path))
+    g.registerOutput(out)
+    return g
+
+
+def _attr_debug(part: str) -> str:
+    return ("_" + part) if part[0].isdigit() else part
 
 
 class _null:
@@ -342,7 +860,7 @@ def _output(tracer, g, result) -> IR.Value:
     if isinstance(result, (tuple, list)):
         elems = [_output(tracer, g, r) for r in result]
         kind = "prim::TupleConstruct" if isinstance(result, tuple) else "prim::ListConstruct"
-        n = g.insertNode(g.create(kind, elems))
+        n = tracer.insert(g.create(kind, elems))
         if isinstance(result, tuple):
             n.output().setType(IR.TupleType([e.type() for e in elems]))
         else:

@@ -121,7 +121,14 @@ def _call(n, kind, args):
             return run(callee, args[1:])[0]
         return args[0](*args[1:])
     if kind == "prim::RaiseException":
-        raise RuntimeError(args[0] if args else "Exception")
+        from ember.jit._extras import Error
+
+        # torch.jit.Error, its message ending with the exception raised in the script
+        qual = args[1] if len(args) > 1 and args[1] is not None else "RuntimeError"
+        raise Error(
+            "The following operation failed in the TorchScript interpreter.\n"
+            f"{qual}: {args[0] if args else 'Exception'}"
+        )
     if kind == "prim::fork":
         from ember.jit._fork import fork_block
 
@@ -132,6 +139,8 @@ def _call(n, kind, args):
         return args[0] if args else None
     if kind == "aten::format":
         return args[0].format(*args[1:])
+    if kind == "aten::__is__" or kind == "aten::__isnot__":
+        return (args[0] is args[1]) == (kind == "aten::__is__")
     if kind in _NUMBER_OPS and all(_is_number(a) for a in args):
         return _NUMBER_OPS[kind](*args)
     payload = getattr(n, "_payload", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import re
 import typing
 import warnings
 
@@ -96,12 +97,12 @@ def _X_t():
 
 def test_traced_module_graph_lists_the_ops():
     em = _mlp(ember)
-    g = str(_trace(ember, em, ember.tensor(_X)).graph)
+    g = re.sub(r"___torch_mangle_\d+\.", "", str(_trace(ember, em, ember.tensor(_X)).inlined_graph))
     assert g.startswith(
         "graph(%self.1 : __torch__.torch.nn.modules.container.Sequential,\n"
         "      %input.1 : Float(4, 3, strides=[3, 1], requires_grad=0, device=cpu)):\n"
     )
-    assert '%weight.1 : Tensor = prim::GetAttr[name="weight"](%_0)' in g
+    assert '%weight.1 : Tensor = prim::GetAttr[name="weight"](%_0' in g
     assert "aten::linear(%input.1, %weight.1, %bias.1), scope: __module.0" in g
     assert "aten::relu(" in g and "return (" in g
 

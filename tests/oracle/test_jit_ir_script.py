@@ -189,13 +189,15 @@ def test_early_return_as_torch():
         np.testing.assert_allclose(out.numpy(), st(torch.tensor(x), n).numpy())
 
 
-def test_return_inside_loop_keeps_eager_python():
+def test_return_inside_loop_compiles_as_torch():
     def f(x, n: int):
-        for i in range(n):  # noqa: B007
+        for i in range(n):
             if i == 1:
                 return x * i
         return x
 
-    s = ember.jit.script(f)
-    assert s._graph is None  # beyond ember's compiler: runs the Python
-    assert s(ember.ones(2), 3).tolist() == [1.0, 1.0]
+    s, t = ember.jit.script(f), torch.jit.script(f)
+    assert s._graph is not None and s.graph.findNode("prim::Loop") is not None
+    s.graph.lint()
+    for n in (0, 1, 3):
+        assert s(ember.ones(2), n).tolist() == t(torch.ones(2), n).tolist()

@@ -12,6 +12,8 @@ _EFFECTS = {
     "prim::Return",
     "prim::Param",
     "aten::wait",
+    "prim::CallMethod",  # a call may change its module (torch keeps unused calls)
+    "prim::CallFunction",
 }
 
 

@@ -17,7 +17,9 @@ def freeze_graph(graph, module, preserved_attrs=()) -> None:
     """Turn the GetAttr chains from ``graph``'s first input (``module``) into constants,
     except attributes named in ``preserved_attrs``; in place."""
     from ember.jit.passes.dce import eliminate_dead_code
+    from ember.jit.passes.inline import inline_calls
 
+    inline_calls(graph)  # a traced module's submodule calls (torch's freeze inlines first)
     self_value = graph.inputs()[0]
     preserved = set(preserved_attrs or ())
     objects = {self_value: module}
