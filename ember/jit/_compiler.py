@@ -77,7 +77,10 @@ def _module_type(m) -> IR.Type:
 def _py_type(x) -> IR.Type:
     if hasattr(x, "_data"):
         return _T
-    return IR.constant_type(x)
+    try:
+        return IR.constant_type(x)
+    except RuntimeError as err:  # a Python object TorchScript has no type for
+        raise Unsupported(f"value of type {type(x).__name__}") from err
 
 
 class _Compiler:
@@ -121,7 +124,10 @@ class _Compiler:
         return n
 
     def const(self, value, node=None):
-        v = self.g.insertConstant(value)
+        try:
+            v = self.g.insertConstant(value)
+        except RuntimeError as e:  # a Python object TorchScript has no constant for
+            raise Unsupported(f"constant of type {type(value).__name__}") from e
         if node is not None and value is not None:
             v.node().setSourceRange(self._src(node))
         return v
@@ -990,6 +996,12 @@ class _Compiler:
             name = (
                 getattr(obj, "__composite__", None) or f"aten::{getattr(obj, '__name__', 'call')}"
             )
+            if (
+                name in _SIZE_FACTORIES
+                and len(args) > 1
+                and all(isinstance(a.type(), IR.IntType) for a in args)
+            ):  # torch.zeros(3, 4): TorchScript's schema takes one int[] size
+                args = [self.emit("prim::ListConstruct", args, IR.ListType(_I), e).output()]
             npos = len(args)
 
             def payload(*a, fn=obj, npos=npos, names=names):
@@ -1063,9 +1075,13 @@ class _Compiler:
         target = (
             mod._original if isinstance(mod, ScriptModule) and mod._original is not None else mod
         )
+        library = type(target).__module__.startswith("ember.")
         try:
             callee = layer_graph(target) or compile_function(type(target).forward, module=target)
-        except Unsupported:
+        except Exception as err:
+            if not library and not isinstance(err, Unsupported):
+                raise  # the user's own module: torch's script-time error
+            # (a library layer whose code the compiler does not take is run, never refused)
             # a layer whose forward ember's compiler does not cover runs it as a method call
             n = self.emit("prim::CallMethod", [holder] + args, _T, e)
             n.s_("name", "forward")
@@ -1077,6 +1093,7 @@ class _Compiler:
 
 
 _RET = "$return"
+_SIZE_FACTORIES = frozenset(f"aten::{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
 
 
 def _getitem(seq, i):
@@ -1336,7 +1353,9 @@ def layer_graph(m) -> IR.Graph | None:
         g.registerOutput(out)
         return g
     bns = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
-    if type(m) in bns and m.track_running_stats and m.momentum is not None:
+    # eval mode only: the graph does not spell the training count (num_batches_tracked.add_)
+    # as a node, so a training layer stays a method call (the archive writer spells it)
+    if type(m) in bns and m.track_running_stats and m.momentum is not None and not m.training:
         g, s, (x,) = _layer_head(m)
         w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
         mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")

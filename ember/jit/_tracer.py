@@ -325,21 +325,9 @@ class IRTracer:
         return (kind, node_args, names, frame)
 
     def _batch_norm_training(self, x, frame) -> None:
-        """What torch records of a training ``nn.BatchNormNd`` before its ``aten::batch_norm``:
-        ``num_batches_tracked.add_(1)`` (ember's layer counts outside the op table: the node
-        does it when the graph runs), then the size checks of ``F.batch_norm`` (dead nodes
-        that take their numbers)."""
-        m = self.calls[-1].module
-        nbt = getattr(m, "num_batches_tracked", None)
-        if isinstance(nbt, Tensor) and id(nbt) in self.attr_paths:
-            src = self._source(frame)
-            ins = [self.value_of(nbt), self._arg(_aten.Wrapped(1), src, frame)]
-            ins.append(self._arg(1, src, frame))
-            n = self.insert(self.g.create("aten::add_", ins))
-            n.output().setType(IR.TensorType(ember.int64, (), (), False, "cpu"))
-            n.setSourceRange(src)
-            n.setScope(self.scopes[-1])
-            n._payload = lambda t, one, alpha: t.add_(1)
+        """What torch records of a training ``nn.BatchNormNd`` before its ``aten::batch_norm``
+        beyond the layer's ``num_batches_tracked.add_(1)`` (an op call, recorded as any): the
+        size checks of ``F.batch_norm`` (dead nodes that take their numbers)."""
         if isinstance(x, Tensor) and x.dim() > 2:
             sizes = [self.size_of(x, d, frame) for d in range(x.dim())]
             prod = sizes[0]
@@ -806,7 +794,7 @@ def _method_graphs(tracer, g, types, out):
 
     try:
         top, graphs = build_method_graphs(g, tracer.calls[0], types, attr_of, [out])
-    except _NotTree:
+    except (_NotTree, KeyError):  # KeyError: a call of a module the tree walk has no type for
         top, graphs = _inlined(tracer, g, types, out), {}
     for sub in [top, *graphs.values()]:
         eliminate_dead_code(sub)
