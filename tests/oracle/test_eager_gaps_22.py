@@ -182,3 +182,44 @@ def test_where_method_form():
     assert str(xt.where(xt > 1, 2.5).dtype)[6:] == str(xe.where(xe > 1, 2.5).dtype)[6:]
     with pytest.raises(RuntimeError, match="boolean"):
         xe.where(xe.float(), 0)
+
+
+SHARING = """
+import pickle, copy, io
+def saved(o):
+    b = io.BytesIO(); torch.save(o, b); b.seek(0); return torch.load(b, weights_only=False)
+x = torch.arange(6.)
+for name, f in [("pickle", lambda o: pickle.loads(pickle.dumps(o))), ("deepcopy", copy.deepcopy),
+                ("save", saved)]:
+    v = f(x[2:]); print(name, v.storage_offset(), v.untyped_storage().nbytes(), v.stride())
+    r = f(x.view(2, 3).t()); print(name, r.stride(), r.is_contiguous())
+    a, b = f([x, x.view(2, 3)]); b[0, 0] = 9; print(name, a[0].item())
+    w = torch.nn.Parameter(torch.ones(3)); w.grad = torch.full((3,), 2.); w.tag = 1
+    r = f(w); print(name, type(r).__name__, r.requires_grad, r.grad, getattr(r, "tag", None))
+    r = f([w, w.grad]); print(name, r[0].grad is r[1])
+    t = torch.ones(2, requires_grad=True); t.grad = torch.ones(2); t.tag = 2
+    r = f(t); print(name, r.grad, r.requires_grad, getattr(r, "tag", None))
+    g = torch.ones(2, requires_grad=True)
+    r = f((g, g.detach())); r[1][0] = 5; print(name, r[0].tolist(), r[1].requires_grad)
+    m = torch.nn.Linear(2, 2); m.weight.grad = torch.ones(2, 2)
+    print(name, f(m).weight.grad)
+    m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+    m[1].weight = m[0].weight
+    r = f(m); print(name, r[1].weight is r[0].weight, len(list(r.parameters())))
+    e = torch.nn.Embedding(4, 2); lin = torch.nn.Linear(2, 4, bias=False); lin.weight = e.weight
+    r = f((e, lin)); print(name, r[0].weight is r[1].weight)
+    holder = torch.nn.Module(); holder.register_buffer("b", x); holder.register_buffer("c", x[1:])
+    r = f(holder); r.c[0] = 77; print(name, r.b[1].item(), r.c.storage_offset())
+    r = f(x[::2]); print(name, r.stride(), r.untyped_storage().nbytes(), r.tolist())
+    r = f(torch.arange(4).view(2, 2)[:, 1]); print(name, r.tolist(), r.stride(), r.dtype)
+    q = torch.ones(2, requires_grad=True) * 2
+    try: r = f(q); print(name, "nonleaf", r.requires_grad, r.grad_fn)
+    except Exception as ex: print(name, "nonleaf", type(ex).__name__)
+    r = f({"a": x.view(2, 3)[1], "b": x.view(3, 2)}); r["a"][0] = -1; print(name, r["b"].tolist())
+"""
+
+
+def test_pickle_deepcopy_save_sharing_sweep():
+    from tests.oracle._user_code import check_snippet
+
+    check_snippet(SHARING)
