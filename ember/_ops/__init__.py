@@ -22,6 +22,7 @@ from ember._ops import (  # noqa: F401
     linalg_decomp,
     linalg_norm,
     linalg_solve,
+    meta,
     movement,
     numeric_gradient,
     operators,
@@ -44,6 +45,8 @@ from ember._ops import (  # noqa: F401
     windows,
 )
 from ember._ops.registry import API
+
+meta.wrap_factories()  # once every factory is in the table: device="meta" for them all
 
 __all__ = ["API"]
 

@@ -552,7 +552,16 @@ def dispatch_uncast(op: Op, inputs: tuple, params: dict = _EMPTY):
     return _dispatch(op, inputs, params)
 
 
+# the meta device's hooks (``ember/_ops/meta.py``), installed when the first meta tensor is
+# made: (out of place, in place); each returns NotImplemented when no meta tensor takes part
+META: list = []
+
+
 def _dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
+    if META:
+        res = META[0](op, inputs, params)
+        if res is not NotImplemented:
+            return res
     if op.promote is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
@@ -697,6 +706,8 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
 
 def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     _check_inplace(self)
+    if META and META[1](op, self, inputs, params) is not NotImplemented:
+        return self
     _check_overlap(op, self, inputs)
     if op.promote is not None:
         dt, arrays = _promoted_arrays(inputs, op.promote)

@@ -8,6 +8,7 @@ import types
 import ember
 from ember._core.tensor import Tensor
 from ember.nn import init
+from ember.nn.modules._device_init import scope_device
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _functional
 from ember.nn.parameter import Parameter
@@ -312,10 +313,12 @@ def _own_init(cls: type) -> None:
     # torch defines __init__ in each class: Python names it in argument errors
     # ("Conv2d.__init__() missing 1 required positional argument: 'kernel_size'")
     f = cls.__init__
+    f = getattr(f, "__wrapped__", f)  # (under the device scope of _device_init)
     g = types.FunctionType(f.__code__, f.__globals__, "__init__", f.__defaults__, f.__closure__)
     g.__kwdefaults__, g.__annotations__, g.__doc__ = f.__kwdefaults__, f.__annotations__, f.__doc__
     g.__qualname__ = f"{cls.__name__}.__init__"
     cls.__init__ = g
+    scope_device(cls)
 
 
 for _cls in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d):
