@@ -42,6 +42,7 @@ from ember._ops import (  # noqa: F401
     torch_settings,
     torch_utilities,
     unary,
+    unsigned,
     windows,
 )
 from ember._ops.registry import API

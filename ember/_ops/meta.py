@@ -10,7 +10,7 @@ changes nothing (samplers draw nothing). Factories (``empty``, ``zeros``, ``rand
 ``set_default_device("meta")`` resolve the result's dtype on a zero-size call and allocate
 nothing. ``to("meta")`` drops the data; reading data back raises torch's errors.
 
-The hooks are installed in ``registry.META`` when the first meta array is made: until then
+The hooks are installed in ``registry.HOOKS`` when the first meta array is made: until then
 dispatch pays one list test.
 """
 
@@ -92,8 +92,8 @@ def _in_place(op, self, inputs, params):
 
 
 def _install() -> None:
-    if not registry.META:
-        registry.META[:] = [_out_of_place, _in_place]
+    if (_out_of_place, _in_place) not in registry.HOOKS:
+        registry.HOOKS.append((_out_of_place, _in_place))
 
 
 _meta.ON_LIVE.append(_install)

@@ -552,16 +552,18 @@ def dispatch_uncast(op: Op, inputs: tuple, params: dict = _EMPTY):
     return _dispatch(op, inputs, params)
 
 
-# the meta device's hooks (``ember/_ops/meta.py``), installed when the first meta tensor is
-# made: (out of place, in place); each returns NotImplemented when no meta tensor takes part
-META: list = []
+# hooks for tensors the plain path does not serve, installed when the first such tensor is
+# made: (out of place, in place) pairs, each returning NotImplemented when it has nothing to
+# do: the meta device (``meta.py``), torch's limited uint16/32/64 support (``unsigned.py``)
+HOOKS: list = []
 
 
 def _dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
-    if META:
-        res = META[0](op, inputs, params)
-        if res is not NotImplemented:
-            return res
+    if HOOKS:
+        for hook in HOOKS:
+            res = hook[0](op, inputs, params)
+            if res is not NotImplemented:
+                return res
     if op.promote is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
@@ -706,8 +708,10 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
 
 def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     _check_inplace(self)
-    if META and META[1](op, self, inputs, params) is not NotImplemented:
-        return self
+    if HOOKS:
+        for hook in HOOKS:
+            if hook[1](op, self, inputs, params) is not NotImplemented:
+                return self
     _check_overlap(op, self, inputs)
     if op.promote is not None:
         dt, arrays = _promoted_arrays(inputs, op.promote)

@@ -320,3 +320,50 @@ def test_profiler_records_composites_as_torch():
     # ember's factories (randn) are no profiled ops)
     skip = ("aten::add_", "aten::view", "aten::flatten", "aten::randn")
     assert [e[0] for e in got if e[0] not in skip] == [e[0] for e in want if e[0] not in skip]
+
+
+UNSIGNED_EXPRS = [
+    "x", "x + 1", "x + x", "x * 2", "x - x", "x.sum()", "x.float()", "x.to(L.int64)",
+    "L.zeros(2, dtype=x.dtype)", "L.ones(2, dtype=x.dtype)", "x == 1", "x < x", "x.max()",
+    "x.min()", "x.clone()", "x[1:]", "x.view(3, 1)", "L.cat([x, x])", "x.flip(0)",
+    "x.sort().values", "x & 1", "x | x", "x >> 1", "x.abs()", "x.neg()", "x.clone().fill_(2)",
+    "L.full((2,), 5, dtype=x.dtype)", "L.tensor([2**40], dtype=x.dtype)", "x.double()",
+    "x.cumsum(0)", "x.prod()", "x.argmax()", "x.bitwise_not()", "x.unique()",
+    "x.index_select(0, L.tensor([0]))", "x.to(L.uint8)", "L.tensor([1], dtype=L.uint8).to(x.dtype)",
+    "x.mean()", "x // 2", "x % 2", "x.pow(2)", "x.nonzero()", "L.stack([x, x])", "x.t()",
+    "x.float().to(x.dtype)", "x.clone().add_(1)", "x.clone().mul_(3)",
+    "L.promote_types(x.dtype, L.int64)", "L.promote_types(x.dtype, x.dtype)",
+    "L.iinfo(x.dtype).max", "(x.dtype.is_signed, x.dtype.itemsize, x.dtype.is_floating_point)",
+]  # fmt: skip
+
+
+def _unsigned(lib, dt, expr):
+    L = lib  # noqa: N806 - the expressions' name for the library
+    x = lib.tensor([1, 2, 3], dtype=getattr(lib, dt))
+    try:
+        r = eval(expr, {"L": L, "x": x})  # noqa: S307 - the test's own expressions
+    except Exception as e:  # noqa: BLE001
+        return ("raised", type(e).__name__, str(e).split("\n")[0])
+    if isinstance(r, (lib.Tensor,)):
+        return ("tensor", str(r.dtype).split(".")[-1], r.tolist())
+    return ("value", str(r).replace("torch.", "").replace("ember.", ""))
+
+
+@pytest.mark.parametrize("dt", ["uint16", "uint32", "uint64"])
+def test_unsigned_dtypes_limited_support_as_torch(dt):
+    bad = [e for e in UNSIGNED_EXPRS if _unsigned(ember, dt, e) != _unsigned(torch, dt, e)]
+    assert not bad, [(e, _unsigned(ember, dt, e), _unsigned(torch, dt, e)) for e in bad]
+
+
+def test_complex32_and_sym_classes():
+    assert repr(ember.complex32) == repr(torch.complex32) == "torch.complex32"
+    assert ember.chalf is ember.complex32 and torch.chalf is torch.complex32
+    for lib in (torch, ember):
+        c = lib.complex32
+        assert c.is_complex and not c.is_floating_point and c.itemsize == 4
+        assert c.to_real() is lib.float16
+        for cls in (lib.SymInt, lib.SymFloat, lib.SymBool):
+            assert isinstance(cls, type) and not isinstance(3, cls) and not isinstance(1.0, cls)
+        assert not issubclass(lib.SymInt, int)
+    with pytest.raises(TypeError, match="complex32"):
+        ember.zeros(2, dtype=ember.complex32)
