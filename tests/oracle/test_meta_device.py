@@ -167,3 +167,26 @@ def test_meta_transformer_forward_shapes():
             model = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         y = model(lib.empty(2, 3, 64, device="meta"))
         assert y.is_meta and tuple(y.shape) == (2, 3, 64) and y.requires_grad
+
+
+def test_model_ensembling_with_a_meta_base():
+    def run(lib):
+        models = [lib.nn.Linear(3, 2) for _ in range(4)]
+        params, buffers = lib.func.stack_module_state(models)
+        base = lib.nn.Linear(3, 2).to("meta")
+
+        def f(p, b, x):
+            return lib.func.functional_call(base, (p, b), (x,))
+
+        x = lib.ones(5, 3)
+        y = lib.func.vmap(f, in_dims=(0, 0, None))(params, buffers, x)
+        want = lib.stack([m(x) for m in models])
+        mp, _ = lib.func.stack_module_state([lib.nn.Linear(3, 2, device="meta")] * 2)
+        return (
+            tuple(y.shape),
+            y.device.type,
+            bool(lib.allclose(y, want)),
+            {k: (tuple(v.shape), v.device.type) for k, v in mp.items()},
+        )
+
+    assert run(ember) == run(torch)
