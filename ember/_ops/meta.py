@@ -102,10 +102,20 @@ _meta.ON_LIVE.append(_install)
 # ------------------------------------------------------------------------------ factories
 
 
+_DEFAULT = _device.DEFAULT
+_SET_DEFAULT = _device._SET_DEFAULT
+_META = _device.META
+
+
 def _wants_meta(device) -> bool:
     if device is None:
-        return _device.default_device() is _device.META
-    return _device.as_device(device) is _device.META
+        # (the common case: no device block, no default set: two list tests)
+        if not _DEFAULT and _SET_DEFAULT[0] is not _META:
+            return False
+        return _device.default_device() is _META
+    if device == "cpu" or device is _device.CPU:
+        return False
+    return _device.as_device(device) is _META
 
 
 def _size_of(args, kwargs) -> tuple:
