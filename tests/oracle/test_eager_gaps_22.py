@@ -367,3 +367,53 @@ def test_complex32_and_sym_classes():
         assert not issubclass(lib.SymInt, int)
     with pytest.raises(TypeError, match="complex32"):
         ember.zeros(2, dtype=ember.complex32)
+
+
+FX = """
+fx = torch.fx
+F = torch.nn.functional
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.fc = torch.nn.Linear(4, 2)
+        self.seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Dropout(0.1))
+    def forward(self, x):
+        y = self.seq(self.bn(self.conv(x)))
+        y = F.adaptive_avg_pool2d(y, 1).flatten(1)
+        z = self.fc(y).softmax(dim=-1)
+        w = torch.cat([z, z * 2], dim=1)[:, ::2]
+        return w.view(x.shape[0], -1).sum(), z.transpose(0, 1).contiguous(), torch.max(z, 1)
+gm = fx.symbolic_trace(M())
+print(gm.code)
+print(gm.print_readable(print_output=False))
+print(gm.graph)
+class R(torch.nn.Module):
+    def forward(self, x, y):
+        a = torch.relu(x) + 1
+        b = torch.relu(y) + 1
+        return a + b + (torch.relu(a * b) + 1)
+gm = fx.symbolic_trace(R())
+print(len(fx.replace_pattern(gm, lambda x: torch.relu(x) + 1, lambda x: torch.sigmoid(x) - 1)))
+print(gm.code)
+fns = {"range": lambda x: range(x), "len": lambda x: len(x), "int": lambda x: int(x),
+       "bool": lambda x: bool(x), "float": lambda x: float(x), "list": lambda x: list(x),
+       "if": lambda x: 1 if x else 2, "in": lambda x: 3 in x, "abs": lambda x: abs(x),
+       "format": lambda x: f"{x:.2f}", "slice": lambda x: [1, 2, 3][x],
+       "shape": lambda x: range(x.shape[0]), "max": lambda x: max(x, 1)}
+for name, f in fns.items():
+    class Q(torch.nn.Module):
+        def forward(self, x):
+            return f(x)
+    try:
+        print(name, "traced", fx.symbolic_trace(Q()).code.strip().splitlines()[-1])
+    except Exception as e:
+        print(name, type(e).__name__)
+"""
+
+
+def test_fx_code_replace_pattern_and_builtins_as_torch():
+    from tests.oracle._user_code import check_snippet
+
+    check_snippet(FX)
