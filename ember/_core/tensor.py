@@ -624,6 +624,8 @@ class Tensor(metaclass=_TensorMeta):
         return builtins.bool(self._one("bool"))
 
     def __float__(self) -> float:
+        if self._requires_grad and _grad_state.grad_enabled and not _SCALAR_WARNED:
+            _warn_scalar_conversion()
         return float(self._one("float"))
 
     def __int__(self) -> int:
@@ -638,6 +640,8 @@ class Tensor(metaclass=_TensorMeta):
         return builtins.bool((self == element)._data.any())
 
     def __complex__(self) -> complex:
+        if self._requires_grad and _grad_state.grad_enabled and not _SCALAR_WARNED:
+            _warn_scalar_conversion()
         return complex(self._one("complex"))
 
     def __index__(self) -> int:
@@ -837,3 +841,16 @@ def _meta_repr(t: Tensor, prefix: str, default: str, grad_fn) -> str:
     elif t._requires_grad:
         parts.append("requires_grad=True")
     return ", ".join(parts) + ")"
+
+
+_SCALAR_WARNED: list = []  # torch warns once per process
+
+
+def _warn_scalar_conversion() -> None:
+    _SCALAR_WARNED.append(True)
+    warnings.warn(
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first.",
+        UserWarning,
+        stacklevel=3,
+    )

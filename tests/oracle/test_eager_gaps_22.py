@@ -417,3 +417,25 @@ def test_fx_code_replace_pattern_and_builtins_as_torch():
     from tests.oracle._user_code import check_snippet
 
     check_snippet(FX)
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once_as_torch():
+    import subprocess
+    import sys
+
+    src = (
+        "import warnings, {m} as torch\n"
+        "t = torch.ones(1, requires_grad=True)\n"
+        "with torch.no_grad(): float(t)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    int(t); t.item(); float(t); float(t * 2); complex(t)\n"
+        "print([str(x.message).split(chr(10))[0] for x in w], [x.category.__name__ for x in w])\n"
+    )
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", src.format(m=m)], capture_output=True, text=True, check=True
+        ).stdout
+        for m in ("torch", "ember")
+    ]
+    assert out[0] == out[1] and "requires_grad=True" in out[0]
