@@ -47,6 +47,7 @@ from ember._ops import (  # noqa: F401
 )
 from ember._ops.registry import API
 
+unsigned.wrap_factories()
 meta.wrap_factories()  # once every factory is in the table: device="meta" for them all
 
 __all__ = ["API"]

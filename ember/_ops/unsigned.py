@@ -66,3 +66,27 @@ def _install() -> None:
 
 
 D.ON_UNSIGNED.append(_install)
+
+# factories torch has no unsigned kernel for (the rest, zeros/ones/full/empty/randint, work)
+_FACTORY_KERNELS = {"arange": "arange_cpu", "linspace": "linspace_cpu", "eye": "eye"}
+
+
+def _gated_factory(fn, kernel):
+    def factory(*args, **kwargs):
+        dt = kwargs.get("dtype")
+        if dt is not None and dt in _UNSIGNED:
+            raise NotImplementedError(
+                f"\"{kernel}\" not implemented for '{D.scalar_type_name(dt)}'"
+            )
+        return fn(*args, **kwargs)
+
+    factory.__name__ = factory.__qualname__ = fn.__name__
+    factory.__doc__ = fn.__doc__
+    factory.__wrapped__ = fn
+    return factory
+
+
+def wrap_factories() -> None:
+    """Give arange/linspace/eye torch's error for the unsigned dtypes."""
+    for name, kernel in _FACTORY_KERNELS.items():
+        registry.API[name] = _gated_factory(registry.API[name], kernel)

@@ -333,7 +333,10 @@ UNSIGNED_EXPRS = [
     "x.mean()", "x // 2", "x % 2", "x.pow(2)", "x.nonzero()", "L.stack([x, x])", "x.t()",
     "x.float().to(x.dtype)", "x.clone().add_(1)", "x.clone().mul_(3)",
     "L.promote_types(x.dtype, L.int64)", "L.promote_types(x.dtype, x.dtype)",
-    "L.iinfo(x.dtype).max", "(x.dtype.is_signed, x.dtype.itemsize, x.dtype.is_floating_point)",
+    "L.iinfo(x.dtype).max", "L.arange(3, dtype=x.dtype)", "L.eye(2, dtype=x.dtype)",
+    "L.linspace(0, 3, 4, dtype=x.dtype)", "L.randperm(3, dtype=x.dtype)",
+    "L.empty(2, dtype=x.dtype).zero_()",
+    "(x.dtype.is_signed, x.dtype.itemsize, x.dtype.is_floating_point)",
 ]  # fmt: skip
 
 
