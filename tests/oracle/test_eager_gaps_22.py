@@ -89,6 +89,8 @@ CASES = {
     "sum_add": lambda L, x, s: x.sum() + s,
     "scalar_tensor_add": lambda L, x, s: x + L.tensor(s),
     "bucketize": lambda L, x, s: L.bucketize(s, x),
+    "isin": lambda L, x, s: L.isin(x, s),
+    "isin_reversed": lambda L, x, s: L.isin(s, x),
 }
 
 _HALF = ("float16", "bfloat16")
