@@ -347,6 +347,8 @@ def _lerp_plan(input, end, weight):
                 f"\"lerp_kernel_tensor\" not implemented for '{D.scalar_type_name(dt)}'"
             )
         return _lerp_t, (_cast(input, dt), _cast(end, dt), _cast(weight, dt)), _EMPTY
+    # a number weight is checked as a scale of the result (half types: as a float's)
+    checked_scalar(weight, result_dtype((input, end)), half_as_float=True)
     return _lerp_s, (input, end), {"weight": weight}
 
 

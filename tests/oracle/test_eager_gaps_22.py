@@ -91,6 +91,8 @@ CASES = {
     "bucketize": lambda L, x, s: L.bucketize(s, x),
     "isin": lambda L, x, s: L.isin(x, s),
     "isin_reversed": lambda L, x, s: L.isin(s, x),
+    "lerp": lambda L, x, s: L.lerp(x.float(), x.float() * 2, s),
+    "lerp_half": lambda L, x, s: L.lerp(x.half(), x.half() * 2, s),
 }
 
 _HALF = ("float16", "bfloat16")
