@@ -110,6 +110,10 @@ int = int32  # noqa: A001
 short = int16
 cfloat = complex64
 cdouble = complex128
+from ember._core.dtype import complex32, uint16, uint32, uint64  # noqa: E402
+
+chalf = complex32
+from ember.types import SymBool, SymFloat, SymInt  # noqa: E402
 
 # math constants, as torch re-exports them (torch.pi, torch.inf, x[:, torch.newaxis])
 from math import e, inf, nan, pi  # noqa: E402

@@ -161,7 +161,8 @@ def _check_device(device: Any) -> None:
                 f"ember only supports CPU generators, but got device '{device}'"
             ) from None
         return
-    as_device(device)
+    if as_device(device).type == "meta":
+        raise RuntimeError("META device type not an accelerator.")
 
 
 def _cpu_device() -> Any:

@@ -32,3 +32,33 @@ _dtype = _dtype
 _device = _device
 
 __all__ = ["Any", "Device", "FileLike", "Number", "Size", "Tensor"]
+
+
+class _SymNumber:
+    """Base of the symbolic number classes: ember traces no symbolic shapes, so no instance
+    ever reaches user code; the classes exist for ``isinstance`` checks (``torch.SymInt``)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.node!r})"
+
+
+class SymInt(_SymNumber):
+    """Like an int, but symbolic (torch's ``SymInt``): what ``isinstance`` checks test for."""
+
+
+class SymFloat(_SymNumber):
+    """Like a float, but symbolic (torch's ``SymFloat``)."""
+
+
+class SymBool(_SymNumber):
+    """Like a bool, but symbolic (torch's ``SymBool``)."""
+
+
+for _cls in (SymInt, SymFloat, SymBool):
+    _cls.__module__ = "ember"
+del _cls

@@ -63,11 +63,12 @@ class device:
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __enter__(self) -> device:
-        # ``with device("cpu"):`` makes cpu the default device: it already is
-        as_device(self)
+        # ``with device("meta"):`` makes it the default device of the factories inside
+        DEFAULT.append(as_device(self))
         return self
 
     def __exit__(self, *exc) -> None:
+        DEFAULT.pop()
         return None
 
     def __hash__(self) -> int:
@@ -93,10 +94,21 @@ def _parse(text: str) -> tuple:
 
 
 CPU = device("cpu")
+META = device("meta")
+DEFAULT: list = []  # the default devices of enclosing ``with device(...)`` blocks
+
+
+def default_device() -> device:
+    """Return the device factories use when given none (``with device(...)``,
+    ``set_default_device``)."""
+    return DEFAULT[-1] if DEFAULT else _SET_DEFAULT[0]
+
+
+_SET_DEFAULT = [CPU]  # set_default_device's choice
 
 
 def as_device(d) -> device:
-    """Return ``d`` as a device that ember can hold tensors on (only cpu), else raise."""
+    """Return ``d`` as a device that ember can hold tensors on (cpu, meta), else raise."""
     if d is None or d is CPU:
         return CPU
     dev = d if isinstance(d, device) else device(d)
@@ -105,5 +117,5 @@ def as_device(d) -> device:
     if dev.type == "cuda":
         raise CudaUnavailableError(_NO_CUDA)
     if dev.type == "meta":
-        raise RuntimeError("ember does not support the 'meta' device yet")
+        return META
     raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")

@@ -64,7 +64,7 @@ class dtype:
         self._cat = cat
         self.is_floating_point = cat == _FLOAT
         self.is_complex = cat == _COMPLEX
-        self.is_signed = name != "uint8" and name != "bool"
+        self.is_signed = not name.startswith("uint") and name != "bool"
 
     def __repr__(self) -> str:
         return "torch." + self.name
@@ -139,6 +139,35 @@ int16 = dtype("int16", np.int16, _INT, "i16")
 int32 = dtype("int32", np.int32, _INT, "i32")
 int64 = dtype("int64", np.int64, _INT, "i64")
 bool = dtype("bool", np.bool_, _BOOL, "b8")  # noqa: A001 - torch.bool
+# torch 2.13's "limited support" unsigned types: creation, casts, copies, views and a few
+# kernels; they promote with no other dtype (ember/_ops/unsigned.py gates the ops)
+uint16 = dtype("uint16", np.uint16, _INT, "u16")
+uint32 = dtype("uint32", np.uint32, _INT, "u32")
+uint64 = dtype("uint64", np.uint64, _INT, "u64")
+UNSIGNED = (uint16, uint32, uint64)
+ON_UNSIGNED: list = []  # callables run when the first uint16/32/64 array reaches ember
+
+
+class _Complex32(dtype):
+    """``torch.complex32`` (``chalf``): a name ember knows and cannot store (NumPy has no
+    complex of two float16s); making a tensor of it raises."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.name, self.abbr, self.itemsize, self._cat = "complex32", "c32", 4, _COMPLEX
+        self.is_floating_point, self.is_complex, self.is_signed = False, True, True
+
+    @property
+    def np(self) -> np.dtype:
+        raise TypeError(
+            "ember has no complex32 (chalf) storage: NumPy has no complex type of two float16s;"
+            " use complex64"
+        )
+
+
+_Complex32.__name__ = _Complex32.__qualname__ = "dtype"
+complex32 = _Complex32()
 
 ALL_DTYPES = (
     bool,
@@ -154,7 +183,7 @@ ALL_DTYPES = (
     complex64,
     complex128,
 )
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + UNSIGNED + (complex32,)}
 
 
 class _FromNumpy(dict):
@@ -162,6 +191,13 @@ class _FromNumpy(dict):
     first lookup of a bfloat16 array's dtype (ml_dtypes imported by the user)."""
 
     def __missing__(self, key):
+        for u in UNSIGNED:
+            if key == u.np:  # the first unsigned array: its ops are gated from now on
+                for u2 in UNSIGNED:
+                    self[u2.np] = u2
+                for f in ON_UNSIGNED:
+                    f()
+                return u
         if "ml_dtypes" in sys.modules and type(bfloat16) is _LazyBfloat16:
             _resolve_bfloat16()
             if key in self:
@@ -176,7 +212,7 @@ FROM_NP: dict[np.dtype, dtype] = _FromNumpy({d.np: d for d in ALL_DTYPES if d is
 HALF_NP: set[np.dtype] = {np.dtype(np.float16)}
 # Python's own number types stand for torch dtypes where a dtype is expected
 _PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool, complex: complex128}
-_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
+_COMPLEX_TO_REAL = {complex64: float32, complex128: float64, complex32: float16}
 _REAL_TO_COMPLEX = {
     float16: complex64,
     bfloat16: complex64,
@@ -199,6 +235,7 @@ _SCALAR_NAMES = {
     "float64": "Double",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "complex32": "ComplexHalf",
     "uint16": "UInt16",
     "uint32": "UInt32",
     "uint64": "UInt64",
@@ -306,6 +343,24 @@ def _promote(a: dtype, b: dtype) -> dtype:
 
 
 _PROMOTE = {(a, b): _promote(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+_PROMOTE.update({(u, u): u for u in UNSIGNED})
+
+
+def uint_promotion_error(a: dtype, b: dtype) -> RuntimeError:
+    """Return torch's error for promoting a uint16/32/64 with another dtype."""
+    return RuntimeError(
+        "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+        f"{_SCALAR_NAMES[a.name]} and {_SCALAR_NAMES[b.name]}"
+    )
+
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    try:
+        return _PROMOTE[a, b]
+    except KeyError:
+        if a in UNSIGNED or b in UNSIGNED:
+            raise uint_promotion_error(a, b) from None
+        raise
 
 
 def _check_dtypes(fn: str, *args) -> None:
@@ -320,7 +375,7 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         return _PROMOTE[type1, type2]
     except (KeyError, TypeError):
         _check_dtypes("promote_types", type1, type2)
-        raise
+        return _promote_pair(type1, type2)
 
 
 def can_cast(from_: dtype, to: dtype) -> builtins.bool:
@@ -356,7 +411,7 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     if higher.is_floating_point:
         return higher
     if higher is bool or lower.is_floating_point:
-        return _PROMOTE[higher, lower]
+        return _promote_pair(higher, lower)
     return higher
 
 
@@ -372,7 +427,7 @@ def result_type_of(dims: tuple, zeros: tuple, scalars: tuple) -> dtype:
         for group in key:
             acc = None
             for d in group:
-                acc = d if acc is None else _PROMOTE[acc, d]
+                acc = d if acc is None else _promote_pair(acc, d)
             groups.append(acc)
         d, z, s = groups
         r = _combine(d, _combine(z, s))

@@ -16,7 +16,8 @@ import weakref
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.device import CPU, as_device
+from ember._core import meta as _meta
+from ember._core.device import CPU, META, as_device
 from ember._core.grad_mode import STATE as _grad_state
 from ember._core.storage import UntypedStorage, owner_of
 from ember._core.storage import array_ptr as _ptr
@@ -238,6 +239,8 @@ class Tensor(metaclass=_TensorMeta):
 
     @property
     def device(self):
+        if _meta.LIVE and _meta.is_meta(self._data):
+            return META
         return CPU
 
     @property
@@ -246,11 +249,11 @@ class Tensor(metaclass=_TensorMeta):
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        return not _meta.is_meta(self._data)
 
     @property
     def is_meta(self) -> bool:
-        return False
+        return _meta.is_meta(self._data)
 
     @property
     def is_sparse(self) -> bool:
@@ -291,6 +294,9 @@ class Tensor(metaclass=_TensorMeta):
     def stride(self, dim: int | None = None):
         """Return the strides in elements, or the stride of dimension ``dim``."""
         a = self._data
+        if _meta.LIVE and _meta.is_meta(a):  # (its array's strides are all 0)
+            strides = _meta.contiguous_strides(a.shape)
+            return strides if dim is None else strides[self._wrap_dim(dim)]
         item = a.itemsize
         strides = a.strides
         if not a.size and 0 in strides:
@@ -301,11 +307,15 @@ class Tensor(metaclass=_TensorMeta):
 
     def storage_offset(self) -> int:
         """Return the offset, in elements, of the first element in the storage."""
+        if _meta.LIVE and _meta.is_meta(self._data):
+            return 0
         owner = owner_of(self._data)
         return (self.data_ptr() - _ptr(owner)) // self._data.itemsize
 
     def data_ptr(self) -> int:
-        """Return the address of the first element."""
+        """Return the address of the first element (0 for a meta tensor)."""
+        if _meta.LIVE and _meta.is_meta(self._data):
+            return 0
         return _ptr(self._data)
 
     def untyped_storage(self) -> UntypedStorage:
@@ -316,7 +326,7 @@ class Tensor(metaclass=_TensorMeta):
         """Return True if the tensor is contiguous in row-major order (or in the order
         ``memory_format`` names: ``channels_last`` is NHWC, ``channels_last_3d`` NDHWC)."""
         if memory_format is None or memory_format is contiguous_format:
-            return self._data.flags.c_contiguous
+            return self._data.flags.c_contiguous or _meta.is_meta(self._data)
         if memory_format is preserve_format:
             raise RuntimeError("is_contiguous: memory_format preserve_format is not supported")
         a = self._data
@@ -541,6 +551,7 @@ class Tensor(metaclass=_TensorMeta):
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        _no_data(self, "item")
         v = self._data.reshape(()).item() if self._data.ndim else self._data.item()
         if self.dtype is D.bfloat16:
             return float(v)
@@ -548,6 +559,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def tolist(self):
         """Return the tensor as a (nested) list of Python numbers."""
+        _no_data(self, "copy")
         a = self._data
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)
@@ -561,6 +573,7 @@ class Tensor(metaclass=_TensorMeta):
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        _no_data(self, "numpy")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -598,6 +611,7 @@ class Tensor(metaclass=_TensorMeta):
                 what = "more than one value" if self._data.size else "no values"
                 raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
             raise ValueError("only one element tensors can be converted to Python scalars")
+        _no_data(self, "item")
         v = self._data.reshape(()).item()
         if (kind == "float" or kind == "int") and type(v) is complex:
             if v.imag != 0:
@@ -610,6 +624,8 @@ class Tensor(metaclass=_TensorMeta):
         return builtins.bool(self._one("bool"))
 
     def __float__(self) -> float:
+        if self._requires_grad and _grad_state.grad_enabled and not _SCALAR_WARNED:
+            _warn_scalar_conversion()
         return float(self._one("float"))
 
     def __int__(self) -> int:
@@ -624,6 +640,8 @@ class Tensor(metaclass=_TensorMeta):
         return builtins.bool((self == element)._data.any())
 
     def __complex__(self) -> complex:
+        if self._requires_grad and _grad_state.grad_enabled and not _SCALAR_WARNED:
+            _warn_scalar_conversion()
         return complex(self._one("complex"))
 
     def __index__(self) -> int:
@@ -720,6 +738,8 @@ class Tensor(metaclass=_TensorMeta):
         cls = type(self)
         # torch prints a subclass by its name: MyTensor([1., 2.]) (Parameter is plain)
         plain = cls is Tensor or getattr(cls, "_plain_repr", False)
+        if _meta.LIVE and _meta.is_meta(data):
+            return _meta_repr(self, "tensor(" if plain else f"{cls.__name__}(", default, grad_fn)
         return format_tensor(
             data,
             dtype_name=self.dtype.name,
@@ -794,3 +814,43 @@ def wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim + n if dim < 0 else dim
+
+
+def _no_data(t: Tensor, what: str) -> None:
+    # a meta tensor has no values to read: torch's errors
+    if _meta.LIVE and _meta.is_meta(t._data):
+        if what == "item":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if what == "numpy":
+            raise TypeError(
+                "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def _meta_repr(t: Tensor, prefix: str, default: str, grad_fn) -> str:
+    # torch: tensor(..., device='meta', size=(2, 3)[, dtype=...][, requires_grad=True])
+    shape = t._data.shape
+    size = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    parts = [f"{prefix}..., device='meta', size={size}"]
+    if t.dtype.name != default:
+        parts.append(f"dtype=torch.{t.dtype.name}")
+    if grad_fn is not None:
+        parts.append(f"grad_fn=<{grad_fn}>")
+    elif t._requires_grad:
+        parts.append("requires_grad=True")
+    return ", ".join(parts) + ")"
+
+
+_SCALAR_WARNED: list = []  # torch warns once per process
+
+
+def _warn_scalar_conversion() -> None:
+    _SCALAR_WARNED.append(True)
+    warnings.warn(
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first.",
+        UserWarning,
+        stacklevel=3,
+    )

@@ -22,6 +22,7 @@ from ember._ops import (  # noqa: F401
     linalg_decomp,
     linalg_norm,
     linalg_solve,
+    meta,
     movement,
     numeric_gradient,
     operators,
@@ -41,9 +42,13 @@ from ember._ops import (  # noqa: F401
     torch_settings,
     torch_utilities,
     unary,
+    unsigned,
     windows,
 )
 from ember._ops.registry import API
+
+unsigned.wrap_factories()
+meta.wrap_factories()  # once every factory is in the table: device="meta" for them all
 
 __all__ = ["API"]
 

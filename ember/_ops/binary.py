@@ -168,6 +168,9 @@ def _float_result(kernel, np_fn):
         a = x if isinstance(x, np.ndarray) else np.asarray(y)
         if dkind(a) == "c":
             raise not_implemented(kernel, a)
+        # a Python number computes in the tensor's dtype (NumPy's log of it is float64)
+        dt = np.result_type(x, y)
+        x, y = np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
         return np_fn(x, y)
 
     return forward
@@ -274,6 +277,9 @@ def x_times_log_ops(name: str, grad_fn: str, np_log, kernel: str, shift: int, pu
         a = x if isinstance(x, np.ndarray) else np.asarray(y)
         if dkind(a) == "c":
             raise not_implemented(kernel, a)
+        # a Python number computes in the tensor's dtype (NumPy's log of it is float64)
+        dt = np.result_type(x, y)
+        x, y = np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
         r = np.multiply(x, np_log(y))
         r = np.where(np.asarray(x) == 0, 0, r)
         return np.where(np.isnan(y), np.nan, r).astype(r.dtype, copy=False)

@@ -295,18 +295,24 @@ def _integral(kernel, np_fn, allow_bool=True):
     return f
 
 
+def _same_type(x, y):
+    # a Python int shift keeps the tensor's dtype (NumPy would widen a 0-d array to int64)
+    dt = np.result_type(x, y)
+    return np.asarray(x, dtype=dt), np.asarray(y, dtype=dt)
+
+
 def _shift_left(x, y):
-    bits = np.asarray(x).dtype.itemsize * 8
-    y = np.asarray(y)
+    x, y = _same_type(x, y)
+    bits = x.dtype.itemsize * 8
     bad = (y < 0) | (y >= bits)
     r = np.left_shift(x, np.where(bad, 0, y).astype(y.dtype))
     return np.where(bad, 0, r).astype(r.dtype, copy=False)
 
 
 def _shift_right(x, y):
-    a = np.asarray(x)
+    a, y = _same_type(x, y)
+    x = a
     bits = a.dtype.itemsize * 8
-    y = np.asarray(y)
     bad = (y < 0) | (y >= bits)
     if dkind(a) == "u":
         r = np.right_shift(x, np.where(bad, 0, y).astype(y.dtype))

@@ -276,11 +276,13 @@ def _checked_cast(src: np.ndarray, dt: D.dtype) -> np.ndarray:
     if kind in "OUS":
         if kind != "O":
             raise ValueError("too many dimensions 'str'")
-        if not (dt.is_floating_point or dt.is_complex):
+        if not (dt.is_floating_point or dt.is_complex or dt is D.bool):
             raise ValueError("Overflow when unpacking long long")
+        if dt is D.bool:  # torch tests a number's truth for bool data
+            return np.vectorize(bool, otypes=[np.bool_])(src)
     elif kind == "u" and src.dtype.itemsize == 8:
         # NumPy reads Python ints in [2**63, 2**64) as uint64; torch unpacks them as int64
-        if not (dt.is_floating_point or dt.is_complex):
+        if not (dt.is_floating_point or dt.is_complex or dt is D.bool):
             raise ValueError("Overflow when unpacking long long")
     if dt.is_complex or dt is D.bool:
         return src.astype(dt.np) if dt.is_complex else src != 0
@@ -384,6 +386,8 @@ def scalar_value(value, dt: D.dtype):
         return dt.np.type(value)
     if isinstance(value, int):
         if dt.is_floating_point or dt.is_complex:
+            if not _real_fits(float(value), dt):  # float16: past 65504 (torch checks ints too)
+                raise scalar_overflow(dt)
             return dt.np.type(float(value))
         if dt is D.uint8:
             if not -255 <= value <= 255:

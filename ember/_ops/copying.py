@@ -71,6 +71,13 @@ def _cast_operand(x, dt):
     from ember._core.tensor import _wrap
     from ember._ops.convert import scalar_value
 
+    if dt is D.float16 or dt is D.bfloat16:
+        # torch casts where's number to a half type unchecked (1e10 -> inf)
+        if type(x) is int:
+            from ember._ops.registry import check_python_int
+
+            check_python_int(x)
+        return _wrap(np.asarray(float(x) if type(x) is not complex else x).astype(dt.np))
     return _wrap(np.asarray(scalar_value(x, dt)))
 
 

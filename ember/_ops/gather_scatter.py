@@ -268,6 +268,9 @@ def _scatter_args(fn, input, dim, index, src, value, reduce):
         return _scatter_reduce_legacy, (input, index), {"dim": dim, "reduce": reduce}, src
     if isinstance(src, Tensor):
         return _scatter_src, (input, index, src), {"dim": dim}, None
+    from ember._ops.convert import scalar_value
+
+    scalar_value(src, input.dtype)  # a value input's dtype cannot hold raises, as torch's
     return _scatter_value, (input, index), {"dim": dim, "value": src}, None
 
 

@@ -569,6 +569,8 @@ def _value_tensor(self: Tensor, value) -> Tensor:
         v = int(value)
     elif isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
         v = int(value)
+        if not -(1 << 63) <= v < 1 << 63:  # torch unpacks an assigned int as int64
+            raise ValueError("Overflow when unpacking long long")
     elif isinstance(value, (float, complex)):
         v = value
     else:

@@ -201,9 +201,19 @@ def _check_int_zero(y) -> None:
 # ------------------------------------------------------------------------------ add, sub, mul
 
 
+def _scaled(y, x, alpha):
+    # alpha * y in x's dtype: two Python ints would multiply to a (strong) int64
+    if x.dtype.kind in "iub":
+        if not isinstance(y, np.ndarray):
+            y = np.asarray(y, dtype=x.dtype)
+        # (sub's alpha was checked negated: int8 takes 128, which wraps as C does)
+        return np.multiply(y, np.asarray(alpha).astype(x.dtype))
+    return np.multiply(y, like(x, alpha))
+
+
 @op("add", grad_fn="AddBackward0", promote=SAME)
 def _add(x, y, alpha=1):
-    return np.add(x, y) if alpha == 1 else np.add(x, np.multiply(y, like(x, alpha)))
+    return np.add(x, y) if alpha == 1 else np.add(x, _scaled(y, x, alpha))
 
 
 @_add.backward
@@ -213,7 +223,7 @@ def _(ctx, g, alpha=1):
 
 @op("sub", grad_fn="SubBackward0", promote=SAME)
 def _sub(x, y, alpha=1):
-    return np.subtract(x, y) if alpha == 1 else np.subtract(x, np.multiply(y, like(x, alpha)))
+    return np.subtract(x, y) if alpha == 1 else np.subtract(x, _scaled(y, x, alpha))
 
 
 @_sub.backward
@@ -227,7 +237,12 @@ def _rsub(x, y, alpha=1):
 
 
 def _check_sub(a, b) -> None:
-    # torch rejects bool operands of a subtraction (before any promotion)
+    # torch rejects bool operands of a subtraction (before any promotion, after parsing)
+    from ember._ops.registry import check_python_int
+
+    for x in (a, b):
+        if type(x) is int:
+            check_python_int(x)
     ab = a.dtype is D.bool if isinstance(a, Tensor) else type(a) is bool
     bb = b.dtype is D.bool if isinstance(b, Tensor) else type(b) is bool
     if ab and bb:
@@ -302,10 +317,14 @@ def _(ctx, g):
 _mul.array_backward(fast_backward(_np_mul_backward))
 
 
-def _alpha(alpha, inputs=()):
+def _alpha(alpha, inputs=(), negated=False):
     if type(alpha) is int and alpha == 1:
         return _EMPTY
-    from ember._ops.registry import result_dtype
+    from ember._ops.registry import check_python_int, result_dtype
+
+    for x in (alpha, *inputs):
+        if type(x) is int:
+            check_python_int(x)  # torch's argument parser: before any other check
 
     dt = result_dtype(inputs)
     if type(alpha) is bool and dt is not D.bool:
@@ -314,7 +333,22 @@ def _alpha(alpha, inputs=()):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
         )
-    return {"alpha": alpha}
+    if negated and type(alpha) is int:  # torch subtracts by adding -alpha: int8 takes 128
+        return {"alpha": -checked_scalar(-alpha, dt)}
+    return {"alpha": checked_scalar(alpha, dt)}
+
+
+def checked_scalar(value, dt: D.dtype, half_as_float: bool = False):
+    """Return a scale (alpha, value) as torch converts it to the result's dtype: checked for
+    overflow, and an int (a bool for bool results) for integral results. ``half_as_float``:
+    a half type's scale is checked as a float's (addcmul's value)."""
+    from ember._ops.convert import scalar_value
+
+    half = dt is D.float16 or dt is D.bfloat16
+    checked = scalar_value(value, D.float32 if half and half_as_float else dt)
+    if dt.is_floating_point or dt.is_complex:
+        return value
+    return checked.item()
 
 
 _DEPRECATED_WARNED = []
@@ -359,7 +393,7 @@ def sub(input: Tensor, other, *args, alpha=1, out: Tensor | None = None) -> Tens
     if args:
         alpha, other = _alpha_first("sub", other, args)
     _check_sub(input, other)
-    params = _alpha(alpha, (input, other))
+    params = _alpha(alpha, (input, other), negated=True)
     if out is None:
         return dispatch(_sub, (input, other), params)
     return with_out("sub", _sub, (input, other), params, out)
@@ -659,6 +693,9 @@ def _float_int_pow_check(x, e):
         and not (x.dtype.is_floating_point or x.dtype.is_complex)
         and type(e) is int
     ):
+        from ember._ops.registry import check_python_int
+
+        check_python_int(e)
         if e < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         from ember._ops.convert import scalar_value

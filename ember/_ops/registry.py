@@ -425,21 +425,63 @@ def _integer_operand(x: int, npdt):
     )
     if lo <= x <= hi:
         return x
+    check_python_int(x)
+    return np.array(x & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(npdt)[()]
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_python_int(x: int) -> None:
+    """Raise torch's OverflowError for a Python int no 64-bit integer holds (torch's argument
+    parser converts every Scalar through int64 or uint64)."""
     if x >= 1 << 64:
         raise OverflowError("int too big to convert")
-    if x < -(1 << 63):
+    if x < _I64_MIN:
         raise OverflowError("can't convert negative int to unsigned")
-    return np.array(x & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(npdt)[()]
+
+
+def _uint64_scalar_promotion(inputs, tensor_dtype) -> None:
+    # A Python int in [2**63, 2**64) is a uint64 scalar to torch, which promotes it with no
+    # other integer scalar (unless a floating tensor decides) and with no bool tensor
+    if tensor_dtype is not None and (tensor_dtype.is_floating_point or tensor_dtype.is_complex):
+        return
+    seen = None
+    for x in inputs:
+        if isinstance(x, Tensor) or x is None or type(x) is bool:
+            continue
+        if isinstance(x, int):
+            name = "UInt64" if x > _I64_MAX else "Long"
+            if seen is not None and seen != name:
+                raise uint_promotion_error(seen, name)
+            seen = name
+    if tensor_dtype is D.bool:
+        raise uint_promotion_error("Bool", "UInt64")
+
+
+def uint_promotion_error(a: str, b: str) -> RuntimeError:
+    """Return torch's error for promoting with a uint16/uint32/uint64 type."""
+    return RuntimeError(
+        f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+        f"{a} and {b}"
+    )
 
 
 def result_dtype(inputs) -> D.dtype:
     """Return torch's result dtype for a mix of Tensors and Python scalars."""
     dims, zeros, scalars = [], [], []
+    big = False
     for x in inputs:
         if isinstance(x, Tensor):
             (dims if x._data.ndim else zeros).append(x.dtype)
         elif x is not None:
+            if type(x) is int and not _I64_MIN <= x <= _I64_MAX:
+                check_python_int(x)
+                big = True
             scalars.append(D.scalar_dtype(x))
+    if big:
+        tensors = D.result_type_of(tuple(dims), tuple(zeros), ()) if dims or zeros else None
+        _uint64_scalar_promotion(inputs, tensors)
     return D.result_type_of(tuple(dims), tuple(zeros), tuple(scalars))
 
 
@@ -456,7 +498,7 @@ def _promoted_arrays(inputs, policy):
         elif n == 2:
             b = inputs[1]
             tb = type(b)
-            if tb is float or tb is int:
+            if tb is float or tb is int and _I64_MIN <= b <= _I64_MAX:
                 if dt.is_floating_point and dt is not D.bfloat16:
                     return dt, [a._data, b]
             elif (tb is Tensor or isinstance(b, Tensor)) and b.dtype is dt:
@@ -707,7 +749,18 @@ def dispatch_uncast(op: Op, inputs: tuple, params: dict = _EMPTY):
     return _dispatch(op, inputs, params)
 
 
+# hooks for tensors the plain path does not serve, installed when the first such tensor is
+# made: (out of place, in place) pairs, each returning NotImplemented when it has nothing to
+# do: the meta device (``meta.py``), torch's limited uint16/32/64 support (``unsigned.py``)
+HOOKS: list = []
+
+
 def _dispatch(op: Op, inputs: tuple, params: dict = _EMPTY):
+    if HOOKS:
+        for hook in HOOKS:
+            res = hook[0](op, inputs, params)
+            if res is not NotImplemented:
+                return res
     if op.promote is None:
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     else:
@@ -852,6 +905,10 @@ def dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY)
 
 def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY) -> Tensor:
     _check_inplace(self)
+    if HOOKS:
+        for hook in HOOKS:
+            if hook[1](op, self, inputs, params) is not NotImplemented:
+                return self
     _check_overlap(op, self, inputs)
     if op.promote is not None:
         dt, arrays = _promoted_arrays(inputs, op.promote)

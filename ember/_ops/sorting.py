@@ -327,7 +327,19 @@ def bucketize(
         raise RuntimeError(
             f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})"
         )
-    vals = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if isinstance(input, Tensor):
+        vals = input._data
+    elif type(input) is int and boundaries._data.dtype.kind in "iu":
+        # torch converts a number to the boundaries' integer dtype as C does (int8: 128 -> -128)
+        from ember._ops.registry import _integer_operand
+
+        vals = np.asarray(_integer_operand(input, boundaries._data.dtype))
+    else:
+        if type(input) is int:
+            from ember._ops.registry import check_python_int
+
+            check_python_int(input)
+        vals = np.asarray(input)
     res = np.searchsorted(boundaries._data, vals, side="right" if right else "left")
     res = _wrap(np.asarray(res, np.int32 if out_int32 else np.int64))
     return _out("bucketize", out, (), res, differentiable=False)

@@ -15,6 +15,7 @@ from ember._ops.convert import scalar_value
 from ember._ops.pointwise import (
     _cast,
     _conj,
+    checked_scalar,
     deprecated_scalar_first,
     dkind,
     like,
@@ -26,6 +27,7 @@ from ember._ops.pointwise import (
 from ember._ops.registry import (
     _EMPTY,
     SAME,
+    check_python_int,
     dispatch,
     dispatch_inplace,
     op,
@@ -136,6 +138,9 @@ def _bound_tensor(b):
 def _clamp_plan(name, input, lo, hi, inplace=False):
     """Return (op, inputs, params) for clamp-like calls, inputs cast to the result dtype."""
     need_tensor(name, input)
+    for b in (hi, lo):  # (torch's parser reads max first)
+        if type(b) is int:
+            check_python_int(b)
     if lo is None and hi is None:
         raise RuntimeError(f"torch.{name}: At least one of 'min' or 'max' must not be None")
     tensors = isinstance(lo, Tensor) or isinstance(hi, Tensor)
@@ -158,8 +163,8 @@ def _clamp_plan(name, input, lo, hi, inplace=False):
     if inplace and not D.can_cast(dt, input.dtype):
         raise RuntimeError(
             f"result type {D.scalar_type_name(dt)} can't be cast to the desired output type "
-            # (torch names bool in lower case in this message)
-            f"{'bool' if input.dtype is D.bool else D.scalar_type_name(input.dtype)}"
+            # (torch names the output type by its C++ name in this message: 'signed char')
+            f"{D.cpp_type_name(input.dtype)}"
         )
     if tensors:
         args = tuple(None if t is None else _cast(t, dt) for t in (input, lo, hi))
@@ -176,11 +181,14 @@ def _bound_value(b, dt):
     # an integer tensor's bound is converted to its dtype as torch converts it: raising when it
     # does not fit (uint8 wraps down to -255); float bounds were promoted to a float dtype
     if dt.is_floating_point or dt.is_complex or dt is D.bool:
+        if dt is not D.bool:
+            scalar_value(b, dt)  # a float32 bound past its range raises, as torch
         return b
     return scalar_value(b, dt).item()
 
 
 _NUMBERS = (float, int, type(None))
+_F32_BOUND = 9.2e18  # numbers within it fit every dtype but float16, and int64 (else: checked)
 
 
 def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -192,6 +200,9 @@ def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Te
         and (min is not None or max is not None)
         and isinstance(input, Tensor)
         and input.dtype.is_floating_point
+        and input.dtype is not D.float16
+        and (min is None or -_F32_BOUND < min < _F32_BOUND)
+        and (max is None or -_F32_BOUND < max < _F32_BOUND)
     ):
         # the common case: numbers on a float tensor need no promotion
         if max is None:
@@ -244,7 +255,7 @@ def _one_sided(name, kind, grad_scalar, grad_tensor):
         cop, args, params = _clamp_plan(name, input, lo, hi, inplace)
         if cop is _clamp_tensor:
             return tensor_op, (args[0], args[1] if kind == "min" else args[2]), _EMPTY
-        return scalar_op, args, {"bound": bound}
+        return scalar_op, args, {"bound": params.get(kind, bound)}  # converted as clamp's
 
     def fn(input: Tensor, bound, *, out: Tensor | None = None) -> Tensor:
         o, args, params = plan(input, bound)
@@ -333,6 +344,8 @@ def _lerp_plan(input, end, weight):
                 f"\"lerp_kernel_tensor\" not implemented for '{D.scalar_type_name(dt)}'"
             )
         return _lerp_t, (_cast(input, dt), _cast(end, dt), _cast(weight, dt)), _EMPTY
+    # a number weight is checked as a scale of the result (half types: as a float's)
+    checked_scalar(weight, result_dtype((input, end)), half_as_float=True)
     return _lerp_s, (input, end), {"weight": weight}
 
 
@@ -357,9 +370,7 @@ publish(_lerp_t, lerp, inplace=_lerp_)
 def _addc_value(value, inputs):
     # torch casts ``value`` to the result's type: a float value on integers truncates
     dt = result_dtype(inputs)
-    if not (dt.is_floating_point or dt.is_complex) and not isinstance(value, bool):
-        return int(value)
-    return value
+    return checked_scalar(value, dt, half_as_float=True)
 
 
 @op(
@@ -427,6 +438,8 @@ def _addc_plan(name, input, tensor1, tensor2, value):
         if all(ints):
             raise RuntimeError(_ADDCDIV_INT)
     args = (input, tensor1, tensor2)
+    if name == "addcmul" and all(t.dtype is D.bool for t in args):
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
     v = _addc_value(value, args)
     return (_addcmul if name == "addcmul" else _addcdiv), args, (_EMPTY if v == 1 else {"value": v})
 

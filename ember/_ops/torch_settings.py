@@ -95,17 +95,18 @@ def get_deterministic_debug_mode() -> int:
 
 
 def set_default_device(device) -> None:
-    """Set the default device: only 'cpu' (or None) exists; 'cuda' raises ember's CUDA error."""
-    from ember._core.device import as_device
+    """Set the default device of the factories: 'cpu' (or None) or 'meta'; 'cuda' raises
+    ember's CUDA error."""
+    from ember._core import device as _device
 
-    as_device(device)
+    _device._SET_DEFAULT[0] = _device.as_device(device)
 
 
 def get_default_device():
-    """Return the default device: always ``device(type='cpu')``."""
-    from ember._core.device import CPU
+    """Return the default device (``device(type='cpu')`` unless set or in a device block)."""
+    from ember._core.device import default_device
 
-    return CPU
+    return default_device()
 
 
 def set_warn_always(b: bool, /) -> None:

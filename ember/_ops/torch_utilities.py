@@ -129,13 +129,28 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     Either argument may be a number (not both); ``invert`` negates the result.
     """
     ember = _ember()
+    from ember._ops.registry import _integer_operand, check_python_int
+
     for t in (elements, test_elements):
-        if isinstance(t, Tensor) and (t.dtype is D.bool or t.dtype.is_complex):
+        if type(t) is int:
+            check_python_int(t)  # (torch's argument parser, before anything else)
+    for t in (elements, test_elements):
+        kind = t.dtype if isinstance(t, Tensor) else D.bool if type(t) is bool else None
+        if kind is not None and (kind is D.bool or kind.is_complex):
             raise RuntimeError(
-                "Unsupported input type encountered for isin(): " + D.scalar_type_name(t.dtype)
+                "Unsupported input type encountered for isin(): " + D.scalar_type_name(kind)
             )
-    a = elements if isinstance(elements, Tensor) else ember.tensor(elements)
-    b = test_elements if isinstance(test_elements, Tensor) else ember.tensor(test_elements)
+
+    def number(x, other):
+        # a number past int64 is converted to the other side's integer dtype as C does
+        if type(x) is int and not -(1 << 63) <= x < 1 << 63:
+            if isinstance(other, Tensor) and other._data.dtype.kind in "iu":
+                return ember.tensor(_integer_operand(x, other._data.dtype).item())
+            return ember.tensor(float(x))
+        return ember.tensor(x)
+
+    a = elements if isinstance(elements, Tensor) else number(elements, test_elements)
+    b = test_elements if isinstance(test_elements, Tensor) else number(test_elements, elements)
     dt = ember.result_type(a, b)
     a, b = a.to(dt), b.to(dt)
     return dispatch(_isin, (a, b), {"assume_unique": assume_unique, "invert": invert})

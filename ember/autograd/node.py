@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 
+from ember._core import meta as _meta
 from ember._core.grad_mode import STATE
 from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.utils.hooks import RemovableHandle, _HookDict, add_hook  # noqa: F401 (re-exported)
@@ -291,6 +292,14 @@ SPARSE_ACCUMULATE = None
 def _accumulate(var, g) -> None:
     """Add gradient ``g`` into ``var.grad`` as torch's ``AccumulateGrad::accumulateGrad``."""
     if SPARSE_ACCUMULATE is not None and SPARSE_ACCUMULATE(var, g):
+        return
+    if _meta.LIVE and _meta.is_meta(var._data):
+        # a meta parameter's gradient is meta (the engine's seeds and kernels are CPU arrays)
+        if not _meta.is_meta(g._data):
+            g = g.detach()
+            g._data = _meta.meta_array(var._data.shape, var._data.dtype)
+        if var._grad is None:
+            var._grad = g
         return
     old = var._grad
     if old is None:

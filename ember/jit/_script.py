@@ -12,7 +12,6 @@ it. ``load`` reads ember's older own-format archives and refuses TorchScript arc
 
 from __future__ import annotations
 
-import io
 import os
 import warnings
 import zipfile

@@ -60,6 +60,8 @@ for _name, _kind in (
     ("log_softmax", "aten::log_softmax"),
     ("max_pool2d", "aten::max_pool2d"),
     ("gelu", "aten::gelu"),
+    ("scaled_dot_product_attention", "aten::scaled_dot_product_attention"),
+    ("group_norm", "aten::group_norm"),
 ):
     globals()[_name] = _composite(_kind)(globals()[_name])
     # pickle finds a function by module and name: the wrapper is what lives here

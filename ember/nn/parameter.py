@@ -55,14 +55,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
+        # as torch's: a new Parameter of a copy of the data; .grad and attributes stay behind
         result = type(self)(ember.clone(self.detach()), self.requires_grad)
         memo[id(self)] = result
-        if self._grad is not None:
-            result._grad = self._grad.__deepcopy__(memo)
-        import copy
-
-        for k, v in self._user_dict().items():
-            setattr(result, k, copy.deepcopy(v, memo))
         return result
 
 

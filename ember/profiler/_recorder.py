@@ -209,6 +209,8 @@ class Recorder:
         self.active = True
         ACTIVE.append(self)
         registry.add_observer(self)
+        registry.watch_composites(self)
+        self._composites: list = []  # the open composite ranges, innermost last
         if not engine.NODE_PROFILER:
             engine.NODE_PROFILER.append(_profiled_node)
 
@@ -252,6 +254,10 @@ class Recorder:
         name = _NAMES.get(op)
         if name is None:
             name = _NAMES[op] = aten_name(op.name)
+        if self._composites:
+            top = self._composites[-1]
+            if top[_NAME] == name and top[_CAT] == "composite":
+                top[_CAT] = "dropped"  # the composite is this one op (aten::relu): once
         shapes = types = strides = None
         if self.record_shapes:
             shapes, types, strides = _describe(inputs, params)
@@ -279,6 +285,25 @@ class Recorder:
             if self.with_flops and isinstance(first, Tensor):
                 rec[_OUT] = first._data.size
         rec[_END] = perf_counter_ns()
+
+    # -- composites (F.linear, F.conv2d...): torch's aten::linear ranges around their ops ------
+    def enter_composite(self, kind, fn, args, kwargs):
+        name = "aten::" + fn.__name__
+        shapes = types = strides = None
+        if self.record_shapes:
+            shapes, types, strides = _describe(_schema_args(fn, args, kwargs), {})
+        rec = self.begin(name, shapes=shapes, cat="composite")
+        rec[_TYPES] = types
+        rec[_STRIDES] = strides
+        self._composites.append(rec)
+        return rec
+
+    def exit_composite(self, rec, result) -> None:
+        rec[_END] = perf_counter_ns()
+        if self._composites and self._composites[-1] is rec:
+            self._composites.pop()
+        if rec[_CAT] == "composite":
+            rec[_CAT] = "cpu_op"
 
     def _note_allocations(self, rec, result) -> None:
         outs = result if type(result) is tuple else (result,)
@@ -308,6 +333,8 @@ class Recorder:
         used = [False] * len(mem)
         out = []
         for i, r in enumerate(self.records):
+            if r[_CAT] == "dropped":
+                continue
             end = r[_END] or self.end_ns
             tid = threads[r[_THREAD]][0]
             cpu_mem = 0
@@ -370,6 +397,34 @@ class Recorder:
         )
         events._build_tree()
         return events
+
+
+# torch's argument order of the composite aten ops whose Python function orders them
+# otherwise (None: an argument Python has not, recorded as a scalar)
+_SCHEMAS = {
+    "batch_norm": (
+        "input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps",
+        None,
+    ),
+    "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps", None),
+    "group_norm": ("input", "num_groups", "weight", "bias", "eps", None),
+}  # fmt: skip
+
+
+def _schema_args(fn, args, kwargs) -> list:
+    """Return a composite call's arguments in the order of torch's schema, defaults filled."""
+    import inspect
+
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return list(args)
+    bound.apply_defaults()
+    a = bound.arguments
+    order = _SCHEMAS.get(fn.__name__)
+    if order is None:
+        return [v for k, v in a.items() if k != "out"]
+    return [a.get(k) if k is not None else False for k in order]
 
 
 def _flops(name: str, shapes, out_numel: int) -> int:

@@ -65,7 +65,10 @@ LIBRARIES = [
     Library(
         "skorch",
         "skorch",
-        deps=("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky", "safetensors", "tensorboard"),
+        deps=(
+            *("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky"),
+            *("safetensors", "tensorboard"),  # its save/load and TensorBoard callback tests
+        ),
         suite="skorch/tests",
         # its Hugging Face and LLM tests need transformers/tokenizers and the network
         pytest_args=(

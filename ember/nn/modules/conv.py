@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 import types
 
-import numpy as np
-
 import ember
 from ember._core.tensor import Tensor
 from ember.nn import init
+from ember.nn.modules._device_init import scope_device
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _functional
 from ember.nn.parameter import Parameter
@@ -23,39 +22,6 @@ def _tuple(v, n):
     if isinstance(v, (list, tuple)):
         return tuple(v)
     return (v,) * n
-
-
-def _pad_index(size: int, lo: int, hi: int, mode: str) -> np.ndarray:
-    """Return the source index of every position of a dim padded by (lo, hi) in ``mode``."""
-    j = np.arange(-lo, size + hi)
-    if mode == "circular":
-        return j % size
-    if mode == "replicate":
-        return np.clip(j, 0, size - 1)
-    period = 2 * (size - 1)  # reflect (no edge repeat)
-    j = np.abs(j) % period if period else np.zeros_like(j)
-    return np.where(j >= size, period - j, j)
-
-
-def _mode_pad(x: Tensor, pads, mode: str) -> Tensor:
-    """Pad the last ``len(pads)`` dims of ``x`` by (lo, hi) pairs in a non-zero mode."""
-    nd = len(pads)
-    for i, (lo, hi) in enumerate(pads):
-        if not (lo or hi):
-            continue
-        dim = x.dim() - nd + i
-        size = x.shape[dim]
-        if mode == "reflect" and (lo >= size or hi >= size):
-            raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding input "
-                f"dimension, but got: padding ({lo}, {hi}) at dimension {dim} of input "
-                f"{list(x.shape)}"
-            )
-        if mode == "circular" and (lo > size or hi > size):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        idx = ember.from_numpy(_pad_index(size, lo, hi, mode))
-        x = x[(slice(None),) * dim + (idx,)]
-    return x
 
 
 class _ConvNd(Module):
@@ -199,9 +165,13 @@ class _Conv(_ConvNd):
             dtype,
         )
 
+    _pad = _functional("pad")
+
     def _conv_forward(self, input: Tensor, weight: Tensor, bias) -> Tensor:
         if self.padding_mode != "zeros":
-            x = _mode_pad(input, self._mode_pads, self.padding_mode)
+            # as torch's layers: F.pad (last dim first), then the convolution without padding
+            pads = tuple(p for lo_hi in reversed(self._mode_pads) for p in lo_hi)
+            x = self._pad(input, pads, mode=self.padding_mode)
             return self._fn(x, weight, bias, self.stride, 0, self.dilation, self.groups)
         return self._fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
@@ -343,10 +313,12 @@ def _own_init(cls: type) -> None:
     # torch defines __init__ in each class: Python names it in argument errors
     # ("Conv2d.__init__() missing 1 required positional argument: 'kernel_size'")
     f = cls.__init__
+    f = getattr(f, "__wrapped__", f)  # (under the device scope of _device_init)
     g = types.FunctionType(f.__code__, f.__globals__, "__init__", f.__defaults__, f.__closure__)
     g.__kwdefaults__, g.__annotations__, g.__doc__ = f.__kwdefaults__, f.__annotations__, f.__doc__
     g.__qualname__ = f"{cls.__name__}.__init__"
     cls.__init__ = g
+    scope_device(cls)
 
 
 for _cls in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d):

@@ -109,6 +109,8 @@ class NonDynamicallyQuantizableLinear(Linear):
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``A`` of shape (out_features, in1_features, in2_features)."""
 
+    _fn = _functional("bilinear")
+
     __constants__ = ["in1_features", "in2_features", "out_features"]
 
     def __init__(
@@ -141,7 +143,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        return _bilinear(input1, input2, self.weight, self.bias)
+        return self._fn(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (

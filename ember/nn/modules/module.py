@@ -96,6 +96,12 @@ class Module(_ModuleHooks):
     training: bool
     call_super_init: bool = False
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        from ember.nn.modules._device_init import scope_device
+
+        scope_device(cls)  # ember's layers: device="meta" builds their tensors there
+
     def __init__(self, *args, **kwargs) -> None:
         if not self.call_super_init:
             # arguments are only allowed when they are forwarded to a cooperative base
@@ -508,6 +514,14 @@ class Module(_ModuleHooks):
             )
 
         def convert(t: Tensor) -> Tensor:
+            if device is not None and t.device != ember.device(device):
+                try:
+                    t = t.to(device)  # (to meta: the data dropped)
+                except NotImplementedError as e:
+                    raise NotImplementedError(
+                        f"{e} Please use torch.nn.Module.to_empty() instead of "
+                        "torch.nn.Module.to() when moving module from meta to a different device."
+                    ) from None
             if fmt is not None and t.dim() in (4, 5):
                 # torch: the format applies to the 4-D/5-D parameters and buffers only
                 floating = t.is_floating_point() or t.is_complex()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ember._core.tensor import Tensor
-from ember.nn._functional import pooling as F
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _functional, _pair, _single, _triple
 
@@ -93,6 +92,8 @@ class _MaxUnpoolNd(Module):
 class MaxUnpool1d(_MaxUnpoolNd):
     """Compute a partial inverse of :class:`MaxPool1d`."""
 
+    _fn = _functional("max_unpool1d")
+
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
         self.kernel_size = _single(kernel_size)
@@ -100,13 +101,13 @@ class MaxUnpool1d(_MaxUnpoolNd):
         self.padding = _single(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool1d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """Compute a partial inverse of :class:`MaxPool2d`."""
+
+    _fn = _functional("max_unpool2d")
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
@@ -115,13 +116,13 @@ class MaxUnpool2d(_MaxUnpoolNd):
         self.padding = _pair(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool2d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """Compute a partial inverse of :class:`MaxPool3d`."""
+
+    _fn = _functional("max_unpool3d")
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
@@ -130,9 +131,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
         self.padding = _triple(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool3d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class _AvgPoolNd(Module):
@@ -145,6 +144,8 @@ class _AvgPoolNd(Module):
 class AvgPool1d(_AvgPoolNd):
     """Apply a 1D average pooling over an input signal composed of several input planes."""
 
+    _fn = _functional("avg_pool1d")
+
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
     ) -> None:
@@ -156,7 +157,7 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool1d(
+        return self._fn(
             input,
             self.kernel_size,
             self.stride,
