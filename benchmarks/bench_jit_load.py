@@ -85,6 +85,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2 repeats")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--json", metavar="PATH", help="also write one JSON record per phase here")
     a = p.parse_args(argv)
     repeat = 2 if a.quick else a.repeat
     warnings.simplefilter("ignore")
@@ -113,6 +114,13 @@ def main(argv=None) -> int:
         print(f"{name:8s} {r[0] * 1e3:8.1f}ms {r[1] * 1e3:10.1f}ms {r[2] * 1e3:9.1f}ms")
     ok = np.allclose(t[3], e[3], rtol=1e-4, atol=1e-5)
     print("outputs match" if ok else "OUTPUTS DIFFER")
+    from _timing import bench_record, write_json
+
+    records = [
+        bench_record("jit_load", phase, e[k] * 1e3 if ok else None, t[k] * 1e3)
+        for k, phase in enumerate(("load", "first call", "next call"))
+    ]
+    write_json(a.json, records)
     return 0 if ok else 1
 
 

@@ -72,6 +72,12 @@ class SparseTensor(Tensor):
 
     # ------------------------------------------------------------------ metadata
     @property
+    def device(self):
+        from ember._core.device import CPU
+
+        return CPU  # (sparse tensors have no meta form: no data array to ask)
+
+    @property
     def shape(self) -> Size:
         return Size(self._sshape)
 

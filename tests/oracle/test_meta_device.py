@@ -65,7 +65,7 @@ def _run(lib, name):
     except Exception as e:  # noqa: BLE001 - the error is what is compared
         return ("raised", type(e).__name__, str(e).split("\n")[0])
     finally:
-        lib.set_default_device("cpu")
+        lib.set_default_device(None)  # None: torch drops its device mode ("cpu" keeps one)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

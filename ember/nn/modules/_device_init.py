@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ember._core import device as _device
 
@@ -16,6 +17,8 @@ def scope_device(cls) -> None:
         return
     if not cls.__module__.startswith("ember."):
         return  # (a user's module passes device= on to the layers it builds)
+    if "device" not in inspect.signature(init).parameters:
+        return  # no device= to apply (and no extra frame under its warnings' stacklevel)
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
