@@ -392,7 +392,10 @@ DEVICE = {
     "ctor_negative_index": lambda lib: lib.device("cuda:-1"),
     "ctor_both": lambda lib: lib.device("cpu:0", 0),
     "pickle": lambda lib: pickle.loads(pickle.dumps(lib.device("cpu:0"))),
-    "context": lambda lib: (lambda d: d.__enter__() is d)(lib.device("cpu")),
+    # entered and left again: a device left entered stays on torch's mode stack for later tests
+    "context": lambda lib: (lambda d: (d.__enter__() is d, d.__exit__(None, None, None))[0])(
+        lib.device("cpu")
+    ),
 }
 
 

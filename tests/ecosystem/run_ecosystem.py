@@ -67,7 +67,8 @@ LIBRARIES = [
         "skorch",
         deps=(
             *("scikit-learn", "scipy", "tabulate", "tqdm", "pandas", "flaky"),
-            *("safetensors", "tensorboard"),  # its save/load and TensorBoard callback tests
+            # its save/load, TensorBoard callback and doctor (plots) tests
+            *("safetensors", "tensorboard", "matplotlib"),
         ),
         suite="skorch/tests",
         # its Hugging Face and LLM tests need transformers/tokenizers and the network
@@ -281,7 +282,8 @@ def _write(rows) -> None:
         text = path.read_text()
         if START not in text:
             continue
-        old = text[text.index(START) + len(START) : text.index(END)]
+        start, end = text.index(START) + len(START), text.index(END)
+        old = text[start:end]
         kept = {}
         for line in old.strip().splitlines()[2:]:
             name = line.strip("| ").split(" |")[0]
@@ -290,7 +292,7 @@ def _write(rows) -> None:
         merged = {**kept, **fresh}
         body = [merged[n] for n in order if n in merged]
         table = "\n".join(header + body)
-        path.write_text(text.replace(old, f"\n{table}\n"))
+        path.write_text(text[:start] + f"\n{table}\n" + text[end:])  # (old may be empty)
 
 
 if __name__ == "__main__":
