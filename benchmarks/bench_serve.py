@@ -96,6 +96,40 @@ async def _drive(url: str, clients: int, total: int, bodies: list[bytes]):
     return time.perf_counter() - start, latencies, codes
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process (Linux /proc); 0.0 where unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out = []
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _cpu_split(server_pid: int) -> dict[str, float]:
+    """CPU seconds so far of the front end (the server process) and of its workers."""
+    return {
+        "front": _cpu_seconds(server_pid),
+        "workers": sum(_cpu_seconds(c) for c in _children(server_pid)),
+        "client": sum(os.times()[:2]),
+    }
+
+
 def run_case(server, name, batch, delay, workers, clients, total, bodies):
     import httpx
 
@@ -112,7 +146,9 @@ def run_case(server, name, batch, delay, workers, clients, total, bodies):
     url = server.url("inference", f"/predictions/{name}")
     asyncio.run(_drive(url, clients, min(total, 4 * clients), bodies))  # warm-up
     s0, c0 = _batch_stats(httpx.get(server.url("metrics", "/metrics")).text, name)
+    cpu0 = _cpu_split(server.proc.pid)
     elapsed, lat, codes = asyncio.run(_drive(url, clients, total, bodies))
+    cpu1 = _cpu_split(server.proc.pid)
     s1, c1 = _batch_stats(httpx.get(server.url("metrics", "/metrics")).text, name)
     httpx.delete(f"{m}/{name}", timeout=120)
     lat.sort()
@@ -122,6 +158,8 @@ def run_case(server, name, batch, delay, workers, clients, total, bodies):
         "p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1e3,
         "mean_batch": (s1 - s0) / max(c1 - c0, 1),
         "answered": sum(codes.values()),
+        # CPU milliseconds per request, by process: what bounds throughput on few cores
+        **{f"cpu_{k}": (cpu1[k] - cpu0[k]) / total * 1e3 for k in cpu0},
         "ok": codes.get(200, 0),
     }
 
@@ -155,7 +193,10 @@ def main(argv=None) -> int:
         bodies = [_png(i) for i in range(64)]
         results = {}
         try:
-            print(f"{'case':>14} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'batch':>6} answered")
+            print(
+                f"{'case':>14} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'batch':>6} "
+                f"{'answered':>9}  CPU ms/request: front workers client"
+            )
             for name, batch, delay, workers, clients in cases:
                 res = run_case(server, name, batch, delay, workers, clients, total, bodies)
                 results[(name, clients)] = res
@@ -163,7 +204,8 @@ def main(argv=None) -> int:
                 print(
                     f"{name + '_c' + str(clients):>14} {res['throughput']:8.1f} "
                     f"{res['p50']:8.2f} {res['p99']:8.2f} {res['mean_batch']:6.2f} "
-                    f"{res['answered']}/{total}"
+                    f"{res['answered']:>5}/{total:<4} {res['cpu_front']:6.2f} "
+                    f"{res['cpu_workers']:7.2f} {res['cpu_client']:6.2f}"
                 )
                 records.append(
                     bench_record(
@@ -181,6 +223,18 @@ def main(argv=None) -> int:
     scale_b = results[("b16_w2", 32)]["throughput"] / results[("b16_w1", 32)]["throughput"]
     print(f"dynamic batching at 32 clients: {speed:.2f}x batch 1 (target >= 2x)")
     print(f"2 workers vs 1 at 32 clients: {scale:.2f}x at batch 1, {scale_b:.2f}x at batch 16")
+    # With C cores, 1 worker can at best run at 1/max(W, F + K) requests per second, and any
+    # number of workers at C/(W + F + K) (W, F, K: CPU per request of the workers, the front
+    # end and this client, measured above). The ratio is the most a second worker can give.
+    one = results[("b1_w1", 32)]
+    w, f_k = one["cpu_workers"], one["cpu_front"] + one["cpu_client"]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if w > 0:
+        bound = min(2.0, cores * max(w, f_k) / (w + f_k))
+        print(
+            f"CPU per request at batch 1: workers {w:.2f} ms, front end + client {f_k:.2f} ms; "
+            f"on {cores} cores a second worker can give at most {bound:.2f}x"
+        )
     print(f"load average at end: {os.getloadavg()}")
     for case, value, goal in (("batching_32c", speed, 2.0), ("workers_2v1_32c", scale, 1.5)):
         records.append(

@@ -45,6 +45,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._children: dict[tuple, dict] = {}
         r = self.registry
         self.ts_requests = Counter(
             "ts_inference_requests_total", "Total number of inference requests.", _MV, registry=r
@@ -99,17 +100,47 @@ class Metrics:
         """Report ``manager``'s workers and queues at each scrape."""
         self.registry.register(_LiveCollector(manager))
 
+    def _series(self, name, version) -> dict:
+        """The labelled children of one model version, looked up once.
+
+        ``labels()`` validates and hashes its arguments on every call (seven calls a
+        request); the children it returns are stable, so each version keeps its own.
+        """
+        key = (name, version)
+        series = self._children.get(key)
+        if series is None:
+            series = self._children[key] = {
+                metric: getattr(self, metric).labels(name, version)
+                for metric in (
+                    "ts_requests",
+                    "ts_latency",
+                    "ts_queue",
+                    "latency",
+                    "queue_latency",
+                    "batch_size",
+                )
+            }
+            series["responses"] = {}
+        return series
+
     def observe_response(self, name, version, code, seconds) -> None:
-        self.ts_requests.labels(name, version).inc()
-        self.ts_latency.labels(name, version).inc(seconds * 1e6)
-        self.responses.labels(name, version, str(code)).inc()
-        self.latency.labels(name, version).observe(seconds)
+        series = self._series(name, version)
+        series["ts_requests"].inc()
+        series["ts_latency"].inc(seconds * 1e6)
+        series["latency"].observe(seconds)
+        by_code = series["responses"]
+        counter = by_code.get(code)
+        if counter is None:
+            counter = by_code[code] = self.responses.labels(name, version, str(code))
+        counter.inc()
 
     def observe_batch(self, name, version, size, queue_seconds) -> None:
-        self.batch_size.labels(name, version).observe(size)
+        series = self._series(name, version)
+        series["batch_size"].observe(size)
+        series["ts_queue"].inc(sum(queue_seconds) * 1e6)
+        observe = series["queue_latency"].observe
         for s in queue_seconds:
-            self.ts_queue.labels(name, version).inc(s * 1e6)
-            self.queue_latency.labels(name, version).observe(s)
+            observe(s)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""

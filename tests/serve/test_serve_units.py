@@ -137,3 +137,41 @@ def test_key_file_is_private(tmp_path):
     keys = write_key_file(tmp_path / "key_file.json")
     assert stat.S_IMODE((tmp_path / "key_file.json").stat().st_mode) == 0o600
     assert set(json.loads((tmp_path / "key_file.json").read_text())) == set(keys)
+
+
+def test_worker_threads_share_the_cores(monkeypatch):
+    """Each worker's BLAS pool gets (cores - 1) // workers threads, at least one; counts the
+    user set in the server's environment are passed through untouched."""
+    import os
+
+    from ember.serve.wlm import worker_env
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(9)), raising=False)
+    assert worker_env(1)["OPENBLAS_NUM_THREADS"] == "8"
+    assert worker_env(3)["OMP_NUM_THREADS"] == "2"
+    assert worker_env(20)["MKL_NUM_THREADS"] == "1"
+    assert worker_env(1)["EMBER_AS_TORCH"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    env = worker_env(4)
+    assert env["OMP_NUM_THREADS"] == "3" and "OPENBLAS_NUM_THREADS" not in env
+
+
+def test_metrics_series_are_the_labelled_children():
+    """The cached per-version children update the same series ``labels()`` names."""
+    pytest.importorskip("prometheus_client")
+    from ember.serve.metrics import Metrics
+
+    m = Metrics()
+    for code in (200, 200, 500):
+        m.observe_response("mnist", "1.0", code, 0.002)
+    m.observe_batch("mnist", "1.0", 3, [0.001, 0.002, 0.003])
+    text = m.render().decode()
+    label = 'model_name="mnist",model_version="1.0"'
+    assert f"ts_inference_requests_total{{{label}}} 3.0" in text
+    assert f'ember_serve_responses_total{{code="200",{label}}} 2.0' in text
+    assert f'ember_serve_responses_total{{code="500",{label}}} 1.0' in text
+    assert f"ts_queue_latency_microseconds_total{{{label}}} 6000.0" in text
+    assert f"ember_serve_batch_size_count{{{label}}} 1.0" in text
+    assert f"ember_serve_queue_latency_seconds_count{{{label}}} 3.0" in text
