@@ -141,20 +141,6 @@ async def serve(cfg, models: list[tuple[str | None, str]], ready_file: str | Non
         raise SystemExit("ember-serve: could not listen on the configured addresses")
 
 
-def _loop_factory():
-    """uvloop's event loop when it is installed (the ``serve`` extra has it), else asyncio's.
-
-    The front end's cost per request is mostly event-loop and HTTP-parsing work (uvicorn
-    picks httptools over h11 by itself when installed); uvloop roughly halves the loop's
-    share, which is what lets worker processes, not the front end, bound throughput.
-    """
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ember-serve", description="Serves TorchServe .mar models")
     p.add_argument("--start", action="store_true", help="start the server")
@@ -236,8 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
         Path(pid_file).write_text(str(os.getpid()))
         try:
-            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-                runner.run(serve(cfg, models))
+            asyncio.run(serve(cfg, models))
         finally:
             with contextlib.suppress(OSError, ValueError):
                 if int(Path(pid_file).read_text()) == os.getpid():
