@@ -443,3 +443,93 @@ def test_module_shape_and_paged_alias():
     o = bnb.optim.PagedAdamW8bit([p], is_paged=True)
     assert o.is_paged and o.param_groups[0]["weight_decay"] == 1e-2
     assert callable(bnb.functional.quantize_blockwise)
+
+
+# -- the compiled codecs and fused step (numba, optional) ------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 5000])
+@pytest.mark.parametrize("signed", [True, False])
+def test_compiled_codecs_equal_numpy_bit_for_bit(n, signed):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * rng.choice([1e-9, 1e-3, 1.0, 1e4], n)).astype(np.float32)
+    if not signed:
+        x = np.abs(x)
+    x[: min(n, 2)] = 0.0
+    if n > 300:
+        x[299] = np.nan  # a NaN makes its block's absmax NaN on both paths
+    cmap = Q.SIGNED if signed else Q.UNSIGNED
+    c, nb = Q.coder(cmap), -(-n // BLOCKSIZE)
+    out = {}
+    saved = Q._JIT
+    try:
+        for mode in (False, None):
+            Q._JIT = mode
+            codes, absmax, back = (
+                np.empty(n, np.uint8),
+                np.empty(nb, np.float32),
+                np.empty(n, np.float32),
+            )
+            Q.encode_into(x.copy(), absmax, codes, c, BLOCKSIZE)
+            Q.decode_into(codes, absmax, cmap, back, BLOCKSIZE)
+            out[mode] = codes, absmax.view(np.uint32), back.view(np.uint32)
+        assert Q._jit() is not None
+    finally:
+        Q._JIT = saved
+    for a, b in zip(out[False], out[None]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: bnb.optim.Adam8bit(ps, lr=1e-2),
+        lambda ps: bnb.optim.AdamW8bit(ps, lr=1e-2),
+        lambda ps: bnb.optim.Adam8bit(ps, lr=1e-2, weight_decay=0.1, percentile_clipping=5),
+    ],
+)
+def test_fused_adam_step_equals_numpy_step_bit_for_bit(make):
+    """The compiled 8-bit Adam step gives the NumPy step's parameters, codes and absmax."""
+    pytest.importorskip("numba")
+
+    def run(mode):
+        saved = Q._JIT
+        Q._JIT = mode
+        try:
+            ember.manual_seed(0)
+            model = ember.nn.Sequential(ember.nn.Linear(300, 70), ember.nn.Linear(70, 100))
+            opt = make(model.parameters())
+            rng = np.random.default_rng(1)
+            for _ in range(5):
+                for p in model.parameters():
+                    p.grad = ember.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+                opt.step()
+            assert (Q._jit() is not None) == (mode is None)
+        finally:
+            Q._JIT = saved
+        params = [p.detach().numpy().copy() for p in model.parameters()]
+        states = [
+            {k: np.asarray(v.numpy() if hasattr(v, "numpy") else v) for k, v in st.items()}
+            for st in opt.state.values()
+        ]
+        return params, states
+
+    (pa, sa), (pb, sb) = run(False), run(None)
+    assert any(st["state1"].dtype == np.uint8 for st in sa)  # both weights hold 8-bit states
+    for x, y in zip(pa, pb):
+        assert x.tobytes() == y.tobytes()
+    for x, y in zip(sa, sb):
+        assert x.keys() == y.keys()
+        for k in x:
+            np.testing.assert_array_equal(x[k], y[k])
+
+
+def test_codecs_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("EMBER_NUMBA", "0")
+    saved = Q._JIT
+    Q._JIT = None
+    try:
+        assert Q._jit() is None
+    finally:
+        Q._JIT = saved

@@ -12,6 +12,7 @@ Finding the nearest map value is one table look-up, not a search (see ``_Coder``
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,10 +162,42 @@ def scale_blocks(x: np.ndarray, blocksize: int, factor: np.ndarray, divide: bool
         op(tail, factor[nb], out=tail)
 
 
+_JIT: object = None  # the compiled codecs module, False when numba is absent or turned off
+
+
+def _jit():
+    """``ember.optim._quant8_jit`` when numba imports (and ``EMBER_NUMBA`` is not 0), else None."""
+    global _JIT
+    if _JIT is None:
+        _JIT = False
+        if os.environ.get("EMBER_NUMBA", "1") != "0":
+            try:
+                from ember.optim import _quant8_jit
+            except ImportError:
+                pass
+            else:
+                _JIT = _quant8_jit
+    return _JIT or None
+
+
+def _flat(a: np.ndarray, dtype) -> bool:
+    return a.dtype == dtype and a.ndim == 1 and a.flags.c_contiguous
+
+
 def encode_into(
     x: np.ndarray, absmax: np.ndarray, codes: np.ndarray, c: _Coder, blocksize: int, tmp=None
 ) -> None:
     """Quantize flat float32 ``x`` (destroyed: scaled to [-1, 1]) into ``codes`` and ``absmax``."""
+    jit = _jit()
+    if (
+        jit is not None
+        and c.fast
+        and _flat(x, np.float32)
+        and _flat(codes, np.uint8)
+        and _flat(absmax, np.float32)
+    ):
+        jit.encode_into(x, absmax, codes, c.table, blocksize)
+        return
     absmax_into(x, blocksize, absmax, np.empty_like(x) if tmp is None else tmp)
     safe = np.where(absmax == 0, np.float32(1), absmax)
     scale_blocks(x, blocksize, safe, divide=True)
@@ -173,6 +206,16 @@ def encode_into(
 
 def decode_into(codes: np.ndarray, absmax: np.ndarray, code: np.ndarray, out: np.ndarray, bs):
     """Dequantize flat uint8 ``codes`` into float32 ``out``."""
+    jit = _jit()
+    if (
+        jit is not None
+        and _flat(codes, np.uint8)
+        and _flat(out, np.float32)
+        and _flat(absmax, np.float32)
+        and _flat(code, np.float32)
+    ):
+        jit.decode_into(codes, absmax, code, out, bs)
+        return
     np.take(code, codes, out=out, mode="wrap")  # uint8 into 256 values: always in range
     scale_blocks(out, bs, absmax)
 

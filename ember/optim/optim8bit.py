@@ -162,6 +162,11 @@ class Optimizer8bit(Optimizer):
         if self._two:
             s2 = st["state2"]._data.reshape(-1)
         q = s1.dtype == np.uint8
+        if q and self._fused_step(group, st, pf, gf, scale, step):
+            if write_back:
+                p._data[...] = pf.reshape(p.shape).astype(p._data.dtype)
+                p._vc[0] += 1
+            return
         n = pf.size
         w1 = np.empty(min(n, _CHUNK), np.float32)
         w2 = np.empty_like(w1) if self._two else None
@@ -203,6 +208,11 @@ class Optimizer8bit(Optimizer):
 
     def _kernel(self, group, p, g, s1, s2, tmp, tmp2, step) -> None:
         raise NotImplementedError
+
+    def _fused_step(self, group, st, pf, gf, scale, step) -> bool:
+        """Run the whole 8-bit step of one parameter in one compiled pass, if this optimizer
+        has such a kernel and numba is installed; return whether it ran."""
+        return False
 
 
 def _percentile_scale(g: np.ndarray, gnorm_vec: np.ndarray, step: int, percentile: int):
@@ -270,6 +280,25 @@ class Adam8bit(Optimizer8bit):
         np.divide(m, tmp, out=tmp)
         tmp *= np.float32(lr * c2 / c1)
         p -= tmp
+
+    def _fused_step(self, group, st, pf, gf, scale, step) -> bool:
+        jit = Q._jit()
+        c1, c2 = Q.coder(st["qmap1"]._data), Q.coder(st["qmap2"]._data)
+        if jit is None or not (c1.fast and c2.fast):
+            return False
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        b1, b2 = group["betas"][:2]
+        if scale != 1.0:
+            gf = gf * np.float32(scale)
+        k1, k2 = 1 - b1**step, (1 - b2**step) ** 0.5
+        f32 = np.float32
+        jit.adam_step(
+            pf, gf, st["state1"]._data.reshape(-1), st["state2"]._data.reshape(-1),
+            st["absmax1"]._data, st["absmax2"]._data, c1.code, c2.code, c1.table, c2.table,
+            BLOCKSIZE, f32(b1), f32(b2), f32(1 - b1), f32(1 - b2),
+            f32(1 - lr * wd) if wd > 0 else f32(1), f32(eps * k2), f32(lr * k2 / k1),
+        )  # fmt: skip
+        return True
 
 
 class AdamW8bit(Adam8bit):
