@@ -399,3 +399,69 @@ def test_fuzzer_errors_like_torch():
     assert params == {"a": 3, "b": 3}
     with pytest.raises(ValueError, match="ParameterAlias cycle detected"):
         eb.Fuzzer._resolve_aliases({"a": eb.ParameterAlias("b"), "b": eb.ParameterAlias("a")})
+
+
+def test_fuzzer_alias_cycle_message_and_chains_like_torch():
+    def run(b, params):
+        try:
+            return b.Fuzzer._resolve_aliases(params(b))
+        except ValueError as exc:
+            return ("ValueError", str(exc).split("\n")[0], sorted(str(exc).split("\n")[1:]))
+
+    cases = [
+        lambda b: {"a": b.ParameterAlias("b"), "b": b.ParameterAlias("a")},
+        lambda b: {"a": 1, "b": b.ParameterAlias("c"), "c": b.ParameterAlias("d"), "d": 7},
+        lambda b: {"x": b.ParameterAlias("y"), "y": b.ParameterAlias("z"), "z": 2, "w": 5},
+        lambda b: {"a": b.ParameterAlias("a")},
+    ]
+    for case in cases:
+        t, e = run(tb, case), run(eb, case)
+        assert str(e).replace("ember", "torch") == str(t)
+
+
+@pytest.mark.parametrize("seed", [2, 9])
+def test_fuzzer_aliases_one_dim_and_strict_like_torch(seed):
+    def make(b, lib):
+        return b.Fuzzer(
+            parameters=[
+                [b.FuzzedParameter("n", 1, 64, "loguniform")],
+                b.FuzzedParameter("m", 2, 5, "uniform", strict=True),
+                b.FuzzedParameter("f", 0.0, 1.0, "uniform"),
+                b.FuzzedParameter("alias", distribution="uniform", minval=1, maxval=2),
+            ],
+            tensors=[
+                b.FuzzedTensor("v", size=("n",), probability_contiguous=0.0, dtype=lib.float64),
+                [b.FuzzedTensor("w", size=("m", "n", 2), steps=(1, 2), max_elements=400)],
+            ],
+            constraints=[lambda p: p["f"] > 0.2],
+            seed=seed,
+        )
+
+    t_steps = list(make(tb, torch).take(8))
+    e_steps = list(make(eb, ember).take(8))
+    for (tt, tprops, tparams), (et, eprops, eparams) in zip(t_steps, e_steps, strict=True):
+        assert eparams == tparams
+        for name in tt:
+            assert tuple(et[name].shape) == tuple(tt[name].shape)
+            assert et[name].stride() == tt[name].stride()
+            assert eprops[name]["order"].tolist() == tprops[name]["order"].tolist()
+            assert eprops[name]["is_contiguous"] == tprops[name]["is_contiguous"]
+            assert eprops[name]["numel"] == tprops[name]["numel"]
+
+
+def test_fuzzer_unnormalized_dict_distribution_fails_like_torch():
+    outcomes = []
+    for b in (tb, eb):
+        p = b.FuzzedParameter("a", distribution={1: 0.3, 2: 0.3})
+        with pytest.raises(Exception) as exc:
+            p.sample(np.random.RandomState(0))
+        outcomes.append((type(exc.value), str(exc.value)))
+    assert outcomes[0] == outcomes[1]
+    from torch.utils.benchmark.utils import fuzzer as tf
+
+    from ember.utils.benchmark.utils import fuzzer as ef
+
+    assert ef.prod([2, 3, np.int64(4)]) == tf.prod([2, 3, np.int64(4)]) == 24
+    assert ef.prod([], base=5) == tf.prod([], base=5)
+    for name in ("bool", "int8", "int16", "int64", "float16", "bfloat16", "float64", "complex64"):
+        assert ef.dtype_size(getattr(ember, name)) == tf.dtype_size(getattr(torch, name)), name
