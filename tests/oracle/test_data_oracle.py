@@ -248,6 +248,16 @@ BAD_LOADER_ARGS = [
     dict(num_workers=1, multiprocessing_context=3),
     dict(batch_size=0),
     dict(batch_size=2, drop_last=1),
+    # several bad options at once: the first one checked is the one reported
+    dict(num_workers=-1, timeout=-1),
+    dict(prefetch_factor=2, persistent_workers=True),
+    dict(persistent_workers=True, multiprocessing_context="fork"),
+    dict(num_workers=1, prefetch_factor=-1, multiprocessing_context="nope"),
+    dict(num_workers=1, multiprocessing_context="nope", shuffle=True, sampler=[0]),
+    dict(shuffle=True, sampler=[0], batch_sampler=[[0]]),
+    dict(batch_sampler=[[0]], drop_last=True),
+    dict(batch_sampler=[[0]], sampler=[0]),
+    dict(batch_size=None, drop_last=True, sampler=[0], shuffle=True),
 ]
 
 
@@ -257,7 +267,15 @@ def test_loader_argument_errors_same_as_torch(kwargs):
 
 
 def test_iterable_dataset_argument_errors_same_as_torch():
-    for kwargs in [dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])]:
+    for kwargs in [
+        dict(shuffle=True),
+        dict(sampler=[0]),
+        dict(batch_sampler=[[0]]),
+        dict(shuffle=1, sampler=[0]),
+        dict(sampler=[0], batch_sampler=[[0]]),
+        dict(batch_size=None, drop_last=True),
+        dict(batch_sampler=[[0]], batch_size=3),
+    ]:
         assert_same_error(
             lambda lib, kwargs=kwargs: data(lib).DataLoader(
                 (EmberSharded if lib is ember else TorchSharded)(0, 3), **kwargs
@@ -419,3 +437,47 @@ def test_sampler_with_math_len():
         == math.ceil(7 / 2)
         == len(td.DataLoader(s, batch_size=2))
     )
+
+
+def test_loader_attributes_and_warnings_same_as_torch():
+    import warnings
+
+    def build(lib, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader = data(lib).DataLoader(list(range(7)), **kwargs)
+            it = iter(loader)
+            first = next(it)
+            del it
+        return loader, first, [str(w.message) for w in caught]
+
+    for kwargs in [
+        dict(batch_size=3),
+        dict(batch_size=None),
+        dict(batch_sampler=[[0, 1], [2]]),
+        dict(batch_size=2, shuffle=True, generator=None, drop_last=True),
+        dict(batch_size=2, pin_memory=True),
+        dict(batch_size=2, pin_memory=True, pin_memory_device="cpu"),
+    ]:
+        (el, ef, ew), (tl, tf, tw) = build(ember, **kwargs), build(torch, **kwargs)
+        assert ew == tw, kwargs
+        assert (el.batch_size, el.drop_last, el.prefetch_factor) == (
+            tl.batch_size,
+            tl.drop_last,
+            tl.prefetch_factor,
+        )
+        assert type(el.sampler).__name__ == type(tl.sampler).__name__
+        assert type(el.batch_sampler).__name__ == type(tl.batch_sampler).__name__
+        assert el.collate_fn.__name__ == tl.collate_fn.__name__
+        assert len(el) == len(tl)
+        if not kwargs.get("shuffle"):
+            assert (ef if isinstance(ef, int) else ef.tolist()) == (
+                tf if isinstance(tf, int) else tf.tolist()
+            )
+        for attr in ("batch_size", "sampler", "drop_last", "dataset", "persistent_workers"):
+            pair = {ember: el, torch: tl}
+            assert_same_error(lambda lib, attr=attr, pair=pair: setattr(pair[lib], attr, 1))
+        el.num_workers = tl.num_workers = 0  # not frozen
+    for kwargs in [dict(num_workers=2), dict(num_workers=2, prefetch_factor=5)]:
+        e, t = data(ember).DataLoader([1], **kwargs), data(torch).DataLoader([1], **kwargs)
+        assert e.prefetch_factor == t.prefetch_factor
