@@ -481,3 +481,135 @@ def test_loader_attributes_and_warnings_same_as_torch():
     for kwargs in [dict(num_workers=2), dict(num_workers=2, prefetch_factor=5)]:
         e, t = data(ember).DataLoader([1], **kwargs), data(torch).DataLoader([1], **kwargs)
         assert e.prefetch_factor == t.prefetch_factor
+
+
+# ------------------------------------------------------------------------------ collation of
+# containers: which container type comes back (rebuilt, copied and filled, or plain)
+
+
+class FrozenMap(collections.abc.Mapping):
+    """An immutable mapping built from a dict."""
+
+    def __init__(self, d):
+        self._d = dict(d)
+
+    def __getitem__(self, k):
+        return self._d[k]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self):
+        return len(self._d)
+
+
+class OddMap(FrozenMap):
+    """A mapping whose constructor does not take a dict (TypeError: plain dict back)."""
+
+    def __init__(self, *pairs):
+        super().__init__(dict(p for p in pairs if isinstance(p, tuple)) or {"a": 1, "b": 2.0})
+
+
+class TaggedDict(dict):
+    """A mutable mapping with state of its own (kept by the copy)."""
+
+    tag = "t"
+
+
+class Row(collections.abc.Sequence):
+    """An immutable sequence built from a list."""
+
+    def __init__(self, items):
+        self._items = list(items)
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def __len__(self):
+        return len(self._items)
+
+
+class OddRow(Row):
+    def __init__(self, *items):
+        super().__init__(items if len(items) != 1 else [1, 2.0])
+
+
+def _canon_deep(obj, lib):
+    if isinstance(obj, lib.Tensor):
+        return canon(obj, lib)
+    if isinstance(obj, collections.abc.Mapping):
+        extra = getattr(obj, "tag", None)
+        return (type(obj).__name__, extra, [(k, _canon_deep(v, lib)) for k, v in obj.items()])
+    if isinstance(obj, (str, bytes)):
+        return (type(obj).__name__, obj)
+    if isinstance(obj, (collections.abc.Sequence, collections.deque)):
+        return (type(obj).__name__, [_canon_deep(v, lib) for v in obj])
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", obj.dtype.str, obj.tolist())
+    return (type(obj).__name__, obj)
+
+
+def _tagged(**kw):
+    d = TaggedDict(kw)
+    d.tag = "mine"
+    return d
+
+
+CONTAINER_CASES = {
+    "frozen_map": lambda: [FrozenMap({"a": 1, "b": 2.0}), FrozenMap({"a": 3, "b": 4.0})],
+    "odd_map": lambda: [OddMap(), OddMap()],
+    "tagged_dict": lambda: [_tagged(a=1, b=np.float32(2)), _tagged(a=3, b=np.float32(4))],
+    "defaultdict": lambda: [collections.defaultdict(int, a=1), collections.defaultdict(int, a=2)],
+    "row": lambda: [Row([1, 2.0]), Row([3, 4.0])],
+    "odd_row": lambda: [OddRow(1, 2.0), OddRow(3, 4.0)],
+    "deque": lambda: [collections.deque([1, "a"]), collections.deque([2, "b"])],
+    "tuple_of_strings": lambda: [("a", b"x", 1), ("b", b"y", 2)],
+    "namedtuple_strings": lambda: [Point("a", 1), Point("b", 2)],
+    "dict_of_tuples": lambda: [{"k": ("a", 1.0)}, {"k": ("b", 2.0)}],
+    "nested_rows": lambda: [[Row([np.int16(1)]), {"z": [1]}], [Row([np.int16(2)]), {"z": [2]}]],
+    "datetime_as": lambda: [np.array(["2020"], "datetime64[as]")] * 2,
+    "np_strings": lambda: [np.str_("a"), np.str_("b")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTAINER_CASES))
+def test_collate_and_convert_containers_same_as_torch(name):
+    for fn in ("default_collate", "default_convert"):
+        results = []
+        for lib in (ember, torch):
+            try:
+                out = getattr(data(lib), fn)(CONTAINER_CASES[name]())
+                results.append(_canon_deep(out, lib))
+            except Exception as exc:  # noqa: BLE001 - the error is part of the comparison
+                results.append((type(exc), str(exc)))
+        assert results[0] == results[1], fn
+    # one sample through default_convert as well
+    sample = CONTAINER_CASES[name]()[0]
+    assert _canon_deep(ed.default_convert(sample), ember) == _canon_deep(
+        td.default_convert(sample), torch
+    )
+
+
+def test_collate_fn_map_lookup_same_as_torch():
+    class MyInt(int):
+        pass
+
+    from torch.utils.data._utils import collate as tc
+
+    from ember.utils.data._utils import collate as ec
+
+    for lib, mod in ((ember, ec), (torch, tc)):
+        table = {
+            int: lambda b, *, collate_fn_map: ("int", list(b)),
+            (str, MyInt): lambda b, *, collate_fn_map: ("str-or-myint", list(b)),
+            MyInt: lambda b, *, collate_fn_map: ("exact", list(b)),
+        }
+        got = [
+            mod.collate([MyInt(1), MyInt(2)], collate_fn_map=table),
+            mod.collate([True, False], collate_fn_map=table),
+            mod.collate([[MyInt(1), "s"], [MyInt(2), "t"]], collate_fn_map=table),
+        ]
+        if lib is ember:
+            expected = got
+        else:
+            assert got == expected
