@@ -8,6 +8,7 @@ compare properties (lengths, coverage, disjointness, padding, per-epoch change) 
 """
 
 import collections
+import itertools
 import math
 
 import numpy as np
@@ -613,3 +614,108 @@ def test_collate_fn_map_lookup_same_as_torch():
             expected = got
         else:
             assert got == expected
+
+
+# ------------------------------------------------------------------------------ datasets
+
+
+class _Stream:
+    """An iterable dataset of ``n`` ints, built for either library."""
+
+    def __init__(self, lib, n):
+        outer = self
+
+        class S(data(lib).IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+            def __len__(self):
+                return n
+
+        outer.cls = S
+
+
+def _outcome(fn):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - compared as (class, message)
+            value = (type(exc).__name__, str(exc))
+    return value, [str(w.message) for w in caught]
+
+
+DATASET_CASES = {
+    "concat_index": lambda d, lib: [
+        d.ConcatDataset([list(range(3)), [], list(range(10, 12))])[i] for i in (-5, -1, 0, 2, 3, 4)
+    ],
+    "concat_too_negative": lambda d, lib: d.ConcatDataset([[1, 2]])[-3],
+    "concat_past_end": lambda d, lib: d.ConcatDataset([[1, 2], [3]])[3],
+    "concat_sizes": lambda d, lib: d.ConcatDataset([[1, 2], [], [3]]).cumulative_sizes,
+    "concat_empty": lambda d, lib: d.ConcatDataset([]),
+    "concat_iterable": lambda d, lib: d.ConcatDataset([[1], _Stream(lib, 2).cls()]),
+    "tensor_none": lambda d, lib: (d.TensorDataset().tensors, len(d.TensorDataset())),
+    "tensor_mismatch": lambda d, lib: d.TensorDataset(lib.zeros(3), lib.zeros(3), lib.zeros(2)),
+    "tensor_rows": lambda d, lib: [
+        [t.tolist() for t in d.TensorDataset(lib.arange(6).reshape(3, 2), lib.arange(3))[i]]
+        for i in (0, -1)
+    ],
+    "stack_both": lambda d, lib: d.StackDataset([1], x=[2]),
+    "stack_none": lambda d, lib: d.StackDataset(),
+    "stack_mismatch_args": lambda d, lib: d.StackDataset([1, 2], [1]),
+    "stack_mismatch_kwargs": lambda d, lib: d.StackDataset(a=[1, 2], b=[1, 2], c=[1]),
+    "stack_items": lambda d, lib: (
+        d.StackDataset([1, 2], "ab")[1],
+        d.StackDataset(a=[1, 2], b="xy")[0],
+        d.StackDataset(a=[1, 2], b="xy").__getitems__([1, 0]),
+        len(d.StackDataset(a=[1, 2])),
+    ),
+    "chain_lazy": lambda d, lib: list(
+        itertools.islice(iter(d.ChainDataset([_Stream(lib, 2).cls(), [5]])), 2)
+    ),
+    "chain_bad": lambda d, lib: list(d.ChainDataset([_Stream(lib, 2).cls(), [5]])),
+    "chain_len": lambda d, lib: len(d.ChainDataset([_Stream(lib, 2).cls(), _Stream(lib, 3).cls()])),
+    "chain_len_bad": lambda d, lib: len(d.ChainDataset([_Stream(lib, 2).cls(), [1]])),
+    "subset": lambda d, lib: (
+        d.Subset("abcdef", [5, 0, 2])[1],
+        d.Subset(list("abcdef"), [5, 0, 2]).__getitems__([2, 0]),
+        d.Subset(d.Subset(list("abcdef"), [5, 4, 3]), [2, 1]).__getitems__([0, 1]),
+        len(d.Subset("abc", [])),
+    ),
+    "split_fractions": lambda d, lib: [
+        len(s) for s in d.random_split(range(10), [0.33, 0.33, 0.34])
+    ],
+    "split_zero": lambda d, lib: [len(s) for s in d.random_split(range(3), [0.1, 0.1, 0.8])],
+    "split_bad_fraction": lambda d, lib: d.random_split(range(3), [1.5, -0.5]),
+    "split_bad_sum": lambda d, lib: d.random_split(range(3), [1, 1]),
+    "split_ints": lambda d, lib: [len(s) for s in d.random_split(range(5), [2, 0, 3])],
+    "split_covers": lambda d, lib: sorted(
+        i for s in d.random_split(range(7), [0.5, 0.5]) for i in s
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATASET_CASES))
+def test_dataset_combinators_same_as_torch(name):
+    got = [_outcome(lambda lib=lib: DATASET_CASES[name](data(lib), lib)) for lib in (ember, torch)]
+    assert got[0] == got[1]
+
+
+def test_subset_subclass_rule_same_as_torch():
+    def make(lib, with_items):
+        class Mine(data(lib).Subset):
+            def __getitem__(self, idx):
+                return -1
+
+            if with_items:
+
+                def __getitems__(self, indices):
+                    return [-1] * len(indices)
+
+        return Mine([1, 2], [0])
+
+    for with_items in (False, True):
+        got = [_outcome(lambda lib=lib, w=with_items: make(lib, w)[0]) for lib in (ember, torch)]
+        assert got[0] == got[1]
