@@ -719,3 +719,71 @@ def test_subset_subclass_rule_same_as_torch():
     for with_items in (False, True):
         got = [_outcome(lambda lib=lib, w=with_items: make(lib, w)[0]) for lib in (ember, torch)]
         assert got[0] == got[1]
+
+
+# ------------------------------------------------------------------------------ samplers
+
+
+SAMPLER_CASES = [
+    ("RandomSampler", (range(10),), {}),
+    ("RandomSampler", (range(10),), dict(replacement=True, num_samples=70)),
+    ("RandomSampler", (range(10),), dict(replacement=True, num_samples=32)),
+    ("RandomSampler", (range(10),), dict(num_samples=23)),
+    ("RandomSampler", (range(7),), dict(num_samples=3)),
+    ("SubsetRandomSampler", ([5, 6, 7, 8, 9],), {}),
+    ("WeightedRandomSampler", ([1, 2, 3.0], 10), {}),
+    ("WeightedRandomSampler", ([1, 2, 3.0, 4], 3), dict(replacement=False)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SAMPLER_CASES)))
+@pytest.mark.parametrize("seed", [0, 7])
+def test_random_samplers_same_stream_as_torch(case, seed):
+    name, args, kwargs = SAMPLER_CASES[case]
+    streams = []
+    for lib in (ember, torch):
+        gen = lib.Generator().manual_seed(seed)
+        sampler = getattr(data(lib), name)(*args, generator=gen, **kwargs)
+        streams.append((list(sampler), list(sampler), len(sampler)))
+        lib.manual_seed(seed)  # and through the default generator
+        if name == "RandomSampler":
+            streams.append(list(getattr(data(lib), name)(*args, **kwargs)))
+    assert streams[: len(streams) // 2] == streams[len(streams) // 2 :]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(batch_size=3, drop_last=False),
+        dict(batch_size=3, drop_last=True),
+        dict(batch_size=5, drop_last=True),
+        dict(batch_size=1, drop_last=False),
+        dict(batch_size=11, drop_last=False),
+        dict(batch_size=11, drop_last=True),
+    ],
+)
+def test_batch_sampler_same_as_torch(kwargs):
+    out = [
+        (list(s), len(s))
+        for s in (ed.BatchSampler(range(10), **kwargs), td.BatchSampler(range(10), **kwargs))
+    ]
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: d.BatchSampler(range(3), 0, False),
+        lambda d: d.BatchSampler(range(3), True, False),
+        lambda d: d.BatchSampler(range(3), 2, None),
+        lambda d: d.RandomSampler(range(3), replacement=1),
+        lambda d: d.RandomSampler(range(3), num_samples=0),
+        lambda d: d.RandomSampler([], num_samples=None),
+        lambda d: d.WeightedRandomSampler([1.0], 0),
+        lambda d: d.WeightedRandomSampler([1.0], True),
+        lambda d: d.WeightedRandomSampler([1.0], 2, replacement=0),
+        lambda d: d.WeightedRandomSampler([[1.0]], 2),
+    ],
+)
+def test_sampler_errors_same_as_torch(make):
+    assert_same_error(lambda lib: make(data(lib)))

@@ -31,14 +31,19 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-import ember
 import ember.multiprocessing as ember_mp
 from ember._core import profiling as _profiler
 from ember.utils.data import _utils
 from ember.utils.data._utils.collate import default_collate, default_convert
 from ember.utils.data._utils.worker import get_worker_info
 from ember.utils.data.dataset import Dataset, IterableDataset
-from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ember.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    _draw_seed,
+)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -365,8 +370,7 @@ class _BaseDataLoaderIter:
         _warn_pin_memory(loader)
         self._pin_memory = False  # CPU memory: nothing to pin, batches pass through unchanged
         # one int64 draw from the loader's generator per iterator: the workers' base seed
-        seed = ember.empty((), dtype=ember.int64)
-        self._base_seed = seed.random_(generator=loader.generator).item()
+        self._base_seed = _draw_seed(loader.generator)
         _BaseDataLoaderIter._reset(self, loader, first_iter=True)  # not a subclass's _reset
 
     def __iter__(self):
