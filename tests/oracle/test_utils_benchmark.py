@@ -465,3 +465,47 @@ def test_fuzzer_unnormalized_dict_distribution_fails_like_torch():
     assert ef.prod([], base=5) == tf.prod([], base=5)
     for name in ("bool", "int8", "int16", "int64", "float16", "bfloat16", "float64", "complex64"):
         assert ef.dtype_size(getattr(ember, name)) == tf.dtype_size(getattr(torch, name)), name
+
+
+def _random_measurements(lib_b, seed):
+    """A random mix of labels (incl. None), envs (incl. ''), thread counts, row names and
+    descriptions, with holes, duplicated keys (merged) and noisy cells."""
+    rng = np.random.default_rng(seed)
+    out = []
+    envs = [None] if rng.random() < 0.4 else ["", "envA", "a-longer-env"][: rng.integers(2, 4)]
+    for _ in range(int(rng.integers(4, 30))):
+        spec = lib_b.TaskSpec(
+            stmt=str(rng.choice(["f(x)", "g(x, y)", "x + y"])),
+            setup="pass",
+            label=[None, "L1", "label two"][int(rng.integers(0, 3))],
+            sub_label=[None, "s", "sub"][int(rng.integers(0, 3))],
+            description=["d1", "desc-2", "n=10000"][int(rng.integers(0, 3))],
+            env=envs[int(rng.integers(0, len(envs)))],
+            num_threads=int(rng.choice([1, 2, 8])),
+        )
+        base = 10.0 ** rng.uniform(-8.5, 0.5)
+        noise = float(rng.choice([0.001, 0.05, 0.5]))
+        raw = (base * 10 * (1 + noise * rng.random(int(rng.integers(1, 8))))).tolist()
+        out.append(lib_b.Measurement(10, raw, spec))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compare_random_tables_match_torch(seed):
+    for options in [(), ("trim",), ("color", "warn"), ("rowcolor", "trim", "warn")]:
+        tables = []
+        for lib_b in (tb, eb):
+            c = lib_b.Compare(_random_measurements(lib_b, seed))
+            if "trim" in options:
+                c.trim_significant_figures()
+            if "color" in options:
+                c.colorize()
+            if "rowcolor" in options:
+                c.colorize(rowwise=True)
+            if "warn" in options:
+                c.highlight_warnings()
+            try:
+                tables.append(str(c))
+            except Exception as exc:  # noqa: BLE001 - the error is part of the comparison
+                tables.append((type(exc), str(exc)))
+        assert tables[1] == tables[0], options
