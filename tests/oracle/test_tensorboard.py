@@ -739,3 +739,31 @@ def test_summary_edge_cases_same_protos():
     assert es.audio("a", snd, 8000) == ts.audio("a", snd, 8000)
     big = ember.zeros(3).expand(3)
     assert es.tensor_proto("z", big) == ts.tensor_proto("z", torch.zeros(3).expand(3))
+
+
+def test_writer_reused_after_close_and_nested_scalars(tmp_path):
+    """After ``close`` the next add_* opens a new default file (purge markers written once);
+    ``add_scalars`` with '/' in its main tag makes the same sub-runs as torch's."""
+    results = []
+    for name, mod in (("torch", ttb), ("ember", etb)):
+        root = str(tmp_path / name)
+        w = mod.SummaryWriter(root, purge_step=2)
+        w.add_scalar("a", 1.0, 0)
+        w.add_scalars("loss/train", {"x": 1.0, "y/z": 2.0}, 1, walltime=5.0)
+        w.close()
+        w.close()  # a second close does nothing
+        w.add_scalar("a", 2.0, 1)
+        w.add_scalars("loss/train", {"x": 3.0}, 2)
+        w.flush()
+        w.close()
+        events = _events(root)
+        files = sorted(
+            os.path.relpath(os.path.dirname(p), root)
+            for p in glob.glob(os.path.join(root, "**", "events.out.tfevents.*"), recursive=True)
+        )
+        results.append((events, files))
+    (t_events, t_files), (e_events, e_files) = results
+    assert e_files == t_files
+    assert sorted(e_events) == sorted(t_events)
+    for run in t_events:
+        assert sorted(map(str, e_events[run])) == sorted(map(str, t_events[run])), run
