@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import errno
 import hashlib
 import importlib.util
 import os
@@ -19,7 +18,6 @@ import re
 import shutil
 import sys
 import tempfile
-import uuid
 import warnings
 import zipfile
 from typing import Any
@@ -47,6 +45,9 @@ __all__ = [
 _hub_dir: str | None = None
 
 
+_HUB_HEADERS = {"User-Agent": "torch.hub"}  # the agent torch's downloads announce
+
+
 def _get_torch_home() -> str:
     default = os.path.join(os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")
     return os.path.expanduser(os.getenv(ENV_TORCH_HOME, default))
@@ -58,9 +59,7 @@ def get_dir() -> str:
     ``~/.cache/torch``)."""
     if os.getenv("TORCH_HUB"):
         warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=2)
-    if _hub_dir is not None:
-        return _hub_dir
-    return os.path.join(_get_torch_home(), "hub")
+    return _hub_dir if _hub_dir is not None else os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d: str | os.PathLike) -> None:
@@ -77,55 +76,47 @@ def download_url_to_file(
     from urllib.request import Request, urlopen  # (on first use: a slow import)
 
     dst = os.path.expanduser(dst)
-    for _ in range(tempfile.TMP_MAX):
-        tmp_dst = dst + "." + uuid.uuid4().hex + ".partial"
-        try:
-            f = open(tmp_dst, "w+b")  # noqa: SIM115
-        except FileExistsError:
-            continue
-        break
-    else:
-        raise FileExistsError(errno.EEXIST, "No usable temporary file name found")
-    req = Request(url, headers={"User-Agent": "torch.hub"})
+    # written next to dst under a unique name, and moved onto dst only once complete and
+    # verified, so an interrupted download never leaves a truncated file at dst
+    partial = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in the finally below
+        dir=os.path.dirname(dst) or ".",
+        prefix=os.path.basename(dst) + ".",
+        suffix=".partial",
+        delete=False,
+    )
     try:
-        with urlopen(req) as u:
-            size = u.info().get_all("Content-Length")
-            total = int(size[0]) if size else None
-            sha256 = hashlib.sha256() if hash_prefix is not None else None
-            done = 0
-            while True:
-                buffer = u.read(READ_DATA_CHUNK)
-                if len(buffer) == 0:
-                    break
-                f.write(buffer)
-                if sha256 is not None:
-                    sha256.update(buffer)
-                done += len(buffer)
+        with urlopen(Request(url, headers=_HUB_HEADERS)) as response:
+            lengths = response.info().get_all("Content-Length")
+            total = int(lengths[0]) if lengths else 0
+            expected = f"/{total}" if total else ""  # unknown or zero: no total shown
+            hasher = hashlib.sha256()
+            received = 0
+            for chunk in iter(lambda: response.read(READ_DATA_CHUNK), b""):
+                partial.write(chunk)
+                hasher.update(chunk)
+                received += len(chunk)
                 if progress:
-                    of = f"/{total}" if total else ""
-                    sys.stderr.write(f"\r{done}{of} bytes")
+                    sys.stderr.write(f"\r{received}{expected} bytes")
             if progress:
                 sys.stderr.write("\n")
-            f.close()
-            if sha256 is not None:
-                digest = sha256.hexdigest()
-                if digest[: len(hash_prefix)] != hash_prefix:
-                    raise RuntimeError(
-                        f'invalid hash value (expected "{hash_prefix}", got "{digest}")'
-                    )
-        shutil.move(f.name, dst)
+            partial.close()
+        digest = hasher.hexdigest()
+        if hash_prefix is not None and not digest.startswith(hash_prefix):
+            raise RuntimeError(f'invalid hash value (expected "{hash_prefix}", got "{digest}")')
+        shutil.move(partial.name, dst)
     finally:
-        f.close()
-        if os.path.exists(f.name):
-            os.remove(f.name)
+        partial.close()
+        if os.path.exists(partial.name):
+            os.remove(partial.name)
 
 
 def _is_legacy_zip_format(filename: str) -> bool:
-    if zipfile.is_zipfile(filename):
-        with zipfile.ZipFile(filename) as zf:
-            infolist = zf.infolist()
-        return len(infolist) == 1 and not infolist[0].is_dir()
-    return False
+    # torch < 1.6 saved a zip holding exactly one file (and no directory)
+    if not zipfile.is_zipfile(filename):
+        return False
+    with zipfile.ZipFile(filename) as archive:
+        members = archive.infolist()
+    return [m.is_dir() for m in members] == [False]
 
 
 def _legacy_zip_load(filename: str, model_dir: str, map_location, weights_only: bool):
@@ -171,19 +162,24 @@ def load_state_dict_from_url(
         )
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
+    path = _cached_download(url, model_dir, file_name, check_hash, progress)
+    if _is_legacy_zip_format(path):
+        return _legacy_zip_load(path, model_dir, map_location, weights_only)
+    return ember.load(path, map_location=map_location, weights_only=weights_only)
+
+
+def _cached_download(url: str, model_dir: str, file_name, check_hash: bool, progress: bool):
+    """The path of ``url``'s file in ``model_dir``, downloaded first if it is not there; with
+    ``check_hash`` the hex digits after the last '-' of the file name must prefix its SHA256."""
     os.makedirs(model_dir, exist_ok=True)
-    filename = os.path.basename(urlparse(url).path) if file_name is None else file_name
-    cached_file = os.path.join(model_dir, filename)
-    if not os.path.exists(cached_file):
-        sys.stdout.write(f'Downloading: "{url}" to {cached_file}\n')
-        hash_prefix = None
-        if check_hash:
-            r = HASH_REGEX.search(filename)
-            hash_prefix = r.group(1) if r else None
-        download_url_to_file(url, cached_file, hash_prefix, progress=progress)
-    if _is_legacy_zip_format(cached_file):
-        return _legacy_zip_load(cached_file, model_dir, map_location, weights_only)
-    return ember.load(cached_file, map_location=map_location, weights_only=weights_only)
+    name = file_name if file_name is not None else os.path.basename(urlparse(url).path)
+    path = os.path.join(model_dir, name)
+    if os.path.exists(path):
+        return path
+    sys.stdout.write(f'Downloading: "{url}" to {path}\n')
+    match = HASH_REGEX.search(name) if check_hash else None
+    download_url_to_file(url, path, match.group(1) if match else None, progress=progress)
+    return path
 
 
 # ----------------------------------------------------------------------------- hubconf.py

@@ -39,8 +39,12 @@ class ProcessException(Exception):
         self.error_index = error_index
         self.error_pid = error_pid
 
+    def _init_args(self) -> tuple:
+        # what __init__ takes, so the exception pickles back into an equal one
+        return (self.msg, self.error_index, self.error_pid)
+
     def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid)
+        return (type(self), self._init_args())
 
 
 class ProcessRaisedException(ProcessException):
@@ -64,9 +68,8 @@ class ProcessExitedException(ProcessException):
         self.exit_code = exit_code
         self.signal_name = signal_name
 
-    def __reduce__(self):
-        args = (self.msg, self.error_index, self.error_pid, self.exit_code, self.signal_name)
-        return type(self), args
+    def _init_args(self) -> tuple:
+        return (*super()._init_args(), self.exit_code, self.signal_name)
 
 
 def _set_pdeathsig() -> None:
@@ -143,31 +146,41 @@ class ProcessContext:
                 p.kill()
             p.join()
 
-        failed = self.processes[error_index]
-        if not os.access(self.error_files[error_index], os.R_OK):
-            code = failed.exitcode
-            if code < 0:
-                try:
-                    name = signal.Signals(-code).name
-                except ValueError:
-                    name = f"<Unknown signal {-code}>"
-                raise ProcessExitedException(
-                    f"process {error_index:d} terminated with signal {name}",
-                    error_index=error_index,
-                    error_pid=failed.pid,
-                    exit_code=code,
-                    signal_name=name,
-                )
-            raise ProcessExitedException(
-                f"process {error_index:d} terminated with exit code {code:d}",
-                error_index=error_index,
-                error_pid=failed.pid,
+        raise self._failure(error_index)
+
+    def _failure(self, index: int) -> ProcessException:
+        """The exception for child ``index``: its traceback if it left one in its error file,
+        else how it ended (a signal, or an exit code)."""
+        pid = self.processes[index].pid
+        try:
+            with open(self.error_files[index], "rb") as fh:
+                trace = pickle.load(fh)
+        except OSError:  # no error file: the child did not raise, it was killed or exited
+            return self._exit_failure(index, pid)
+        return ProcessRaisedException(
+            f"\n\n-- Process {index:d} terminated with the following error:\n{trace}", index, pid
+        )
+
+    def _exit_failure(self, index: int, pid: int) -> ProcessExitedException:
+        code = self.processes[index].exitcode
+        if code >= 0:
+            return ProcessExitedException(
+                f"process {index:d} terminated with exit code {code:d}",
+                error_index=index,
+                error_pid=pid,
                 exit_code=code,
             )
-        with open(self.error_files[error_index], "rb") as fh:
-            original_trace = pickle.load(fh)
-        msg = f"\n\n-- Process {error_index:d} terminated with the following error:\n"
-        raise ProcessRaisedException(msg + original_trace, error_index, failed.pid)
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"<Unknown signal {-code}>"
+        return ProcessExitedException(
+            f"process {index:d} terminated with signal {name}",
+            error_index=index,
+            error_pid=pid,
+            exit_code=code,
+            signal_name=name,
+        )
 
 
 class SpawnContext(ProcessContext):
@@ -188,25 +201,30 @@ def start_processes(
 ):
     """Start ``nprocs`` processes running ``fn(i, *args)`` with ``start_method``; join them
     (return None) or return their :class:`ProcessContext` with ``join=False``."""
+    start = multiprocessing.get_context(start_method).Process
+    processes, error_files = [], []
+    for rank in range(nprocs):
+        error_file = _unused_path()
+        child = start(target=_wrap, args=(fn, rank, args, error_file), daemon=daemon)
+        child.start()
+        processes.append(child)
+        error_files.append(error_file)
+    running = ProcessContext(processes, error_files)
+    if join:
+        while not running.join():
+            pass
+        return None
+    return running
+
+
+def _unused_path() -> str:
+    """A fresh temporary path with no file at it: a child creates it only when it fails."""
     import tempfile
 
-    ctx = multiprocessing.get_context(start_method)
-    processes, error_files = [], []
-    for i in range(nprocs):
-        # an empty path: the child creates the file only when it fails
-        tf = tempfile.NamedTemporaryFile(prefix="ember-errorfile-", suffix=".pickle", delete=False)
-        tf.close()
-        os.unlink(tf.name)
-        process = ctx.Process(target=_wrap, args=(fn, i, args, tf.name), daemon=daemon)
-        process.start()
-        processes.append(process)
-        error_files.append(tf.name)
-    context = ProcessContext(processes, error_files)
-    if not join:
-        return context
-    while not context.join():
-        pass
-    return None
+    fd, path = tempfile.mkstemp(prefix="ember-errorfile-", suffix=".pickle")
+    os.close(fd)
+    os.unlink(path)
+    return path
 
 
 def spawn(

@@ -92,6 +92,9 @@ def check_backward_validity(inputs) -> None:
 # reentrant
 
 
+_SAVED = object()  # marks where a saved tensor goes back among the reentrant inputs
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward without grad, backward recomputes and backpropagates."""
 
@@ -103,18 +106,10 @@ class CheckpointFunction(Function):
         if preserve_rng_state:
             ctx.fwd_cpu_state = ember.get_rng_state()
         ctx.fwd_autocast = _autocast_state()
-        # non-tensor inputs stay on ctx; tensors are saved (and version-checked)
-        ctx.inputs = []
-        ctx.tensor_indices = []
-        tensor_inputs = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, Tensor):
-                tensor_inputs.append(arg)
-                ctx.tensor_indices.append(i)
-                ctx.inputs.append(None)
-            else:
-                ctx.inputs.append(arg)
-        ctx.save_for_backward(*tensor_inputs)
+        # tensors are saved (so their versions are checked); everything else stays on ctx,
+        # with a placeholder where each tensor goes back
+        ctx.inputs = [_SAVED if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
         with no_grad():
             outputs = run_function(*args)
         return outputs
@@ -128,30 +123,28 @@ class CheckpointFunction(Function):
                 "can either set use_reentrant=False, or call .backward() without passing the "
                 "`inputs` argument."
             )
-        inputs = list(ctx.inputs)
-        tensors = ctx.saved_tensors
-        for i, idx in enumerate(ctx.tensor_indices):
-            inputs[idx] = tensors[i]
+        saved = iter(ctx.saved_tensors)
+        inputs = tuple(next(saved) if a is _SAVED else a for a in ctx.inputs)
         with fork_rng(enabled=ctx.preserve_rng_state):
             if ctx.preserve_rng_state:
                 ember.set_rng_state(ctx.fwd_cpu_state)
-            detached_inputs = detach_variable(tuple(inputs))
+            # fresh leaves: the recomputed graph ends at them, and their .grad is the answer
+            leaves = detach_variable(inputs)
             with enable_grad(), autocast("cpu", **ctx.fwd_autocast):
-                outputs = ctx.run_function(*detached_inputs)
-        if isinstance(outputs, Tensor):
-            outputs = (outputs,)
-        outputs_with_grad, args_with_grad = [], []
-        for i in range(len(outputs)):
-            if isinstance(outputs[i], Tensor) and outputs[i].requires_grad:
-                outputs_with_grad.append(outputs[i])
-                args_with_grad.append(args[i])
-        if not outputs_with_grad:
+                outputs = ctx.run_function(*leaves)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+        pairs = [
+            (out, grad)
+            for out, grad in zip(outputs, args)
+            if isinstance(out, Tensor) and out.requires_grad
+        ]
+        if not pairs:
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        ember.autograd.backward(outputs_with_grad, args_with_grad)
-        grads = tuple(inp.grad if isinstance(inp, Tensor) else None for inp in detached_inputs)
-        return (None, None) + grads
+        roots, root_grads = zip(*pairs)
+        ember.autograd.backward(list(roots), list(root_grads))
+        return (None, None, *(x.grad if isinstance(x, Tensor) else None for x in leaves))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,6 +208,27 @@ class _CheckpointFrame:
         self.forward_completed = False
         self.ignore_saved_mismatch = False
 
+    def register(self, x: Tensor) -> _Holder:
+        """Pack ``x``: a new holder (kept weakly here) and the metadata to check it against."""
+        holder = _Holder()
+        self.weak_holders.append(weakref.ref(holder))
+        if self.metadata_fn is not None:
+            self.x_metadatas.append(self.metadata_fn(x))
+        return holder
+
+    def take(self, holder: _Holder, gid):
+        """The tensor recomputed for ``holder`` in backward pass ``gid`` (once only)."""
+        handle = holder.handles.get(gid)
+        if handle is None:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                "already unpacked once. If you are calling ctx.saved_tensors in backward, "
+                "make sure to do so only once. Otherwise please open an issue with details "
+                "on your use case."
+            )
+        holder.handles[gid] = None
+        return self.recomputed[gid][handle]
+
     def save_inputs(self, *args) -> None:
         # the inputs are kept (version-checked), but never through the saved-tensor hooks
         self.saved_args = [
@@ -236,14 +250,13 @@ class _CheckpointFrame:
                 f"{self.recomp_counter[gid]}.\n{_debug_tip_msg}"
             )
         different = []
-        for idx, weak_holder in enumerate(self.weak_holders):
-            holder = weak_holder()
+        for position, (ref, expected) in enumerate(zip(self.weak_holders, self.x_metadatas)):
+            holder = ref()  # None: that saved tensor was freed, nothing to compare
             if holder is None:
                 continue
-            x_meta = self.x_metadatas[idx]
-            recomputed = self.recomputed[gid][holder.handles[gid]]
-            if x_meta != self.metadata_fn(recomputed):
-                different.append((idx, x_meta, self.metadata_fn(recomputed)))
+            got = self.metadata_fn(self.recomputed[gid][holder.handles[gid]])
+            if got != expected:
+                different.append((position, expected, got))
         if different:
             mismatched = "".join(
                 f"tensor at position {idx}:\nsaved metadata: {saved}\n"
@@ -289,13 +302,6 @@ class _checkpoint_hook(saved_tensors_hooks):
     """Store a holder instead of each saved tensor; recompute on the first unpack."""
 
     def __init__(self, frame) -> None:
-        def pack_hook(x):
-            holder = _Holder()
-            frame.weak_holders.append(weakref.ref(holder))
-            if frame.metadata_fn is not None:
-                frame.x_metadatas.append(frame.metadata_fn(x))
-            return holder
-
         def unpack_hook(holder):
             gid = current_graph_task_id()
             if gid == -1:
@@ -309,18 +315,9 @@ class _checkpoint_hook(saved_tensors_hooks):
                     pass
                 frame.is_recomputed[gid] = True
                 frame.check_recomputed_tensors_match(gid)
-            if holder.handles.get(gid) is None:
-                raise CheckpointError(
-                    "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
-                    "already unpacked once. If you are calling ctx.saved_tensors in backward, "
-                    "make sure to do so only once. Otherwise please open an issue with details "
-                    "on your use case."
-                )
-            ret = frame.recomputed[gid][holder.handles[gid]]
-            holder.handles[gid] = None
-            return ret
+            return frame.take(holder, gid)
 
-        super().__init__(pack_hook, unpack_hook)
+        super().__init__(frame.register, unpack_hook)
 
 
 _DETERMINISM_CHECKS = {"default": _metadata, "none": None}
@@ -397,19 +394,16 @@ def checkpoint(
     """Return ``function(*args, **kwargs)`` without keeping its activations for backward:
     backward recomputes them (with the RNG state of the forward unless
     ``preserve_rng_state=False``)."""
-    if use_reentrant is None:
-        warnings.warn(
-            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
-            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
-            "exception. use_reentrant=False is recommended, but if you need to preserve the "
-            "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.",
-            stacklevel=2,
-        )
-        use_reentrant = True
-    preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs and use_reentrant:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    use_reentrant = _reentrant_or_warn(
+        use_reentrant,
+        "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+        "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+        "exception. use_reentrant=False is recommended, but if you need to preserve the "
+        "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+        "details on the differences between the two variants.",
+    )
+    # the reentrant variant passes no keyword arguments on to ``function``
+    preserve = _pop_preserve(kwargs, reject_rest=use_reentrant)
     if use_reentrant:
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError(
@@ -426,39 +420,56 @@ def checkpoint(
 def checkpoint_sequential(functions, segments: int, input, use_reentrant=None, **kwargs):
     """Run ``functions`` (a list of callables, or a module with ``children()``) in sequence,
     checkpointing every one of ``segments`` chunks but the last."""
-    if use_reentrant is None:
-        warnings.warn(
-            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should "
-            "be passed explicitly. In version 2.9 we will raise an exception if use_reentrant "
-            "is not passed. use_reentrant=False is recommended, but if you need to preserve the "
-            "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.",
-            stacklevel=2,
-        )
-        use_reentrant = True
-    preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-
-    def run_function(start, end, functions):
-        def forward(input):
-            for j in range(start, end + 1):
-                input = functions[j](input)
-            return input
-
-        return forward
-
+    use_reentrant = _reentrant_or_warn(
+        use_reentrant,
+        "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should "
+        "be passed explicitly. In version 2.9 we will raise an exception if use_reentrant "
+        "is not passed. use_reentrant=False is recommended, but if you need to preserve the "
+        "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+        "details on the differences between the two variants.",
+    )
+    preserve = _pop_preserve(kwargs, reject_rest=True)
     if hasattr(functions, "children") and callable(functions.children):
         functions = list(functions.children())
-    segment_size = len(functions) // segments
-    # the last chunk runs normally: its activations are needed right away
-    end = -1
-    for start in range(0, segment_size * (segments - 1), segment_size):
-        end = start + segment_size - 1
+    size = len(functions) // segments  # (segments=0: ZeroDivisionError, as torch)
+    # every segment but the last is checkpointed; the last one's activations are needed right
+    # away, so it runs normally (more segments than functions: ValueError from range, as torch)
+    checkpointed_starts = range(0, size * (segments - 1), size)
+    done = 0
+    for start in checkpointed_starts:
+        done = start + size
         input = checkpoint(
-            run_function(start, end, functions),
+            _chain(functions, start, done),
             input,
             use_reentrant=use_reentrant,
             preserve_rng_state=preserve,
         )
-    return run_function(end + 1, len(functions) - 1, functions)(input)
+    return _chain(functions, done, len(functions))(input)
+
+
+def _chain(functions, start: int, stop: int) -> Callable:
+    """``functions[start:stop]`` applied one after the other."""
+
+    def run(value):
+        for position in range(start, stop):
+            value = functions[position](value)
+        return value
+
+    return run
+
+
+def _reentrant_or_warn(use_reentrant, message: str) -> bool:
+    # not given: torch warns and keeps the reentrant variant as its default
+    if use_reentrant is None:
+        warnings.warn(message, stacklevel=3)
+        return True
+    return use_reentrant
+
+
+def _pop_preserve(kwargs: dict, reject_rest: bool) -> bool:
+    """Take ``preserve_rng_state`` (default True) out of ``kwargs``; with ``reject_rest``,
+    any other keyword is an error."""
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if reject_rest and kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    return preserve

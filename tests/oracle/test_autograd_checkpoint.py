@@ -261,3 +261,52 @@ def test_checkpoint_equals_plain_run(reentrant):
     checked = _mlp(ember, reentrant, dropout=True)
     for a, b in zip(plain, checked):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
+def _outcome(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - compared as (class, message)
+            value = (type(exc).__name__, str(exc))
+    return value, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("segments", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("reentrant", [True, False, None])
+def test_checkpoint_sequential_segments_like_torch(segments, reentrant):
+    def run(lib):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        fns = [lib.sin, lambda t: t * 3, lib.exp]
+        out = lib.utils.checkpoint.checkpoint_sequential(fns, segments, x, use_reentrant=reentrant)
+        out.sum().backward()
+        return [round(v, 9) for v in out.tolist()], [round(v, 9) for v in x.grad.tolist()]
+
+    assert _outcome(lambda: run(ember)) == _outcome(lambda: run(torch))
+
+
+def test_checkpoint_keyword_and_mixed_inputs_like_torch():
+    def run(lib, reentrant, **kw):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        w = lib.tensor([2.0, 3.0])  # no grad
+
+        def f(a, scale, b, tag):
+            return a * scale + b, (a * b).detach(), tag
+
+        out = lib.utils.checkpoint.checkpoint(f, x, 2.0, w, "t", use_reentrant=reentrant, **kw)
+        (out[0].sum() + 0 * out[1].sum()).backward()
+        return out[0].tolist(), out[1].tolist(), out[2], x.grad.tolist()
+
+    for reentrant, kw in [
+        (True, {}),
+        (False, {}),
+        (False, {"determinism_check": "none"}),
+        (True, {"preserve_rng_state": False}),
+        (True, {"extra": 1}),
+        (False, {"determinism_check": "bogus"}),
+        (True, {"context_fn": lambda: (None, None)}),
+    ]:
+        assert _outcome(lambda r=reentrant, k=kw: run(ember, r, **k)) == _outcome(
+            lambda r=reentrant, k=kw: run(torch, r, **k)
+        ), (reentrant, kw)

@@ -8,6 +8,7 @@ compare properties (lengths, coverage, disjointness, padding, per-epoch change) 
 """
 
 import collections
+import itertools
 import math
 
 import numpy as np
@@ -248,6 +249,16 @@ BAD_LOADER_ARGS = [
     dict(num_workers=1, multiprocessing_context=3),
     dict(batch_size=0),
     dict(batch_size=2, drop_last=1),
+    # several bad options at once: the first one checked is the one reported
+    dict(num_workers=-1, timeout=-1),
+    dict(prefetch_factor=2, persistent_workers=True),
+    dict(persistent_workers=True, multiprocessing_context="fork"),
+    dict(num_workers=1, prefetch_factor=-1, multiprocessing_context="nope"),
+    dict(num_workers=1, multiprocessing_context="nope", shuffle=True, sampler=[0]),
+    dict(shuffle=True, sampler=[0], batch_sampler=[[0]]),
+    dict(batch_sampler=[[0]], drop_last=True),
+    dict(batch_sampler=[[0]], sampler=[0]),
+    dict(batch_size=None, drop_last=True, sampler=[0], shuffle=True),
 ]
 
 
@@ -257,7 +268,15 @@ def test_loader_argument_errors_same_as_torch(kwargs):
 
 
 def test_iterable_dataset_argument_errors_same_as_torch():
-    for kwargs in [dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])]:
+    for kwargs in [
+        dict(shuffle=True),
+        dict(sampler=[0]),
+        dict(batch_sampler=[[0]]),
+        dict(shuffle=1, sampler=[0]),
+        dict(sampler=[0], batch_sampler=[[0]]),
+        dict(batch_size=None, drop_last=True),
+        dict(batch_sampler=[[0]], batch_size=3),
+    ]:
         assert_same_error(
             lambda lib, kwargs=kwargs: data(lib).DataLoader(
                 (EmberSharded if lib is ember else TorchSharded)(0, 3), **kwargs
@@ -419,3 +438,352 @@ def test_sampler_with_math_len():
         == math.ceil(7 / 2)
         == len(td.DataLoader(s, batch_size=2))
     )
+
+
+def test_loader_attributes_and_warnings_same_as_torch():
+    import warnings
+
+    def build(lib, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader = data(lib).DataLoader(list(range(7)), **kwargs)
+            it = iter(loader)
+            first = next(it)
+            del it
+        return loader, first, [str(w.message) for w in caught]
+
+    for kwargs in [
+        dict(batch_size=3),
+        dict(batch_size=None),
+        dict(batch_sampler=[[0, 1], [2]]),
+        dict(batch_size=2, shuffle=True, generator=None, drop_last=True),
+        dict(batch_size=2, pin_memory=True),
+        dict(batch_size=2, pin_memory=True, pin_memory_device="cpu"),
+    ]:
+        (el, ef, ew), (tl, tf, tw) = build(ember, **kwargs), build(torch, **kwargs)
+        assert ew == tw, kwargs
+        assert (el.batch_size, el.drop_last, el.prefetch_factor) == (
+            tl.batch_size,
+            tl.drop_last,
+            tl.prefetch_factor,
+        )
+        assert type(el.sampler).__name__ == type(tl.sampler).__name__
+        assert type(el.batch_sampler).__name__ == type(tl.batch_sampler).__name__
+        assert el.collate_fn.__name__ == tl.collate_fn.__name__
+        assert len(el) == len(tl)
+        if not kwargs.get("shuffle"):
+            assert (ef if isinstance(ef, int) else ef.tolist()) == (
+                tf if isinstance(tf, int) else tf.tolist()
+            )
+        for attr in ("batch_size", "sampler", "drop_last", "dataset", "persistent_workers"):
+            pair = {ember: el, torch: tl}
+            assert_same_error(lambda lib, attr=attr, pair=pair: setattr(pair[lib], attr, 1))
+        el.num_workers = tl.num_workers = 0  # not frozen
+    for kwargs in [dict(num_workers=2), dict(num_workers=2, prefetch_factor=5)]:
+        e, t = data(ember).DataLoader([1], **kwargs), data(torch).DataLoader([1], **kwargs)
+        assert e.prefetch_factor == t.prefetch_factor
+
+
+# ------------------------------------------------------------------------------ collation of
+# containers: which container type comes back (rebuilt, copied and filled, or plain)
+
+
+class FrozenMap(collections.abc.Mapping):
+    """An immutable mapping built from a dict."""
+
+    def __init__(self, d):
+        self._d = dict(d)
+
+    def __getitem__(self, k):
+        return self._d[k]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self):
+        return len(self._d)
+
+
+class OddMap(FrozenMap):
+    """A mapping whose constructor does not take a dict (TypeError: plain dict back)."""
+
+    def __init__(self, *pairs):
+        super().__init__(dict(p for p in pairs if isinstance(p, tuple)) or {"a": 1, "b": 2.0})
+
+
+class TaggedDict(dict):
+    """A mutable mapping with state of its own (kept by the copy)."""
+
+    tag = "t"
+
+
+class Row(collections.abc.Sequence):
+    """An immutable sequence built from a list."""
+
+    def __init__(self, items):
+        self._items = list(items)
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def __len__(self):
+        return len(self._items)
+
+
+class OddRow(Row):
+    def __init__(self, *items):
+        super().__init__(items if len(items) != 1 else [1, 2.0])
+
+
+def _canon_deep(obj, lib):
+    if isinstance(obj, lib.Tensor):
+        return canon(obj, lib)
+    if isinstance(obj, collections.abc.Mapping):
+        extra = getattr(obj, "tag", None)
+        return (type(obj).__name__, extra, [(k, _canon_deep(v, lib)) for k, v in obj.items()])
+    if isinstance(obj, (str, bytes)):
+        return (type(obj).__name__, obj)
+    if isinstance(obj, (collections.abc.Sequence, collections.deque)):
+        return (type(obj).__name__, [_canon_deep(v, lib) for v in obj])
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", obj.dtype.str, obj.tolist())
+    return (type(obj).__name__, obj)
+
+
+def _tagged(**kw):
+    d = TaggedDict(kw)
+    d.tag = "mine"
+    return d
+
+
+CONTAINER_CASES = {
+    "frozen_map": lambda: [FrozenMap({"a": 1, "b": 2.0}), FrozenMap({"a": 3, "b": 4.0})],
+    "odd_map": lambda: [OddMap(), OddMap()],
+    "tagged_dict": lambda: [_tagged(a=1, b=np.float32(2)), _tagged(a=3, b=np.float32(4))],
+    "defaultdict": lambda: [collections.defaultdict(int, a=1), collections.defaultdict(int, a=2)],
+    "row": lambda: [Row([1, 2.0]), Row([3, 4.0])],
+    "odd_row": lambda: [OddRow(1, 2.0), OddRow(3, 4.0)],
+    "deque": lambda: [collections.deque([1, "a"]), collections.deque([2, "b"])],
+    "tuple_of_strings": lambda: [("a", b"x", 1), ("b", b"y", 2)],
+    "namedtuple_strings": lambda: [Point("a", 1), Point("b", 2)],
+    "dict_of_tuples": lambda: [{"k": ("a", 1.0)}, {"k": ("b", 2.0)}],
+    "nested_rows": lambda: [[Row([np.int16(1)]), {"z": [1]}], [Row([np.int16(2)]), {"z": [2]}]],
+    "datetime_as": lambda: [np.array(["2020"], "datetime64[as]")] * 2,
+    "np_strings": lambda: [np.str_("a"), np.str_("b")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTAINER_CASES))
+def test_collate_and_convert_containers_same_as_torch(name):
+    for fn in ("default_collate", "default_convert"):
+        results = []
+        for lib in (ember, torch):
+            try:
+                out = getattr(data(lib), fn)(CONTAINER_CASES[name]())
+                results.append(_canon_deep(out, lib))
+            except Exception as exc:  # noqa: BLE001 - the error is part of the comparison
+                results.append((type(exc), str(exc)))
+        assert results[0] == results[1], fn
+    # one sample through default_convert as well
+    sample = CONTAINER_CASES[name]()[0]
+    assert _canon_deep(ed.default_convert(sample), ember) == _canon_deep(
+        td.default_convert(sample), torch
+    )
+
+
+def test_collate_fn_map_lookup_same_as_torch():
+    class MyInt(int):
+        pass
+
+    from torch.utils.data._utils import collate as tc
+
+    from ember.utils.data._utils import collate as ec
+
+    for lib, mod in ((ember, ec), (torch, tc)):
+        table = {
+            int: lambda b, *, collate_fn_map: ("int", list(b)),
+            (str, MyInt): lambda b, *, collate_fn_map: ("str-or-myint", list(b)),
+            MyInt: lambda b, *, collate_fn_map: ("exact", list(b)),
+        }
+        got = [
+            mod.collate([MyInt(1), MyInt(2)], collate_fn_map=table),
+            mod.collate([True, False], collate_fn_map=table),
+            mod.collate([[MyInt(1), "s"], [MyInt(2), "t"]], collate_fn_map=table),
+        ]
+        if lib is ember:
+            expected = got
+        else:
+            assert got == expected
+
+
+# ------------------------------------------------------------------------------ datasets
+
+
+class _Stream:
+    """An iterable dataset of ``n`` ints, built for either library."""
+
+    def __init__(self, lib, n):
+        outer = self
+
+        class S(data(lib).IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+            def __len__(self):
+                return n
+
+        outer.cls = S
+
+
+def _outcome(fn):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - compared as (class, message)
+            value = (type(exc).__name__, str(exc))
+    return value, [str(w.message) for w in caught]
+
+
+DATASET_CASES = {
+    "concat_index": lambda d, lib: [
+        d.ConcatDataset([list(range(3)), [], list(range(10, 12))])[i] for i in (-5, -1, 0, 2, 3, 4)
+    ],
+    "concat_too_negative": lambda d, lib: d.ConcatDataset([[1, 2]])[-3],
+    "concat_past_end": lambda d, lib: d.ConcatDataset([[1, 2], [3]])[3],
+    "concat_sizes": lambda d, lib: d.ConcatDataset([[1, 2], [], [3]]).cumulative_sizes,
+    "concat_empty": lambda d, lib: d.ConcatDataset([]),
+    "concat_iterable": lambda d, lib: d.ConcatDataset([[1], _Stream(lib, 2).cls()]),
+    "tensor_none": lambda d, lib: (d.TensorDataset().tensors, len(d.TensorDataset())),
+    "tensor_mismatch": lambda d, lib: d.TensorDataset(lib.zeros(3), lib.zeros(3), lib.zeros(2)),
+    "tensor_rows": lambda d, lib: [
+        [t.tolist() for t in d.TensorDataset(lib.arange(6).reshape(3, 2), lib.arange(3))[i]]
+        for i in (0, -1)
+    ],
+    "stack_both": lambda d, lib: d.StackDataset([1], x=[2]),
+    "stack_none": lambda d, lib: d.StackDataset(),
+    "stack_mismatch_args": lambda d, lib: d.StackDataset([1, 2], [1]),
+    "stack_mismatch_kwargs": lambda d, lib: d.StackDataset(a=[1, 2], b=[1, 2], c=[1]),
+    "stack_items": lambda d, lib: (
+        d.StackDataset([1, 2], "ab")[1],
+        d.StackDataset(a=[1, 2], b="xy")[0],
+        d.StackDataset(a=[1, 2], b="xy").__getitems__([1, 0]),
+        len(d.StackDataset(a=[1, 2])),
+    ),
+    "chain_lazy": lambda d, lib: list(
+        itertools.islice(iter(d.ChainDataset([_Stream(lib, 2).cls(), [5]])), 2)
+    ),
+    "chain_bad": lambda d, lib: list(d.ChainDataset([_Stream(lib, 2).cls(), [5]])),
+    "chain_len": lambda d, lib: len(d.ChainDataset([_Stream(lib, 2).cls(), _Stream(lib, 3).cls()])),
+    "chain_len_bad": lambda d, lib: len(d.ChainDataset([_Stream(lib, 2).cls(), [1]])),
+    "subset": lambda d, lib: (
+        d.Subset("abcdef", [5, 0, 2])[1],
+        d.Subset(list("abcdef"), [5, 0, 2]).__getitems__([2, 0]),
+        d.Subset(d.Subset(list("abcdef"), [5, 4, 3]), [2, 1]).__getitems__([0, 1]),
+        len(d.Subset("abc", [])),
+    ),
+    "split_fractions": lambda d, lib: [
+        len(s) for s in d.random_split(range(10), [0.33, 0.33, 0.34])
+    ],
+    "split_zero": lambda d, lib: [len(s) for s in d.random_split(range(3), [0.1, 0.1, 0.8])],
+    "split_bad_fraction": lambda d, lib: d.random_split(range(3), [1.5, -0.5]),
+    "split_bad_sum": lambda d, lib: d.random_split(range(3), [1, 1]),
+    "split_ints": lambda d, lib: [len(s) for s in d.random_split(range(5), [2, 0, 3])],
+    "split_covers": lambda d, lib: sorted(
+        i for s in d.random_split(range(7), [0.5, 0.5]) for i in s
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATASET_CASES))
+def test_dataset_combinators_same_as_torch(name):
+    got = [_outcome(lambda lib=lib: DATASET_CASES[name](data(lib), lib)) for lib in (ember, torch)]
+    assert got[0] == got[1]
+
+
+def test_subset_subclass_rule_same_as_torch():
+    def make(lib, with_items):
+        class Mine(data(lib).Subset):
+            def __getitem__(self, idx):
+                return -1
+
+            if with_items:
+
+                def __getitems__(self, indices):
+                    return [-1] * len(indices)
+
+        return Mine([1, 2], [0])
+
+    for with_items in (False, True):
+        got = [_outcome(lambda lib=lib, w=with_items: make(lib, w)[0]) for lib in (ember, torch)]
+        assert got[0] == got[1]
+
+
+# ------------------------------------------------------------------------------ samplers
+
+
+SAMPLER_CASES = [
+    ("RandomSampler", (range(10),), {}),
+    ("RandomSampler", (range(10),), dict(replacement=True, num_samples=70)),
+    ("RandomSampler", (range(10),), dict(replacement=True, num_samples=32)),
+    ("RandomSampler", (range(10),), dict(num_samples=23)),
+    ("RandomSampler", (range(7),), dict(num_samples=3)),
+    ("SubsetRandomSampler", ([5, 6, 7, 8, 9],), {}),
+    ("WeightedRandomSampler", ([1, 2, 3.0], 10), {}),
+    ("WeightedRandomSampler", ([1, 2, 3.0, 4], 3), dict(replacement=False)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SAMPLER_CASES)))
+@pytest.mark.parametrize("seed", [0, 7])
+def test_random_samplers_same_stream_as_torch(case, seed):
+    name, args, kwargs = SAMPLER_CASES[case]
+    streams = []
+    for lib in (ember, torch):
+        gen = lib.Generator().manual_seed(seed)
+        sampler = getattr(data(lib), name)(*args, generator=gen, **kwargs)
+        streams.append((list(sampler), list(sampler), len(sampler)))
+        lib.manual_seed(seed)  # and through the default generator
+        if name == "RandomSampler":
+            streams.append(list(getattr(data(lib), name)(*args, **kwargs)))
+    assert streams[: len(streams) // 2] == streams[len(streams) // 2 :]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(batch_size=3, drop_last=False),
+        dict(batch_size=3, drop_last=True),
+        dict(batch_size=5, drop_last=True),
+        dict(batch_size=1, drop_last=False),
+        dict(batch_size=11, drop_last=False),
+        dict(batch_size=11, drop_last=True),
+    ],
+)
+def test_batch_sampler_same_as_torch(kwargs):
+    out = [
+        (list(s), len(s))
+        for s in (ed.BatchSampler(range(10), **kwargs), td.BatchSampler(range(10), **kwargs))
+    ]
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: d.BatchSampler(range(3), 0, False),
+        lambda d: d.BatchSampler(range(3), True, False),
+        lambda d: d.BatchSampler(range(3), 2, None),
+        lambda d: d.RandomSampler(range(3), replacement=1),
+        lambda d: d.RandomSampler(range(3), num_samples=0),
+        lambda d: d.RandomSampler([], num_samples=None),
+        lambda d: d.WeightedRandomSampler([1.0], 0),
+        lambda d: d.WeightedRandomSampler([1.0], True),
+        lambda d: d.WeightedRandomSampler([1.0], 2, replacement=0),
+        lambda d: d.WeightedRandomSampler([[1.0]], 2),
+    ],
+)
+def test_sampler_errors_same_as_torch(make):
+    assert_same_error(lambda lib: make(data(lib)))

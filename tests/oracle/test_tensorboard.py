@@ -681,3 +681,89 @@ def test_import_without_tensorboard_fails_as_torch(monkeypatch):
         monkeypatch.undo()
     assert errors[0] == errors[1]
     assert errors[0][0] is ModuleNotFoundError
+
+
+def test_summary_edge_cases_same_protos():
+    """The rewritten summary helpers against torch's: merged histogram bins, curves with
+    weights and out-of-range predictions, hparams of every kind with domains, audio."""
+    import torch.utils.tensorboard.summary as ts
+
+    import ember.utils.tensorboard.summary as es
+
+    rng = np.random.default_rng(4)
+    values = rng.standard_normal(500)
+    for bins, max_bins in [(50, 7), (50, 5), (10, 3), (64, 64), (9, 2), ("auto", 4), (13, 1)]:
+        assert es.make_histogram(values, bins, max_bins) == ts.make_histogram(
+            values, bins, max_bins
+        ), (bins, max_bins)
+    sparse = np.concatenate([np.zeros(5), np.full(3, 9.0)])  # empty bins inside and around
+    for bins in (4, 10, 30):
+        assert es.make_histogram(sparse, bins) == ts.make_histogram(sparse, bins)
+
+    labels = rng.integers(0, 2, 200)
+    preds = np.concatenate([rng.random(195), [1.0, 0.0, 1.2, -0.3, 0.5]])
+    weights = rng.random(200)
+    for n, w in [(11, None), (127, weights), (2, weights), (5, 2.0)]:
+        np.testing.assert_array_equal(
+            es.compute_curve(labels, preds, n, weights=w),
+            ts.compute_curve(labels, preds, n, weights=w),
+        )
+    assert es.pr_curve("p", labels, preds, 300, weights) == ts.pr_curve(
+        "p", labels, preds, 300, weights
+    )
+
+    hp = {"lr": 0.1, "n": 3, "flag": True, "opt": "adam", "skip": None}
+    domains = {"opt": ["adam", "sgd"], "n": [1, 3], "flag": [True, False]}
+    assert es.hparams(hp, {"acc": 0.5, "loss": 1}, domains) == ts.hparams(
+        hp, {"acc": 0.5, "loss": 1}, domains
+    )
+    assert es.hparams({"t": ember.tensor([2.5, 1.0])}, {"m": 0}, []) == ts.hparams(
+        {"t": torch.tensor([2.5, 1.0])}, {"m": 0}, []
+    )
+    for bad in [{"lr": [0.1]}, {"x": object()}]:
+        errors = []
+        for mod in (es, ts):
+            with pytest.raises(Exception) as exc:
+                mod.hparams(bad, {})
+            errors.append((type(exc.value), str(exc.value)))
+        assert errors[0] == errors[1]
+    for bad_domain in [{"opt": ["a", 1]}, {"zz": ["a"]}, {"opt": "adam"}, ("opt",)]:
+        errors = []
+        for mod in (es, ts):
+            with pytest.raises(TypeError) as exc:
+                mod.hparams({"opt": "adam"}, {}, bad_domain)
+            errors.append(str(exc.value))
+        assert errors[0] == errors[1]
+
+    snd = np.sin(np.linspace(0, 20, 400)) * 0.8
+    assert es.audio("a", snd, 8000) == ts.audio("a", snd, 8000)
+    big = ember.zeros(3).expand(3)
+    assert es.tensor_proto("z", big) == ts.tensor_proto("z", torch.zeros(3).expand(3))
+
+
+def test_writer_reused_after_close_and_nested_scalars(tmp_path):
+    """After ``close`` the next add_* opens a new default file (purge markers written once);
+    ``add_scalars`` with '/' in its main tag makes the same sub-runs as torch's."""
+    results = []
+    for name, mod in (("torch", ttb), ("ember", etb)):
+        root = str(tmp_path / name)
+        w = mod.SummaryWriter(root, purge_step=2)
+        w.add_scalar("a", 1.0, 0)
+        w.add_scalars("loss/train", {"x": 1.0, "y/z": 2.0}, 1, walltime=5.0)
+        w.close()
+        w.close()  # a second close does nothing
+        w.add_scalar("a", 2.0, 1)
+        w.add_scalars("loss/train", {"x": 3.0}, 2)
+        w.flush()
+        w.close()
+        events = _events(root)
+        files = sorted(
+            os.path.relpath(os.path.dirname(p), root)
+            for p in glob.glob(os.path.join(root, "**", "events.out.tfevents.*"), recursive=True)
+        )
+        results.append((events, files))
+    (t_events, t_files), (e_events, e_files) = results
+    assert e_files == t_files
+    assert sorted(e_events) == sorted(t_events)
+    for run in t_events:
+        assert sorted(map(str, e_events[run])) == sorted(map(str, t_events[run])), run

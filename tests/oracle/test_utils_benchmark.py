@@ -399,3 +399,113 @@ def test_fuzzer_errors_like_torch():
     assert params == {"a": 3, "b": 3}
     with pytest.raises(ValueError, match="ParameterAlias cycle detected"):
         eb.Fuzzer._resolve_aliases({"a": eb.ParameterAlias("b"), "b": eb.ParameterAlias("a")})
+
+
+def test_fuzzer_alias_cycle_message_and_chains_like_torch():
+    def run(b, params):
+        try:
+            return b.Fuzzer._resolve_aliases(params(b))
+        except ValueError as exc:
+            return ("ValueError", str(exc).split("\n")[0], sorted(str(exc).split("\n")[1:]))
+
+    cases = [
+        lambda b: {"a": b.ParameterAlias("b"), "b": b.ParameterAlias("a")},
+        lambda b: {"a": 1, "b": b.ParameterAlias("c"), "c": b.ParameterAlias("d"), "d": 7},
+        lambda b: {"x": b.ParameterAlias("y"), "y": b.ParameterAlias("z"), "z": 2, "w": 5},
+        lambda b: {"a": b.ParameterAlias("a")},
+    ]
+    for case in cases:
+        t, e = run(tb, case), run(eb, case)
+        assert str(e).replace("ember", "torch") == str(t)
+
+
+@pytest.mark.parametrize("seed", [2, 9])
+def test_fuzzer_aliases_one_dim_and_strict_like_torch(seed):
+    def make(b, lib):
+        return b.Fuzzer(
+            parameters=[
+                [b.FuzzedParameter("n", 1, 64, "loguniform")],
+                b.FuzzedParameter("m", 2, 5, "uniform", strict=True),
+                b.FuzzedParameter("f", 0.0, 1.0, "uniform"),
+                b.FuzzedParameter("alias", distribution="uniform", minval=1, maxval=2),
+            ],
+            tensors=[
+                b.FuzzedTensor("v", size=("n",), probability_contiguous=0.0, dtype=lib.float64),
+                [b.FuzzedTensor("w", size=("m", "n", 2), steps=(1, 2), max_elements=400)],
+            ],
+            constraints=[lambda p: p["f"] > 0.2],
+            seed=seed,
+        )
+
+    t_steps = list(make(tb, torch).take(8))
+    e_steps = list(make(eb, ember).take(8))
+    for (tt, tprops, tparams), (et, eprops, eparams) in zip(t_steps, e_steps, strict=True):
+        assert eparams == tparams
+        for name in tt:
+            assert tuple(et[name].shape) == tuple(tt[name].shape)
+            assert et[name].stride() == tt[name].stride()
+            assert eprops[name]["order"].tolist() == tprops[name]["order"].tolist()
+            assert eprops[name]["is_contiguous"] == tprops[name]["is_contiguous"]
+            assert eprops[name]["numel"] == tprops[name]["numel"]
+
+
+def test_fuzzer_unnormalized_dict_distribution_fails_like_torch():
+    outcomes = []
+    for b in (tb, eb):
+        p = b.FuzzedParameter("a", distribution={1: 0.3, 2: 0.3})
+        with pytest.raises(Exception) as exc:
+            p.sample(np.random.RandomState(0))
+        outcomes.append((type(exc.value), str(exc.value)))
+    assert outcomes[0] == outcomes[1]
+    from torch.utils.benchmark.utils import fuzzer as tf
+
+    from ember.utils.benchmark.utils import fuzzer as ef
+
+    assert ef.prod([2, 3, np.int64(4)]) == tf.prod([2, 3, np.int64(4)]) == 24
+    assert ef.prod([], base=5) == tf.prod([], base=5)
+    for name in ("bool", "int8", "int16", "int64", "float16", "bfloat16", "float64", "complex64"):
+        assert ef.dtype_size(getattr(ember, name)) == tf.dtype_size(getattr(torch, name)), name
+
+
+def _random_measurements(lib_b, seed):
+    """A random mix of labels (incl. None), envs (incl. ''), thread counts, row names and
+    descriptions, with holes, duplicated keys (merged) and noisy cells."""
+    rng = np.random.default_rng(seed)
+    out = []
+    envs = [None] if rng.random() < 0.4 else ["", "envA", "a-longer-env"][: rng.integers(2, 4)]
+    for _ in range(int(rng.integers(4, 30))):
+        spec = lib_b.TaskSpec(
+            stmt=str(rng.choice(["f(x)", "g(x, y)", "x + y"])),
+            setup="pass",
+            label=[None, "L1", "label two"][int(rng.integers(0, 3))],
+            sub_label=[None, "s", "sub"][int(rng.integers(0, 3))],
+            description=["d1", "desc-2", "n=10000"][int(rng.integers(0, 3))],
+            env=envs[int(rng.integers(0, len(envs)))],
+            num_threads=int(rng.choice([1, 2, 8])),
+        )
+        base = 10.0 ** rng.uniform(-8.5, 0.5)
+        noise = float(rng.choice([0.001, 0.05, 0.5]))
+        raw = (base * 10 * (1 + noise * rng.random(int(rng.integers(1, 8))))).tolist()
+        out.append(lib_b.Measurement(10, raw, spec))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compare_random_tables_match_torch(seed):
+    for options in [(), ("trim",), ("color", "warn"), ("rowcolor", "trim", "warn")]:
+        tables = []
+        for lib_b in (tb, eb):
+            c = lib_b.Compare(_random_measurements(lib_b, seed))
+            if "trim" in options:
+                c.trim_significant_figures()
+            if "color" in options:
+                c.colorize()
+            if "rowcolor" in options:
+                c.colorize(rowwise=True)
+            if "warn" in options:
+                c.highlight_warnings()
+            try:
+                tables.append(str(c))
+            except Exception as exc:  # noqa: BLE001 - the error is part of the comparison
+                tables.append((type(exc), str(exc)))
+        assert tables[1] == tables[0], options

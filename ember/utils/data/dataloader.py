@@ -25,27 +25,29 @@ with its own index queue, and one result queue shared by all:
 
 from __future__ import annotations
 
-import math
 import multiprocessing as python_multiprocessing
 import os
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-import ember
 import ember.multiprocessing as ember_mp
 from ember._core import profiling as _profiler
 from ember.utils.data import _utils
+from ember.utils.data._utils.collate import default_collate, default_convert
+from ember.utils.data._utils.worker import get_worker_info
 from ember.utils.data.dataset import Dataset, IterableDataset
-from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ember.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    _draw_seed,
+)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 _T_co = TypeVar("_T_co", covariant=True)
-
-default_collate = _utils.collate.default_collate
-default_convert = _utils.collate.default_convert
-get_worker_info = _utils.worker.get_worker_info
 
 
 class _DatasetKind:
@@ -138,26 +140,9 @@ class DataLoader(Generic[_T_co]):
         pin_memory_device: str = "",
         in_order: bool = True,
     ) -> None:
-        if num_workers < 0:
-            raise ValueError(
-                "num_workers option should be non-negative; "
-                "use num_workers=0 to disable multiprocessing."
-            )
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError(
-                "prefetch_factor option could only be specified in multiprocessing."
-                "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor "
-                "to None."
-            )
-        elif num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
+        prefetch_factor = _check_worker_options(
+            num_workers, timeout, prefetch_factor, persistent_workers
+        )
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -165,58 +150,31 @@ class DataLoader(Generic[_T_co]):
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = multiprocessing_context  # validated by the setter
         self.in_order = in_order
 
-        if isinstance(dataset, IterableDataset):
-            self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified shuffle option, "
-                    f"but got shuffle={shuffle}"
-                )
-            if sampler is not None:
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified sampler option, "
-                    f"but got sampler={sampler}"
-                )
-            elif batch_sampler is not None:
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified "
-                    f"batch_sampler option, but got batch_sampler={batch_sampler}"
-                )
+        iterable = isinstance(dataset, IterableDataset)
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
+        if iterable:
+            # an iterable dataset decides its own order: none of these may be given
+            for option, value, given in (
+                ("shuffle", shuffle, shuffle not in (False, None)),
+                ("sampler", sampler, sampler is not None),
+                ("batch_sampler", batch_sampler, batch_sampler is not None),
+            ):
+                if given:
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified {option} "
+                        f"option, but got {option}={value}"
+                    )
         else:
             shuffle = bool(shuffle)
-            self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError(
-                    "batch_sampler option is mutually exclusive "
-                    "with batch_size, shuffle, sampler, and "
-                    "drop_last"
-                )
-            batch_size = None
-            drop_last = False
-        elif batch_size is None:
-            if drop_last:
-                raise ValueError(
-                    "batch_size=None option disables auto-batching "
-                    "and is mutually exclusive with drop_last"
-                )
-
+        batch_size, drop_last = _check_batching(
+            batch_size, shuffle, sampler, batch_sampler, drop_last
+        )
         if sampler is None:
-            if self._dataset_kind == _DatasetKind.Iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-
-        if batch_size is not None and batch_sampler is None:
+            sampler = self._default_sampler(shuffle, generator)
+        if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
         self.batch_size = batch_size
@@ -224,21 +182,26 @@ class DataLoader(Generic[_T_co]):
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.generator = generator
-
-        if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
-        self.collate_fn = collate_fn
+        # batches of samples are collated; single samples (batch_size=None) only converted
+        self.collate_fn = collate_fn or (
+            default_collate if self._auto_collation else default_convert
+        )
         self.persistent_workers = persistent_workers
-
         self.__initialized = True
         # len(self) of an IterableDataset, kept to warn when more batches come than announced
         self._IterableDataset_len_called = None
         self._iterator = None
-
         self.check_worker_number_rationality()
 
+    def _default_sampler(self, shuffle: bool, generator):
+        if self._dataset_kind == _DatasetKind.Iterable:
+            return _InfiniteConstantSampler()
+        if shuffle:
+            return RandomSampler(self.dataset, generator=generator)
+        return SequentialSampler(self.dataset)
+
     def _get_iterator(self) -> _BaseDataLoaderIter:
-        if self.num_workers == 0:
+        if not self.num_workers:
             return _SingleProcessDataLoaderIter(self)
         self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
@@ -248,57 +211,47 @@ class DataLoader(Generic[_T_co]):
         return self.__multiprocessing_context
 
     @multiprocessing_context.setter
-    def multiprocessing_context(self, multiprocessing_context) -> None:
-        if multiprocessing_context is not None:
-            if self.num_workers > 0:
-                if isinstance(multiprocessing_context, str):
-                    valid_start_methods = ember_mp.get_all_start_methods()
-                    if multiprocessing_context not in valid_start_methods:
-                        raise ValueError(
-                            "multiprocessing_context option "
-                            f"should specify a valid start method in {valid_start_methods!r}, "
-                            f"but got multiprocessing_context={multiprocessing_context!r}"
-                        )
-                    multiprocessing_context = ember_mp.get_context(multiprocessing_context)
-                if not isinstance(
-                    multiprocessing_context, python_multiprocessing.context.BaseContext
-                ):
-                    raise TypeError(
-                        "multiprocessing_context option should be a valid context "
-                        "object or a string specifying the start method, but got "
-                        f"multiprocessing_context={multiprocessing_context}"
-                    )
-            else:
+    def multiprocessing_context(self, context) -> None:
+        if context is not None:
+            if self.num_workers <= 0:
                 raise ValueError(
                     "multiprocessing_context can only be used with "
                     "multi-process loading (num_workers > 0), but got "
                     f"num_workers={self.num_workers}"
                 )
-        self.__multiprocessing_context = multiprocessing_context
+            if isinstance(context, str):
+                methods = ember_mp.get_all_start_methods()
+                if context not in methods:
+                    raise ValueError(
+                        "multiprocessing_context option "
+                        f"should specify a valid start method in {methods!r}, "
+                        f"but got multiprocessing_context={context!r}"
+                    )
+                context = ember_mp.get_context(context)
+            if not isinstance(context, python_multiprocessing.context.BaseContext):
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context "
+                    "object or a string specifying the start method, but got "
+                    f"multiprocessing_context={context}"
+                )
+        self.__multiprocessing_context = context
 
     def __setattr__(self, attr, val) -> None:
-        if self.__initialized and attr in (
-            "batch_size",
-            "batch_sampler",
-            "sampler",
-            "drop_last",
-            "dataset",
-            "persistent_workers",
-        ):
+        if self.__initialized and attr in _FROZEN_AFTER_INIT:
             raise ValueError(
                 f"{attr} attribute should not be set after {self.__class__.__name__} is initialized"
             )
         super().__setattr__(attr, val)
 
     def __iter__(self) -> _BaseDataLoaderIter:
-        # persistent workers: one iterator, reset at each epoch
-        if self.persistent_workers and self.num_workers > 0:
-            if self._iterator is None:
-                self._iterator = self._get_iterator()
-            else:
-                self._iterator._reset(self)
-            return self._iterator
-        return self._get_iterator()
+        if not (self.persistent_workers and self.num_workers > 0):
+            return self._get_iterator()
+        # persistent workers: one iterator for the loader's life, reset at each epoch
+        if self._iterator is None:
+            self._iterator = self._get_iterator()
+        else:
+            self._iterator._reset(self)
+        return self._iterator
 
     @property
     def _auto_collation(self) -> bool:
@@ -310,44 +263,96 @@ class DataLoader(Generic[_T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __len__(self) -> int:
-        if self._dataset_kind == _DatasetKind.Iterable:
-            # the dataset's own length, in batches: a guess torch makes too, since each worker
-            # may end with an incomplete batch
-            length = self._IterableDataset_len_called = len(self.dataset)
-            if self.batch_size is not None:
-                if self.drop_last:
-                    length = length // self.batch_size
-                else:
-                    length = math.ceil(length / self.batch_size)
-            return length
-        return len(self._index_sampler)
+        if self._dataset_kind != _DatasetKind.Iterable:
+            return len(self._index_sampler)
+        # the dataset's own length, in batches: a guess torch makes too, since each worker may
+        # end with an incomplete batch
+        samples = self._IterableDataset_len_called = len(self.dataset)
+        if self.batch_size is None:
+            return samples
+        full, partial = divmod(samples, self.batch_size)
+        return full + (1 if partial and not self.drop_last else 0)
 
     def check_worker_number_rationality(self) -> None:
         """Warn when more workers are asked for than this process has CPUs."""
         if not self.num_workers:
             return
-        max_num_worker_suggest = _cpu_count()
-        cpuset_checked = hasattr(os, "sched_getaffinity")
-        if max_num_worker_suggest is None or self.num_workers > max_num_worker_suggest:
-            if max_num_worker_suggest is not None:
-                suggested = (
-                    "Our suggested max number of worker in current system is "
-                    f"{max_num_worker_suggest}"
-                    f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, "
-                    "which is smaller than what this DataLoader is going to create."
-                )
-            else:
-                suggested = (
-                    "DataLoader is not able to compute a suggested max number of worker in "
-                    "current system."
-                )
-            warnings.warn(
-                f"This DataLoader will create {self.num_workers} worker processes in total. "
-                f"{suggested} Please be aware that excessive worker creation might get "
-                "DataLoader running slow or even freeze, lower the worker number to avoid "
-                "potential slowness/freeze if necessary.",
-                stacklevel=2,
+        cpus = _cpu_count()
+        if cpus is not None and self.num_workers <= cpus:
+            return
+        if cpus is None:
+            suggested = (
+                "DataLoader is not able to compute a suggested max number of worker in "
+                "current system."
             )
+        else:
+            affinity = (
+                "" if hasattr(os, "sched_getaffinity") else " (`cpuset` is not taken into account)"
+            )
+            suggested = (
+                f"Our suggested max number of worker in current system is {cpus}{affinity}, "
+                "which is smaller than what this DataLoader is going to create."
+            )
+        warnings.warn(
+            f"This DataLoader will create {self.num_workers} worker processes in total. "
+            f"{suggested} Please be aware that excessive worker creation might get "
+            "DataLoader running slow or even freeze, lower the worker number to avoid "
+            "potential slowness/freeze if necessary.",
+            stacklevel=2,
+        )
+
+
+# attributes that define the batches; a loader refuses to change them once built
+_FROZEN_AFTER_INIT = frozenset(
+    ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+)
+
+
+def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """Validate the worker options in torch's order; return the effective prefetch factor
+    (2 per worker unless given)."""
+    if num_workers < 0:
+        raise ValueError(
+            "num_workers option should be non-negative; "
+            "use num_workers=0 to disable multiprocessing."
+        )
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0:
+        if prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing."
+                "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor "
+                "to None."
+            )
+        if persistent_workers:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        return None
+    if prefetch_factor is None:
+        return 2
+    if prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    return prefetch_factor
+
+
+def _check_batching(batch_size, shuffle, sampler, batch_sampler, drop_last):
+    """Validate how batches are formed; return ``(batch_size, drop_last)`` as the loader keeps
+    them (a ``batch_sampler`` makes both None/False)."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError(
+                "batch_sampler option is mutually exclusive "
+                "with batch_size, shuffle, sampler, and "
+                "drop_last"
+            )
+        return None, False
+    if batch_size is None and drop_last:
+        raise ValueError(
+            "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
+        )
+    return batch_size, drop_last
 
 
 class _BaseDataLoaderIter:
@@ -355,32 +360,18 @@ class _BaseDataLoaderIter:
         self._dataset = loader.dataset
         self._shared_seed = None
         self._dataset_kind = loader._dataset_kind
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
-        if loader.pin_memory and loader.pin_memory_device:
-            warnings.warn(
-                "pin_memory_device is deprecated, the current accelerator will be used as the "
-                f"device,ignore pin_memory_device='{loader.pin_memory_device}'.",
-                stacklevel=2,
-            )
-        if loader.pin_memory:
-            warnings.warn(
-                "'pin_memory' argument is set as true but no accelerator is found, then device "
-                "pinned memory won't be used.",
-                stacklevel=2,
-            )
-        self._pin_memory = False  # CPU memory: nothing to pin, batches pass through unchanged
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
-        self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = (
-            ember.empty((), dtype=ember.int64).random_(generator=loader.generator).item()
-        )
         self._persistent_workers = loader.persistent_workers
-        self._num_yielded = 0
+        _warn_pin_memory(loader)
+        self._pin_memory = False  # CPU memory: nothing to pin, batches pass through unchanged
+        # one int64 draw from the loader's generator per iterator: the workers' base seed
+        self._base_seed = _draw_seed(loader.generator)
+        _BaseDataLoaderIter._reset(self, loader, first_iter=True)  # not a subclass's _reset
 
     def __iter__(self):
         return self
@@ -391,7 +382,8 @@ class _BaseDataLoaderIter:
         self._IterableDataset_len_called = loader._IterableDataset_len_called
 
     def _next_index(self):
-        return next(self._sampler_iter)  # may raise StopIteration
+        # StopIteration from the sampler ends the epoch
+        return next(self._sampler_iter)
 
     def _next_data(self):
         raise NotImplementedError
@@ -410,31 +402,53 @@ class _BaseDataLoaderIter:
             self._reset()
         data = self._next_data()
         self._num_yielded += 1
+        announced = self._IterableDataset_len_called
         if (
             self._dataset_kind == _DatasetKind.Iterable
-            and self._IterableDataset_len_called is not None
-            and self._num_yielded > self._IterableDataset_len_called
+            and announced is not None
+            and self._num_yielded > announced
         ):
-            warn_msg = (
-                f"Length of IterableDataset {self._dataset} was reported to be "
-                f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
-                f"{self._num_yielded} samples have been fetched. "
-            )
-            if self._num_workers > 0:
-                warn_msg += (
-                    "For multiprocessing data-loading, this could be caused by not properly "
-                    "configuring the IterableDataset replica at each worker. Please see "
-                    "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset "
-                    "for examples."
-                )
-            warnings.warn(warn_msg, stacklevel=2)
+            self._warn_past_length(announced)
         return data
+
+    def _warn_past_length(self, announced: int) -> None:
+        message = (
+            f"Length of IterableDataset {self._dataset} was reported to be "
+            f"{announced}(when accessing len(dataloader)), but "
+            f"{self._num_yielded} samples have been fetched. "
+        )
+        if self._num_workers > 0:
+            message += (
+                "For multiprocessing data-loading, this could be caused by not properly "
+                "configuring the IterableDataset replica at each worker. Please see "
+                "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset "
+                "for examples."
+            )
+        warnings.warn(message, stacklevel=3)
 
     def __len__(self) -> int:
         return len(self._index_sampler)
 
     def __getstate__(self):
         raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+
+
+def _warn_pin_memory(loader) -> None:
+    # CPU only: pinning is accepted and ignored, with torch's warnings for a machine without
+    # an accelerator
+    if not loader.pin_memory:
+        return
+    if loader.pin_memory_device:
+        warnings.warn(
+            "pin_memory_device is deprecated, the current accelerator will be used as the "
+            f"device,ignore pin_memory_device='{loader.pin_memory_device}'.",
+            stacklevel=3,
+        )
+    warnings.warn(
+        "'pin_memory' argument is set as true but no accelerator is found, then device "
+        "pinned memory won't be used.",
+        stacklevel=3,
+    )
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
@@ -444,17 +458,13 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
             raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         if self._num_workers != 0:
             raise AssertionError("_SingleProcessDataLoaderIter requires num_workers == 0")
-        self._dataset_fetcher = _DatasetKind.create_fetcher(
-            self._dataset_kind,
-            self._dataset,
-            self._auto_collation,
-            self._collate_fn,
-            self._drop_last,
-        )
+        kind, dataset = self._dataset_kind, self._dataset
+        options = (self._auto_collation, self._collate_fn, self._drop_last)
+        self._dataset_fetcher = _DatasetKind.create_fetcher(kind, dataset, *options)
 
     def _next_data(self):
-        index = self._next_index()  # may raise StopIteration
-        return self._dataset_fetcher.fetch(index)  # may raise StopIteration
+        # StopIteration from the sampler or from an iterable dataset ends the epoch
+        return self._dataset_fetcher.fetch(self._next_index())
 
 
 from ember.utils.data._multiprocessing_iter import _MultiProcessingDataLoaderIter  # noqa: E402

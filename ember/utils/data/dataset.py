@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
@@ -56,12 +57,12 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
     tensors: tuple[Tensor, ...]
 
     def __init__(self, *tensors: Tensor) -> None:
-        if any(tensors[0].size(0) != tensor.size(0) for tensor in tensors):
+        if len({t.size(0) for t in tensors}) > 1:  # (no tensors at all is allowed)
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(tensor[index] for tensor in self.tensors)
+        return tuple(map(operator.itemgetter(index), self.tensors))
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
@@ -74,32 +75,27 @@ class StackDataset(Dataset):
     datasets: tuple | dict
 
     def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
-        if args:
-            if kwargs:
-                raise ValueError(
-                    "Supported either ``tuple``- (via ``args``) or"
-                    "``dict``- (via ``kwargs``) like input/output, but both types are given."
-                )
-            self._length = len(args[0])
-            if any(self._length != len(dataset) for dataset in args):
-                raise ValueError("Size mismatch between datasets")
-            self.datasets = args
-        elif kwargs:
-            tmp = list(kwargs.values())
-            self._length = len(tmp[0])
-            if any(self._length != len(dataset) for dataset in tmp):
-                raise ValueError("Size mismatch between datasets")
-            self.datasets = kwargs
-        else:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or"
+                "``dict``- (via ``kwargs``) like input/output, but both types are given."
+            )
+        if not (args or kwargs):
             raise ValueError("At least one dataset should be passed")
+        # samples are tuples for positional datasets, dicts for keyword ones
+        self.datasets = args or kwargs
+        members = list(kwargs.values()) if kwargs else list(args)
+        self._length = len(members[0])
+        if any(len(member) != self._length for member in members[1:]):
+            raise ValueError("Size mismatch between datasets")
 
     def __getitem__(self, index):
         if isinstance(self.datasets, dict):
-            return {k: dataset[index] for k, dataset in self.datasets.items()}
-        return tuple(dataset[index] for dataset in self.datasets)
+            return {key: member[index] for key, member in self.datasets.items()}
+        return tuple(member[index] for member in self.datasets)
 
     def _column(self, dataset, indices: list) -> list:
-        if callable(getattr(dataset, "__getitems__", None)):
+        if _batch_getter(dataset) is not None:
             items = dataset.__getitems__(indices)
             if len(items) != len(indices):
                 raise ValueError(
@@ -132,33 +128,30 @@ class ConcatDataset(Dataset[_T_co]):
     @staticmethod
     def cumsum(sequence) -> list[int]:
         """Return the running totals of the datasets' lengths (the end index of each one)."""
-        r, s = [], 0
-        for e in sequence:
-            s += len(e)
-            r.append(s)
-        return r
+        return list(itertools.accumulate(map(len, sequence)))
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:
         super().__init__()
         self.datasets = list(datasets)
-        if len(self.datasets) == 0:
+        if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
-        for d in self.datasets:
-            if isinstance(d, IterableDataset):
-                raise AssertionError("ConcatDataset does not support IterableDataset")
+        if any(isinstance(member, IterableDataset) for member in self.datasets):
+            raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
     def __getitem__(self, idx):
+        total = len(self)
         if idx < 0:
-            if -idx > len(self):
+            if idx < -total:
                 raise ValueError("absolute value of index should not exceed dataset length")
-            idx = len(self) + idx
-        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
-        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
-        return self.datasets[dataset_idx][sample_idx]
+            idx += total
+        # the member whose end lies past idx, and idx's offset from that member's start
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
 
     @property
     def cummulative_sizes(self) -> list[int]:
@@ -177,19 +170,19 @@ class ChainDataset(IterableDataset):
         super().__init__()
         self.datasets = datasets
 
-    def __iter__(self):
-        for d in self.datasets:
-            if not isinstance(d, IterableDataset):
+    def _members(self):
+        # checked one at a time, when reached (the members may be a lazy iterable)
+        for member in self.datasets:
+            if not isinstance(member, IterableDataset):
                 raise AssertionError("ChainDataset only supports IterableDataset")
-            yield from d
+            yield member
+
+    def __iter__(self):
+        for member in self._members():
+            yield from member
 
     def __len__(self) -> int:
-        total = 0
-        for d in self.datasets:
-            if not isinstance(d, IterableDataset):
-                raise AssertionError("ChainDataset only supports IterableDataset")
-            total += len(d)
-        return total
+        return sum(len(member) for member in self._members())
 
 
 class Subset(Dataset[_T_co]):
@@ -201,10 +194,12 @@ class Subset(Dataset[_T_co]):
     def __init__(self, dataset: Dataset[_T_co], indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
-        if (
-            type(self).__getitem__ is not Subset.__getitem__
-            and type(self).__getitems__ is Subset.__getitems__
-        ):
+        # a subclass that changes single-item access must change batch access too, since the
+        # DataLoader fetches through __getitems__
+        cls = type(self)
+        overrides_item = cls.__getitem__ is not Subset.__getitem__
+        keeps_batch = cls.__getitems__ is Subset.__getitems__
+        if overrides_item and keeps_batch:
             raise NotImplementedError(
                 f"{type(self).__name__} overrides __getitem__ but not __getitems__. "
                 "When subclassing Subset and overriding __getitem__, you must also override "
@@ -214,18 +209,28 @@ class Subset(Dataset[_T_co]):
                 "    return [self.__getitem__(idx) for idx in indices]"
             )
 
+    def _source(self, positions: list[int]) -> list:
+        return [self.indices[p] for p in positions]
+
     def __getitem__(self, idx):
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
-        return self.dataset[self.indices[idx]]
+        # a list of positions is passed on as one list of the dataset's own indices
+        return self.dataset[self._source(idx) if isinstance(idx, list) else self.indices[idx]]
 
     def __getitems__(self, indices: list[int]) -> list[_T_co]:
-        if callable(getattr(self.dataset, "__getitems__", None)):
-            return self.dataset.__getitems__([self.indices[idx] for idx in indices])
-        return [self.dataset[self.indices[idx]] for idx in indices]
+        wanted = self._source(indices)
+        fetch_batch = _batch_getter(self.dataset)
+        if fetch_batch is not None:
+            return fetch_batch(wanted)
+        return [self.dataset[i] for i in wanted]
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+def _batch_getter(dataset):
+    """``dataset.__getitems__`` when it has a callable one (fetching a batch at once), else None."""
+    getter = getattr(dataset, "__getitems__", None)
+    return getter if callable(getter) else None
 
 
 def _default_generator():
@@ -240,29 +245,35 @@ def random_split(dataset: Dataset[_T], lengths: Sequence[int | float], generator
     ``generator`` (default: ember's default generator)."""
     if generator is None:
         generator = _default_generator()
-    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        subset_lengths: list[int] = []
-        for i, frac in enumerate(lengths):
-            if frac < 0 or frac > 1:
-                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            subset_lengths.append(math.floor(len(dataset) * frac))
-        remainder = len(dataset) - sum(subset_lengths)
-        for i in range(remainder):
-            subset_lengths[i % len(subset_lengths)] += 1
-        lengths = subset_lengths
-        for i, length in enumerate(lengths):
-            if length == 0:
-                warnings.warn(
-                    f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                    stacklevel=2,
-                )
-    if sum(lengths) != len(dataset):
+    size = len(dataset)
+    total = sum(lengths)
+    if math.isclose(total, 1) and total <= 1:
+        lengths = _lengths_from_fractions(size, lengths)
+    if sum(lengths) != size:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
 
     import ember
 
-    indices = ember.randperm(sum(lengths), generator=generator).tolist()
-    return [
-        Subset(dataset, indices[offset - length : offset])
-        for offset, length in zip(itertools.accumulate(lengths), lengths)
-    ]
+    order = ember.randperm(sum(lengths), generator=generator).tolist()
+    splits, start = [], 0
+    for length in lengths:
+        splits.append(Subset(dataset, order[start : start + length]))
+        start += length
+    return splits
+
+
+def _lengths_from_fractions(size: int, fractions) -> list[int]:
+    """Whole lengths for fractions of ``size``: each floored, then the samples left over given
+    one at a time to the splits in order, wrapping around; warns for an empty split."""
+    for position, fraction in enumerate(fractions):
+        if not 0 <= fraction <= 1:
+            raise ValueError(f"Fraction at index {position} is not between 0 and 1")
+    lengths = [math.floor(size * fraction) for fraction in fractions]
+    for extra in range(size - sum(lengths)):
+        lengths[extra % len(lengths)] += 1
+    for position in (p for p, n in enumerate(lengths) if n == 0):
+        warnings.warn(
+            f"Length of split at index {position} is 0. This might result in an empty dataset.",
+            stacklevel=3,
+        )
+    return lengths

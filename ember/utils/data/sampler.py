@@ -1,8 +1,8 @@
 """Samplers, as ``torch.utils.data.sampler``: iterables of dataset indices (or, for
 ``BatchSampler``, of lists of indices) that decide the order a DataLoader reads in.
 
-Random samplers draw from ember's generators, whose streams are ember's own: the same seed gives
-the same order every time, but not the order torch gives for that seed.
+Random samplers draw from ember's generators in the calls and block sizes torch uses, so a seed
+gives torch's index stream (tests/oracle/test_data_oracle.py compares them).
 """
 
 from __future__ import annotations
@@ -48,11 +48,16 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
+def _draw_seed(generator=None) -> int:
+    """One int64 drawn from ``generator`` (the default one if None), as torch draws the seeds
+    of its samplers' private generators and of DataLoader workers."""
+    return int(ember.empty((), dtype=ember.int64).random_(generator=generator).item())
+
+
 def _fresh_generator():
     # a generator seeded from the default one, as torch: each iteration gets a new order
-    seed = int(ember.empty((), dtype=ember.int64).random_().item())
     g = ember.Generator()
-    g.manual_seed(seed)
+    g.manual_seed(_draw_seed())
     return g
 
 
@@ -78,10 +83,10 @@ class RandomSampler(Sampler[int]):
             raise TypeError(
                 f"replacement should be a boolean value, but got replacement={self.replacement}"
             )
-        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+        count = self.num_samples
+        if not (isinstance(count, int) and count > 0):
             raise ValueError(
-                "num_samples should be a positive integer value, but got "
-                f"num_samples={self.num_samples}"
+                f"num_samples should be a positive integer value, but got num_samples={count}"
             )
 
     @property
@@ -94,17 +99,17 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         generator = _fresh_generator() if self.generator is None else self.generator
         if self.replacement:
-            for _ in range(self.num_samples // 32):
-                yield from ember.randint(
-                    high=n, size=(32,), dtype=ember.int64, generator=generator
-                ).tolist()
-            yield from ember.randint(
-                high=n, size=(self.num_samples % 32,), dtype=ember.int64, generator=generator
-            ).tolist()
-        else:
-            for _ in range(self.num_samples // n):
-                yield from ember.randperm(n, generator=generator).tolist()
-            yield from ember.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+            # drawn in blocks of 32 (then the rest), the block sizes torch draws in, so that a
+            # seed gives the same stream of indices however far it is read
+            whole, rest = divmod(self.num_samples, 32)
+            for size in [32] * whole + [rest]:
+                draw = ember.randint(0, n, (size,), dtype=ember.int64, generator=generator)
+                yield from draw.tolist()
+            return
+        # whole permutations while they fit, then the head of one more
+        whole, rest = divmod(self.num_samples, n)
+        for take in [n] * whole + [rest]:
+            yield from ember.randperm(n, generator=generator).tolist()[:take]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -120,8 +125,8 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in ember.randperm(len(self.indices), generator=self.generator).tolist():
-            yield self.indices[i]
+        order = ember.randperm(len(self.indices), generator=self.generator)
+        yield from map(self.indices.__getitem__, order.tolist())
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -161,10 +166,10 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        rand_tensor = ember.multinomial(
-            self.weights, self.num_samples, self.replacement, generator=self.generator
+        picks = ember.multinomial(
+            self.weights, self.num_samples, replacement=self.replacement, generator=self.generator
         )
-        yield from iter(rand_tensor.tolist())
+        yield from picks.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -188,18 +193,13 @@ class BatchSampler(Sampler[list[int]]):
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
-        sampler_iter = iter(self.sampler)
-        if self.drop_last:
-            args = [sampler_iter] * self.batch_size
-            for batch in zip(*args):
-                yield [*batch]
-        else:
-            batch = [*itertools.islice(sampler_iter, self.batch_size)]
-            while batch:
-                yield batch
-                batch = [*itertools.islice(sampler_iter, self.batch_size)]
+        source = iter(self.sampler)
+        while True:
+            batch = list(itertools.islice(source, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield batch
 
     def __len__(self) -> int:
-        if self.drop_last:
-            return len(self.sampler) // self.batch_size
-        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+        whole, partial = divmod(len(self.sampler), self.batch_size)
+        return whole + (1 if partial and not self.drop_last else 0)

@@ -51,6 +51,15 @@ def _plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
     )
 
 
+def _one(tag: str, **value) -> Summary:
+    """A ``Summary`` of one value: every summary function here returns one."""
+    return Summary(value=[Summary.Value(tag=tag, **value)])
+
+
+# protocol buffers cannot hold a message of 2 GiB or more
+_PROTO_LIMIT = 2**31
+
+
 def _shape(*sizes: int) -> TensorShapeProto:
     return TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in sizes])
 
@@ -69,13 +78,12 @@ def scalar(name: str, tensor, collections=None, new_style: bool = False, double_
         )
     value = float(arr)
     if not new_style:
-        return Summary(value=[Summary.Value(tag=name, simple_value=value)])
+        return _one(name, simple_value=value)
     if double_precision:
         proto = TensorProto(double_val=[value], dtype="DT_DOUBLE")
     else:
         proto = TensorProto(float_val=[value], dtype="DT_FLOAT")
-    smd = _plugin_metadata("scalars")
-    return Summary(value=[Summary.Value(tag=name, tensor=proto, metadata=smd)])
+    return _one(name, tensor=proto, metadata=_plugin_metadata("scalars"))
 
 
 # numpy dtype name -> (proto dtype, proto field); complex values are stored as (re, im) pairs
@@ -97,9 +105,9 @@ _TENSOR_TYPES = {
 
 def tensor_proto(tag: str, tensor: Tensor) -> Summary:
     """Return a ``Summary`` holding the whole tensor as a ``TensorProto``."""
-    if tensor.numel() * tensor.itemsize >= (1 << 31):
-        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
     arr = tensor.detach().numpy()
+    if arr.nbytes >= _PROTO_LIMIT:
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
     name = arr.dtype.name
     if name not in _TENSOR_TYPES:
         raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
@@ -113,8 +121,7 @@ def tensor_proto(tag: str, tensor: Tensor) -> Summary:
     else:
         values = flat.tolist()
     proto = TensorProto(dtype=dtype, tensor_shape=_shape(*arr.shape), **{field: values})
-    smd = _plugin_metadata("tensor")
-    return Summary(value=[Summary.Value(tag=tag, metadata=smd, tensor=proto)])
+    return _one(tag, metadata=_plugin_metadata("tensor"), tensor=proto)
 
 
 # ------------------------------------------------------------------------------ histograms
@@ -131,13 +138,12 @@ def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_c
         bucket_limit=bucket_limits,
         bucket=bucket_counts,
     )
-    return Summary(value=[Summary.Value(tag=name, histo=hist)])
+    return _one(name, histo=hist)
 
 
 def histogram(name: str, values, bins, max_bins=None) -> Summary:
     """Return a ``Summary`` holding the histogram of ``values`` (``np.histogram`` bins)."""
-    hist = make_histogram(make_np(values).astype(float), bins, max_bins)
-    return Summary(value=[Summary.Value(tag=name, histo=hist)])
+    return _one(name, histo=make_histogram(make_np(values).astype(float), bins, max_bins))
 
 
 def make_histogram(values: np.ndarray, bins, max_bins=None) -> HistogramProto:
@@ -145,18 +151,15 @@ def make_histogram(values: np.ndarray, bins, max_bins=None) -> HistogramProto:
     if values.size == 0:
         raise ValueError("The input has no element.")
     values = values.reshape(-1)
-    counts, limits = np.histogram(values, bins=bins)
-    num_bins = len(counts)
-    if max_bins is not None and num_bins > max_bins:
-        sub = num_bins // max_bins
-        rem = num_bins % sub
-        if rem != 0:
-            counts = np.pad(counts, [[0, sub - rem]], mode="constant", constant_values=0)
-        counts = counts.reshape(-1, sub).sum(axis=-1)
-        new_limits = np.empty((counts.size + 1,), limits.dtype)
-        new_limits[:-1] = limits[:-1:sub]
-        new_limits[-1] = limits[-1]
-        limits = new_limits
+    counts, limits = np.histogram(values, bins)
+    if max_bins is not None and counts.size > max_bins:
+        # merge runs of ``group`` neighbouring bins (the last run may be shorter); each merged
+        # bin keeps its first left edge, and the right end stays where it was
+        group = counts.size // max_bins
+        runs = -(-counts.size // group)
+        counts = np.concatenate([counts, np.zeros(runs * group - counts.size, counts.dtype)])
+        counts = counts.reshape(runs, group).sum(axis=1)
+        limits = np.append(limits[:-1][::group], limits[-1])
     # keep the buckets from the first to the last non-empty one; TensorBoard stores right
     # limits only, so one empty bucket on the left keeps the leftmost limit
     cum = np.cumsum(np.greater(counts, 0))
@@ -185,7 +188,7 @@ def image(tag: str, tensor, rescale=1, dataformats: str = "NCHW") -> Summary:
     arr = convert_to_HWC(make_np(tensor), dataformats)
     scale = 1 if arr.dtype == np.uint8 else 255  # floats are in [0, 1]
     arr = (arr.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
-    return Summary(value=[Summary.Value(tag=tag, image=make_image(arr, rescale=rescale))])
+    return _one(tag, image=make_image(arr, rescale=rescale))
 
 
 def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
@@ -194,7 +197,7 @@ def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", l
     boxes = make_np(tensor_boxes)
     arr = arr.astype(np.float32) * (1 if arr.dtype == np.uint8 else 255)
     img = make_image(arr.clip(0, 255).astype(np.uint8), rescale, rois=boxes, labels=labels)
-    return Summary(value=[Summary.Value(tag=tag, image=img)])
+    return _one(tag, image=img)
 
 
 def _draw_single_box(image, xmin, ymin, xmax, ymax, display_str, color="black", thickness=2):
@@ -206,8 +209,8 @@ def _draw_single_box(image, xmin, ymin, xmax, ymax, display_str, color="black", 
     corners = [(left, top), (left, bottom), (right, bottom), (right, top), (left, top)]
     draw.line(corners, width=thickness, fill=color)
     if display_str:
-        _left, _top, _right, _bottom = font.getbbox(display_str)
-        text_width, text_height = _right - _left, _bottom - _top
+        box = font.getbbox(display_str)  # (left, top, right, bottom)
+        text_width, text_height = box[2] - box[0], box[3] - box[1]
         margin = np.ceil(0.05 * text_height)
         draw.rectangle(
             [(left, bottom - text_height - 2 * margin), (left + text_width, bottom)], fill=color
@@ -264,7 +267,7 @@ def video(tag: str, tensor, fps=4) -> Summary:
     arr = _prepare_video(make_np(tensor))
     scale = 1 if arr.dtype == np.uint8 else 255
     arr = (arr.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
-    return Summary(value=[Summary.Value(tag=tag, image=make_video(arr, fps))])
+    return _one(tag, image=make_video(arr, fps))
 
 
 def make_video(tensor: np.ndarray, fps):
@@ -283,17 +286,19 @@ def make_video(tensor: np.ndarray, fps):
             "Some packages could be missing [imageio, requests]",
         )
         return None
+    import pathlib
     import tempfile
 
     _, h, w, c = tensor.shape
-    clip = mpy.ImageSequenceClip(list(tensor), fps=fps)
-    with tempfile.NamedTemporaryFile(suffix=".gif") as f:
-        try:
-            clip.write_gif(f.name, verbose=False, logger=None)
+    frames = list(tensor)
+    with tempfile.TemporaryDirectory() as scratch:
+        gif = pathlib.Path(scratch) / "video.gif"
+        animation = mpy.ImageSequenceClip(frames, fps=fps)
+        try:  # moviepy >= 1.0 takes a logger; older releases do not
+            animation.write_gif(str(gif), verbose=False, logger=None)
         except TypeError:
-            clip.write_gif(f.name, verbose=False)
-        f.seek(0)
-        data = f.read()
+            animation.write_gif(str(gif), verbose=False)
+        data = gif.read_bytes()
     return Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=data)
 
 
@@ -305,22 +310,22 @@ def audio(tag: str, tensor, sample_rate: int = 44100) -> Summary:
         array = array.clip(-1, 1)
     if array.ndim != 1:
         raise AssertionError("input tensor should be 1 dimensional.")
-    array = (array * np.iinfo(np.int16).max).astype("<i2")
+    pcm = np.asarray(array * 32767).astype("<i2")  # 16-bit little-endian PCM
     with io.BytesIO() as fio:
         with wave.open(fio, "wb") as w:
             w.setnchannels(1)
             w.setsampwidth(2)
             w.setframerate(sample_rate)
-            w.writeframes(array.data)
+            w.writeframes(pcm.data)
         data = fio.getvalue()
     snd = Summary.Audio(
         sample_rate=sample_rate,
         num_channels=1,
-        length_frames=array.shape[-1],
+        length_frames=pcm.shape[-1],
         encoded_audio_string=data,
         content_type="audio/wav",
     )
-    return Summary(value=[Summary.Value(tag=tag, audio=snd)])
+    return _one(tag, audio=snd)
 
 
 # ------------------------------------------------------------------------------ text, layout
@@ -332,7 +337,7 @@ def text(tag: str, text: str) -> Summary:
     proto = TensorProto(
         dtype="DT_STRING", string_val=[text.encode(encoding="utf_8")], tensor_shape=_shape(1)
     )
-    return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=smd, tensor=proto)])
+    return _one(tag + "/text_summary", metadata=smd, tensor=proto)
 
 
 def custom_scalars(layout: dict) -> Summary:
@@ -358,13 +363,28 @@ def custom_scalars(layout: dict) -> Summary:
         string_val=[layout_pb2.Layout(category=categories).SerializeToString()],
         tensor_shape=TensorShapeProto(),
     )
-    smd = _plugin_metadata("custom_scalars")
-    return Summary(
-        value=[Summary.Value(tag="custom_scalars__config__", tensor=proto, metadata=smd)]
+    return _one(
+        "custom_scalars__config__", tensor=proto, metadata=_plugin_metadata("custom_scalars")
     )
 
 
 # ------------------------------------------------------------------------------ hparams
+
+
+def _hparam_kind(value):
+    """(SessionStartInfo field, DataType name, value to store, may it have a discrete domain).
+
+    Checked in torch's order, numbers before bools: a bool hparam is logged as a number, as
+    torch logs it. A tensor is logged as its first element, without a domain."""
+    if isinstance(value, (int, float)):
+        return "number_value", "DATA_TYPE_FLOAT64", value, True
+    if isinstance(value, str):
+        return "string_value", "DATA_TYPE_STRING", value, True
+    if isinstance(value, bool):
+        return "bool_value", "DATA_TYPE_BOOL", value, True
+    if isinstance(value, Tensor):
+        return "number_value", "DATA_TYPE_FLOAT64", make_np(value).reshape(-1)[0], False
+    raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
 
 
 def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
@@ -394,57 +414,38 @@ def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
         if not isinstance(arg, dict):
             logger.warning("parameter: %s should be a dictionary, nothing logged.", name)
             raise TypeError(f"parameter: {name} should be a dictionary, nothing logged.")
-    hparam_domain_discrete = hparam_domain_discrete or {}
-    if not isinstance(hparam_domain_discrete, dict):
+    domains = hparam_domain_discrete if hparam_domain_discrete else {}
+    if not isinstance(domains, dict):
         raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
-    for k, v in hparam_domain_discrete.items():
-        if (
-            k not in hparam_dict
-            or not isinstance(v, list)
-            or not all(isinstance(d, type(hparam_dict[k])) for d in v)
-        ):
+    for key, choices in domains.items():
+        valid = key in hparam_dict and isinstance(choices, list)
+        if not valid or any(not isinstance(c, type(hparam_dict[key])) for c in choices):
             raise TypeError(
-                f"parameter: hparam_domain_discrete[{k}] should be a list of same type as "
-                f"hparam_dict[{k}]."
+                f"parameter: hparam_domain_discrete[{key}] should be a list of same type as "
+                f"hparam_dict[{key}]."
             )
 
-    hps = []
-    ssi = SessionStartInfo()
-    # torch tests int/float before bool, so a bool hparam is logged as a number (as there)
-    kinds = (
-        ((int, float), "number_value", "DATA_TYPE_FLOAT64"),
-        ((str,), "string_value", "DATA_TYPE_STRING"),
-        ((bool,), "bool_value", "DATA_TYPE_BOOL"),
-    )
-    for k, v in hparam_dict.items():
-        if v is None:
+    infos = []
+    start_info = SessionStartInfo()
+    for key, value in hparam_dict.items():
+        if value is None:
             continue
-        for types, field, data_type in kinds:
-            if isinstance(v, types):
-                setattr(ssi.hparams[k], field, v)
-                domain = None
-                if k in hparam_domain_discrete:
-                    domain = struct_pb2.ListValue(
-                        values=[struct_pb2.Value(**{field: d}) for d in hparam_domain_discrete[k]]
-                    )
-                hps.append(
-                    HParamInfo(name=k, type=DataType.Value(data_type), domain_discrete=domain)
-                )
-                break
-        else:
-            if not isinstance(v, Tensor):
-                raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
-            ssi.hparams[k].number_value = make_np(v).reshape(-1)[0]
-            hps.append(HParamInfo(name=k, type=DataType.Value("DATA_TYPE_FLOAT64")))
+        field, data_type, value, domain_allowed = _hparam_kind(value)
+        setattr(start_info.hparams[key], field, value)
+        domain = None
+        if domain_allowed and key in domains:
+            domain = struct_pb2.ListValue(
+                values=[struct_pb2.Value(**{field: choice}) for choice in domains[key]]
+            )
+        infos.append(HParamInfo(name=key, type=DataType.Value(data_type), domain_discrete=domain))
 
     def summary(tag, **content):
         data = HParamsPluginData(version=PLUGIN_DATA_VERSION, **content).SerializeToString()
-        smd = _plugin_metadata(PLUGIN_NAME, data)
-        return Summary(value=[Summary.Value(tag=tag, metadata=smd)])
+        return _one(tag, metadata=_plugin_metadata(PLUGIN_NAME, data))
 
-    start = summary(SESSION_START_INFO_TAG, session_start_info=ssi)
-    mts = [MetricInfo(name=MetricName(tag=k)) for k in metric_dict]
-    exp = summary(EXPERIMENT_TAG, experiment=Experiment(hparam_infos=hps, metric_infos=mts))
+    start = summary(SESSION_START_INFO_TAG, session_start_info=start_info)
+    metrics = [MetricInfo(name=MetricName(tag=tag)) for tag in metric_dict]
+    exp = summary(EXPERIMENT_TAG, experiment=Experiment(hparam_infos=infos, metric_infos=metrics))
     end = summary(
         SESSION_END_INFO_TAG,
         session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS")),
@@ -460,8 +461,7 @@ def _pr_summary(tag: str, data: np.ndarray, num_thresholds: int) -> Summary:
     proto = TensorProto(
         dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(), tensor_shape=_shape(*data.shape)
     )
-    smd = _plugin_metadata("pr_curves", content)
-    return Summary(value=[Summary.Value(tag=tag, metadata=smd, tensor=proto)])
+    return _one(tag, metadata=_plugin_metadata("pr_curves", content), tensor=proto)
 
 
 def pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, num_thresholds=127, weights=None):
@@ -480,25 +480,25 @@ def pr_curve(tag, labels, predictions, num_thresholds=127, weights=None) -> Summ
 
 def compute_curve(labels, predictions, num_thresholds=None, weights=None) -> np.ndarray:
     """Return the ``(6, num_thresholds)`` tp, fp, tn, fn, precision, recall table."""
-    minimum_count = 1e-7
-    if weights is None:
-        weights = 1.0
-    bucket_indices = np.int32(np.floor(predictions * (num_thresholds - 1)))
-    float_labels = labels.astype(np.float64)
-    rng = (0, num_thresholds - 1)
-    tp_b, _ = np.histogram(
-        bucket_indices, bins=num_thresholds, range=rng, weights=float_labels * weights
-    )
-    fp_b, _ = np.histogram(
-        bucket_indices, bins=num_thresholds, range=rng, weights=(1.0 - float_labels) * weights
-    )
-    tp = np.cumsum(tp_b[::-1])[::-1]
-    fp = np.cumsum(fp_b[::-1])[::-1]
-    tn = fp[0] - fp
-    fn = tp[0] - tp
-    precision = tp / np.maximum(minimum_count, tp + fp)
-    recall = tp / np.maximum(minimum_count, tp + fn)
-    return np.stack((tp, fp, tn, fn, precision, recall))
+    # each prediction falls in the bucket of the threshold just below it; a bucket's weight
+    # counts positives (label 1) and negatives (label 0) separately
+    buckets = np.floor(predictions * (num_thresholds - 1)).astype(np.int32)
+    positive = labels.astype(np.float64)
+    weight = np.broadcast_to(np.asarray(1.0 if weights is None else weights), positive.shape)
+    inside = (buckets >= 0) & (buckets < num_thresholds)  # outside [0, 1]: not counted
+    buckets = buckets[inside]
+
+    def per_bucket(w):
+        return np.bincount(buckets, weights=w[inside], minlength=num_thresholds)
+
+    # a threshold's true/false positives: everything at or above it (a reversed running sum)
+    tp = per_bucket(positive * weight)[::-1].cumsum()[::-1]
+    fp = per_bucket((1.0 - positive) * weight)[::-1].cumsum()[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    eps = 1e-7  # keeps 0/0 at 0
+    precision = tp / np.maximum(eps, tp + fp)
+    recall = tp / np.maximum(eps, tp + fn)
+    return np.array([tp, fp, tn, fn, precision, recall])
 
 
 # ------------------------------------------------------------------------------ meshes

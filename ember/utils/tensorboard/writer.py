@@ -20,6 +20,11 @@ from ember.utils.tensorboard._utils import figure_to_image, make_grid, make_np
 __all__ = ["FileWriter", "SummaryWriter"]
 
 
+def _stamp(walltime):
+    """The wall time an event records: the one given, else now."""
+    return time.time() if walltime is None else walltime
+
+
 class FileWriter:
     """Writes protocol buffers to one event file in ``log_dir``, asynchronously."""
 
@@ -32,7 +37,7 @@ class FileWriter:
 
     def add_event(self, event, step=None, walltime=None) -> None:
         """Add an ``Event`` protocol buffer (stamped with ``walltime`` or now)."""
-        event.wall_time = time.time() if walltime is None else walltime
+        event.wall_time = _stamp(walltime)
         if step is not None:
             event.step = int(step)
         self.event_writer.add_event(event)
@@ -90,13 +95,7 @@ class SummaryWriter:
         flush_secs: int = 120,
         filename_suffix: str = "",
     ) -> None:
-        if not log_dir:
-            import socket
-            from datetime import datetime
-
-            current_time = datetime.now().strftime("%b%d_%H-%M-%S")
-            log_dir = os.path.join("runs", current_time + "_" + socket.gethostname() + comment)
-        self.log_dir = log_dir
+        self.log_dir = log_dir or _default_log_dir(comment)
         self.purge_step = purge_step
         self.max_queue = max_queue
         self.flush_secs = flush_secs
@@ -105,21 +104,30 @@ class SummaryWriter:
         self._get_file_writer()
         self.default_bins = _default_bins()
 
+    def _new_writer(self, log_dir) -> FileWriter:
+        return FileWriter(log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+
     def _get_file_writer(self) -> FileWriter:
         """Return the default FileWriter, making it again after ``close``."""
-        if self.all_writers is None or self.file_writer is None:
-            self.file_writer = FileWriter(
-                self.log_dir, self.max_queue, self.flush_secs, self.filename_suffix
-            )
-            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
-            if self.purge_step is not None:
-                step = self.purge_step
-                self.file_writer.add_event(Event(step=step, file_version="brain.Event:2"))
-                self.file_writer.add_event(
-                    Event(step=step, session_log=SessionLog(status=SessionLog.START))
-                )
-                self.purge_step = None
-        return self.file_writer
+        if self.file_writer is not None and self.all_writers is not None:
+            return self.file_writer
+        writer = self._new_writer(self.log_dir)
+        self.file_writer = writer
+        self.all_writers = {writer.get_logdir(): writer}
+        if self.purge_step is not None:
+            # a restart marker: TensorBoard drops the events logged at or after this step
+            start = SessionLog(status=SessionLog.START)
+            for event in (
+                Event(step=self.purge_step, file_version="brain.Event:2"),
+                Event(step=self.purge_step, session_log=start),
+            ):
+                writer.add_event(event)
+            self.purge_step = None
+        return writer
+
+    def _write(self, summary, global_step=None, walltime=None) -> None:
+        # every add_* method but add_scalars ends here: one Summary into the default file
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def get_logdir(self) -> str:
         """Return the directory where event files are written."""
@@ -137,35 +145,30 @@ class SummaryWriter:
         double_precision: bool = False,
     ) -> None:
         """Add one scalar (a number, a 0-d or one-element tensor or array) at ``global_step``."""
-        s = _summary.scalar(
-            tag, scalar_value, new_style=new_style, double_precision=double_precision
-        )
-        self._get_file_writer().add_summary(s, global_step, walltime)
+        options = {"new_style": new_style, "double_precision": double_precision}
+        self._write(_summary.scalar(tag, scalar_value, **options), global_step, walltime)
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step=None, walltime=None):
         """Add several scalars to one chart: each key goes to its own sub-run directory
         ``<log_dir>/<main_tag>_<key>`` under the tag ``main_tag``."""
-        walltime = time.time() if walltime is None else walltime
-        fw_logdir = self._get_file_writer().get_logdir()
-        for tag, scalar_value in tag_scalar_dict.items():
-            fw_tag = fw_logdir + "/" + main_tag.replace("/", "_") + "_" + tag
+        walltime = _stamp(walltime)  # one time for all the sub-runs
+        prefix = "{}/{}_".format(self._get_file_writer().get_logdir(), main_tag.replace("/", "_"))
+        for key, value in tag_scalar_dict.items():
+            run_dir = prefix + key
             if self.all_writers is None:
                 raise AssertionError("self.all_writers is None")
-            fw = self.all_writers.get(fw_tag)
-            if fw is None:
-                fw = FileWriter(fw_tag, self.max_queue, self.flush_secs, self.filename_suffix)
-                self.all_writers[fw_tag] = fw
-            fw.add_summary(_summary.scalar(main_tag, scalar_value), global_step, walltime)
+            if run_dir not in self.all_writers:
+                self.all_writers[run_dir] = self._new_writer(run_dir)
+            summary = _summary.scalar(main_tag, value)
+            self.all_writers[run_dir].add_summary(summary, global_step, walltime)
 
     def add_tensor(self, tag: str, tensor, global_step=None, walltime=None) -> None:
         """Add a whole tensor as a ``TensorProto``."""
-        self._get_file_writer().add_summary(
-            _summary.tensor_proto(tag, tensor), global_step, walltime
-        )
+        self._write(_summary.tensor_proto(tag, tensor), global_step, walltime)
 
     def add_custom_scalars(self, layout: dict) -> None:
         """Add a custom-scalars layout ``{category: {chart: ["Multiline"|"Margin", tags]}}``."""
-        self._get_file_writer().add_summary(_summary.custom_scalars(layout))
+        self._write(_summary.custom_scalars(layout))
 
     def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
         """Add a multiline chart of ``tags``."""
@@ -186,9 +189,7 @@ class SummaryWriter:
         exponential buckets) or anything ``np.histogram`` takes ('auto', 'fd', an int...)."""
         if isinstance(bins, str) and bins == "tensorflow":
             bins = self.default_bins
-        self._get_file_writer().add_summary(
-            _summary.histogram(tag, values, bins, max_bins=max_bins), global_step, walltime
-        )
+        self._write(_summary.histogram(tag, values, bins, max_bins=max_bins), global_step, walltime)
 
     def add_histogram_raw(
         self,
@@ -209,23 +210,19 @@ class SummaryWriter:
         s = _summary.histogram_raw(
             tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts
         )
-        self._get_file_writer().add_summary(s, global_step, walltime)
+        self._write(s, global_step, walltime)
 
     # ---------------------------------------------------------------------------- media
 
     def add_image(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
         """Add an image (float in [0, 1] or uint8; ``dataformats`` CHW, HWC, HW, ...)."""
-        self._get_file_writer().add_summary(
-            _summary.image(tag, img_tensor, dataformats=dataformats), global_step, walltime
-        )
+        self._write(_summary.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_images(
         self, tag: str, img_tensor, global_step=None, walltime=None, dataformats="NCHW"
     ) -> None:
         """Add a batch of images, tiled into one grid image (``dataformats`` NCHW, NHWC...)."""
-        self._get_file_writer().add_summary(
-            _summary.image(tag, img_tensor, dataformats=dataformats), global_step, walltime
-        )
+        self._write(_summary.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_image_with_boxes(
         self,
@@ -247,7 +244,7 @@ class SummaryWriter:
         s = _summary.image_boxes(
             tag, img_tensor, box_tensor, rescale=rescale, dataformats=dataformats, labels=labels
         )
-        self._get_file_writer().add_summary(s, global_step, walltime)
+        self._write(s, global_step, walltime)
 
     def add_figure(self, tag: str, figure, global_step=None, close: bool = True, walltime=None):
         """Add a matplotlib figure (or list of figures) rendered as an image."""
@@ -256,19 +253,15 @@ class SummaryWriter:
 
     def add_video(self, tag: str, vid_tensor, global_step=None, fps=4, walltime=None) -> None:
         """Add a ``(N, T, C, H, W)`` video (needs moviepy, as torch's)."""
-        self._get_file_writer().add_summary(
-            _summary.video(tag, vid_tensor, fps), global_step, walltime
-        )
+        self._write(_summary.video(tag, vid_tensor, fps), global_step, walltime)
 
     def add_audio(self, tag: str, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
         """Add a mono sound clip (values in [-1, 1]) as 16-bit WAV."""
-        self._get_file_writer().add_summary(
-            _summary.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime
-        )
+        self._write(_summary.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
 
     def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
         """Add text (markdown) under ``<tag>/text_summary``."""
-        self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
+        self._write(_summary.text(tag, text_string), global_step, walltime)
 
     def add_pr_curve(
         self,
@@ -281,12 +274,10 @@ class SummaryWriter:
         walltime=None,
     ) -> None:
         """Add the precision-recall curve of ``predictions`` in [0, 1] against 0/1 ``labels``."""
-        labels, predictions = make_np(labels), make_np(predictions)
-        self._get_file_writer().add_summary(
-            _summary.pr_curve(tag, labels, predictions, num_thresholds, weights),
-            global_step,
-            walltime,
+        curve = _summary.pr_curve(
+            tag, make_np(labels), make_np(predictions), num_thresholds, weights
         )
+        self._write(curve, global_step, walltime)
 
     def add_pr_curve_raw(
         self,
@@ -314,7 +305,7 @@ class SummaryWriter:
             num_thresholds,
             weights,
         )
-        self._get_file_writer().add_summary(s, global_step, walltime)
+        self._write(s, global_step, walltime)
 
     # ---------------------------------------------------------------------------- hparams
 
@@ -328,17 +319,15 @@ class SummaryWriter:
     ) -> None:
         """Add hyperparameters and their metrics, in a sub-run ``<log_dir>/<run_name>``
         (``run_name`` defaults to the current time)."""
-        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+        if not all(type(d) is dict for d in (hparam_dict, metric_dict)):  # exactly dicts
             raise TypeError("hparam_dict and metric_dict should be dictionary.")
         exp, ssi, sei = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
-        if not run_name:
-            run_name = str(time.time())
-        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
-        with SummaryWriter(log_dir=logdir) as w_hp:
-            for s in (exp, ssi, sei):
-                w_hp.file_writer.add_summary(s, global_step)
-            for k, v in metric_dict.items():
-                w_hp.add_scalar(k, v, global_step)
+        base = self._get_file_writer().get_logdir()
+        with SummaryWriter(log_dir=os.path.join(base, run_name or str(time.time()))) as run:
+            for summary in (exp, ssi, sei):
+                run._write(summary, global_step)
+            for name, value in metric_dict.items():
+                run.add_scalar(name, value, global_step)
 
     def add_mesh(
         self,
@@ -351,9 +340,7 @@ class SummaryWriter:
         walltime=None,
     ) -> None:
         """Add a mesh or point cloud: ``(B, N, 3)`` vertices, optional colors and faces."""
-        self._get_file_writer().add_summary(
-            _summary.mesh(tag, vertices, colors, faces, config_dict), global_step, walltime
-        )
+        self._write(_summary.mesh(tag, vertices, colors, faces, config_dict), global_step, walltime)
 
     # ---------------------------------------------------------------------------- graph
 
@@ -395,7 +382,8 @@ class SummaryWriter:
         mat = make_np(mat)
         if global_step is None:
             global_step = 0
-        subdir = f"{str(global_step).zfill(5)}/{self._encode(tag)}"
+        step = str(global_step).zfill(5)
+        subdir = f"{step}/{self._encode(tag)}"
         logdir = self._get_file_writer().get_logdir()
         save_path = os.path.join(logdir, subdir)
         if os.path.exists(save_path):
@@ -408,7 +396,7 @@ class SummaryWriter:
         else:
             os.makedirs(save_path)
         info = EmbeddingInfo()
-        info.tensor_name = f"{tag}:{str(global_step).zfill(5)}"
+        info.tensor_name = f"{tag}:{step}"
         info.tensor_path = os.path.join(subdir, "tensors.tsv")
         if metadata is not None:
             if mat.shape[0] != len(metadata):
@@ -454,6 +442,14 @@ class SummaryWriter:
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
         self.close()
+
+
+def _default_log_dir(comment: str) -> str:
+    """``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``, local time."""
+    import socket
+
+    started = time.strftime("%b%d_%H-%M-%S", time.localtime())
+    return os.path.join("runs", f"{started}_{socket.gethostname()}{comment}")
 
 
 def _write_tsv(metadata, save_path: str, metadata_header=None) -> None:

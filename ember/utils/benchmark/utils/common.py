@@ -30,6 +30,12 @@ _MIN_CONFIDENCE_INTERVAL = 25e-9  # 25 ns
 _IQR_WARN_THRESHOLD = 0.1
 _IQR_GROSS_WARN_THRESHOLD = 0.25
 
+# (iqr / median at or above which a Measurement warns, what the warning says), worst first
+_SPREAD_WARNINGS = (
+    (_IQR_GROSS_WARN_THRESHOLD, "This suggests significant environmental influence."),
+    (_IQR_WARN_THRESHOLD, "This could indicate system fluctuation."),
+)
+
 _f32 = np.float32
 
 
@@ -104,7 +110,8 @@ class Measurement:
     @property
     def times(self) -> list[float]:
         """Return the time of one execution in each run."""
-        return [t / self.number_per_run for t in self.raw_times]
+        per_run = self.number_per_run
+        return [raw / per_run for raw in self.raw_times]
 
     @property
     def median(self) -> float:
@@ -125,15 +132,15 @@ class Measurement:
     def significant_figures(self) -> int:
         """Return how many figures of the median the interquartile spread supports (1 to 4)."""
         self._lazy_init()
-        n_total = len(self._sorted_times)
-        lower = n_total // 4
-        upper = int(np.ceil(_f32(3 * n_total / 4)))
-        points = np.asarray(self._sorted_times[lower:upper], dtype=np.float32)
-        std = float(_f32(points.astype(np.float64).std()))
-        sqrt_n = float(np.sqrt(_f32(len(points))))
-        confidence_interval = max(1.645 * std / sqrt_n, _MIN_CONFIDENCE_INTERVAL)
-        relative_ci = _log10_f32(self._median / confidence_interval)
-        return min(max(int(np.floor(relative_ci)), 1), _MAX_SIGNIFICANT_FIGURES)
+        # the middle half of the sorted times (bounds as torch computes them, in float32)
+        count = len(self._sorted_times)
+        middle = self._sorted_times[count // 4 : int(np.ceil(_f32(0.75 * count)))]
+        spread = float(_f32(np.asarray(middle, dtype=np.float32).astype(np.float64).std()))
+        # a 90% normal confidence half-width of the median, never below 25 ns
+        half_width = 1.645 * spread / float(np.sqrt(_f32(len(middle))))
+        half_width = max(half_width, _MIN_CONFIDENCE_INTERVAL)
+        figures = int(np.floor(_log10_f32(self._median / half_width)))
+        return int(np.clip(figures, 1, _MAX_SIGNIFICANT_FIGURES))
 
     @property
     def has_warnings(self) -> bool:
@@ -141,25 +148,21 @@ class Measurement:
         return bool(self._warnings)
 
     def _lazy_init(self) -> None:
-        if self.raw_times and not self._sorted_times:
-            self._sorted_times = tuple(sorted(self.times))
-            arr = np.asarray(self._sorted_times, dtype=np.float64)
-            self._median = float(np.quantile(arr, 0.5))
-            self._mean = float(arr.mean())
-            self._p25 = float(np.quantile(arr, 0.25))
-            self._p75 = float(np.quantile(arr, 0.75))
-
-            def add_warning(msg: str) -> None:
-                rel_iqr = self.iqr / self.median * 100
-                self._warnings += (
-                    f"  WARNING: Interquartile range is {rel_iqr:.1f}% "
-                    f"of the median measurement.\n           {msg}",
+        # computed once, on first use (raw_times may be filled after construction)
+        if self._sorted_times or not self.raw_times:
+            return
+        self._sorted_times = tuple(sorted(self.times))
+        values = np.asarray(self._sorted_times, dtype=np.float64)
+        self._p25, self._median, self._p75 = map(float, np.quantile(values, (0.25, 0.5, 0.75)))
+        self._mean = float(values.mean())
+        for threshold, explanation in _SPREAD_WARNINGS:  # the worst band that applies
+            if not self.meets_confidence(threshold):
+                relative = self.iqr / self.median * 100
+                self._warnings = (
+                    f"  WARNING: Interquartile range is {relative:.1f}% "
+                    f"of the median measurement.\n           {explanation}",
                 )
-
-            if not self.meets_confidence(_IQR_GROSS_WARN_THRESHOLD):
-                add_warning("This suggests significant environmental influence.")
-            elif not self.meets_confidence(_IQR_WARN_THRESHOLD):
-                add_warning("This could indicate system fluctuation.")
+                break
 
     def meets_confidence(self, threshold: float = _IQR_WARN_THRESHOLD) -> bool:
         """Return whether iqr / median is below ``threshold``."""
@@ -175,7 +178,10 @@ class Measurement:
 
     @property
     def as_row_name(self) -> str:
-        return self.sub_label or self.stmt or "[Unknown]"
+        for name in (self.sub_label, self.stmt):
+            if name:
+                return name
+        return "[Unknown]"
 
     def __repr__(self) -> str:
         self._lazy_init()

@@ -1,13 +1,23 @@
-"""``Compare``: a table of many Measurements, laid out and coloured as torch's."""
+"""``Compare``: a table of many Measurements, laid out and coloured as torch's.
+
+The printed table is the contract (tests/oracle/test_utils_benchmark.py compares it byte for
+byte); ember builds it in three plain steps instead of torch's row/column objects:
+
+1. *grid*: one table per label; rows keyed by (threads, env, row name), sorted stably by
+   (threads, env); columns by description, in order of first appearance; a cell holds a
+   Measurement or nothing. Consecutive rows with one thread count form a *group*.
+2. *text*: each column gets one number format from all of its cells (enough integer digits
+   for the largest, and, when trimming, the fewest decimals any cell's significant figures
+   allow; otherwise one decimal), so the digits line up.
+3. *layout*: the cells are padded to the widest entry of their column, and coloured against
+   the best (lowest) median of their column within the group, or of their row.
+"""
 
 from __future__ import annotations
 
-import collections
 import enum
-import itertools as it
-import operator
-
-import numpy as np
+import math
+from dataclasses import dataclass, field
 
 from ember.utils.benchmark.utils import common
 
@@ -20,6 +30,17 @@ VERY_BAD = "\033[31m"
 BOLD = "\033[1m"
 TERMINATE = "\033[0m"
 
+_SEPARATOR = "  |  "
+_WARNING_NOTE = "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
+
+# (is this value close enough to the best, prefix): the first matching band colours a cell
+_COLOR_BANDS = (
+    (lambda v, best: v <= best * 1.01 or v <= best + 100e-9, BEST + BOLD),
+    (lambda v, best: v <= best * 1.1, GOOD + BOLD),
+    (lambda v, best: v >= best * 5, VERY_BAD + BOLD),
+    (lambda v, best: v >= best * 2, BAD),
+)
+
 
 class Colorize(enum.Enum):
     NONE = "none"
@@ -27,233 +48,135 @@ class Colorize(enum.Enum):
     ROWWISE = "rowwise"
 
 
-def _leading_digits(x: float) -> int:
-    return int(np.ceil(common._log10_f32(x)))
+def _integer_digits(x: float) -> int:
+    # computed in float32, as torch does, so boundary values round the same way
+    return math.ceil(common._log10_f32(x))
 
 
-class _Column:
-    """One description's column: a shared number format for all its cells."""
-
-    def __init__(self, grouped_results, time_scale, time_unit, trim_significant_figures, warn):
-        self._grouped_results = grouped_results
-        self._flat_results = [*it.chain.from_iterable(grouped_results)]
-        self._time_scale = time_scale
-        self._time_unit = time_unit
-        self._trim_significant_figures = trim_significant_figures
-        self._highlight_warnings = warn and any(r.has_warnings for r in self._flat_results if r)
-        leading = [
-            _leading_digits(r.median / time_scale) if r else None for r in self._flat_results
-        ]
-        unit_digits = max(d for d in leading if d is not None)
-        decimal_digits = (
-            min(
-                max(m.significant_figures - d, 0)
-                for d, m in zip(leading, self._flat_results, strict=True)
-                if m is not None and d is not None
-            )
-            if trim_significant_figures
-            else 1
-        )
-        length = unit_digits + decimal_digits + (1 if decimal_digits else 0)
-        pad = 7 if self._highlight_warnings else 0
-        self._template = f"{{:>{length}.{decimal_digits}f}}{{:>{pad}}}"
-
-    def get_results_for(self, group):
-        return self._grouped_results[group]
-
-    def num_to_str(self, value, estimated_sigfigs: int, spread) -> str:
-        if value is None:
-            return " " * len(self.num_to_str(1, estimated_sigfigs, None))
-        if self._trim_significant_figures:
-            value = common.trim_sigfig(value, estimated_sigfigs)
-        note = (
-            f" (! {spread * 100:.0f}%)" if self._highlight_warnings and spread is not None else ""
-        )
-        return self._template.format(value, note)
+def _paint(text: str, value: float, best: float) -> str:
+    for close_enough, prefix in _COLOR_BANDS:
+        if close_enough(value, best):
+            return prefix + text + TERMINATE * 2
+    return text
 
 
-def optional_min(seq):
-    values = list(seq)
-    return min(values) if values else None
+@dataclass
+class _NumberFormat:
+    """How every cell of one column prints."""
+
+    template: str
+    trim: bool
+    flag_spread: bool  # append " (! XX%)" to high-variance cells
+
+    @classmethod
+    def for_column(cls, cells, scale: float, trim: bool, warn: bool) -> _NumberFormat:
+        present = [m for m in cells if m is not None]
+        digits = [_integer_digits(m.median / scale) for m in present]
+        if trim:
+            decimals = min(max(m.significant_figures - d, 0) for m, d in zip(present, digits))
+        else:
+            decimals = 1
+        width = max(digits) + decimals + (1 if decimals else 0)
+        flag = warn and any(m.has_warnings for m in present)
+        return cls(f"{{:>{width}.{decimals}f}}{{:>{7 if flag else 0}}}", trim, flag)
+
+    def text(self, value: float, sigfigs: int, spread: float | None) -> str:
+        if self.trim:
+            value = common.trim_sigfig(value, sigfigs)
+        note = f" (! {spread * 100:.0f}%)" if self.flag_spread and spread is not None else ""
+        return self.template.format(value, note)
+
+    def cell(self, m, scale: float) -> str:
+        if m is None:  # an empty cell is as wide as a printed 1
+            return " " * len(self.text(1, 1, None))
+        spread = m.iqr / m.median if m.has_warnings else None
+        return self.text(m.median / scale, m.significant_figures, spread)
 
 
+@dataclass
 class _Row:
-    """One (threads, env, stmt or sub_label) row of the table."""
-
-    def __init__(
-        self,
-        results,
-        row_group,
-        render_env,
-        env_str_len,
-        row_name_str_len,
-        time_scale,
-        colorize,
-        num_threads=None,
-    ) -> None:
-        self._results = results
-        self._row_group = row_group
-        self._render_env = render_env
-        self._env_str_len = env_str_len
-        self._row_name_str_len = row_name_str_len
-        self._time_scale = time_scale
-        self._colorize = colorize
-        self._columns: tuple[_Column, ...] = ()
-        self._num_threads = num_threads
-
-    def register_columns(self, columns) -> None:
-        self._columns = columns
-
-    def as_column_strings(self) -> list[str]:
-        concrete = [r for r in self._results if r is not None]
-        env = f"({concrete[0].env})" if self._render_env else ""
-        output = ["  " + env.ljust(self._env_str_len + 4) + concrete[0].as_row_name]
-        for m, col in zip(self._results, self._columns or (), strict=False):
-            if m is None:
-                output.append(col.num_to_str(None, 1, None))
-            else:
-                spread = m.iqr / m.median if m.has_warnings else None
-                output.append(
-                    col.num_to_str(m.median / self._time_scale, m.significant_figures, spread)
-                )
-        return output
-
-    @staticmethod
-    def color_segment(segment: str, value: float, best_value: float) -> str:
-        if value <= best_value * 1.01 or value <= best_value + 100e-9:
-            return BEST + BOLD + segment + TERMINATE * 2
-        if value <= best_value * 1.1:
-            return GOOD + BOLD + segment + TERMINATE * 2
-        if value >= best_value * 5:
-            return VERY_BAD + BOLD + segment + TERMINATE * 2
-        if value >= best_value * 2:
-            return BAD + segment + TERMINATE * 2
-        return segment
-
-    def row_separator(self, overall_width: int) -> list[str]:
-        if self._num_threads is None:
-            return []
-        return [f"{self._num_threads} threads: ".ljust(overall_width, "-")]
-
-    def finalize_column_strings(self, column_strings, col_widths) -> list[str]:
-        best_values = [-1 for _ in column_strings]
-        if self._colorize == Colorize.ROWWISE:
-            row_min = min(r.median for r in self._results if r is not None)
-            best_values = [row_min for _ in column_strings]
-        elif self._colorize == Colorize.COLUMNWISE:
-            best_values = [
-                optional_min(
-                    r.median for r in column.get_results_for(self._row_group) if r is not None
-                )
-                for column in (self._columns or ())
-            ]
-        row = [column_strings[0].ljust(col_widths[0])]
-        for col_str, width, result, best in zip(
-            column_strings[1:], col_widths[1:], self._results, best_values, strict=False
-        ):
-            col_str = col_str.center(width)
-            if self._colorize != Colorize.NONE and result is not None and best is not None:
-                col_str = self.color_segment(col_str, result.median, best)
-            row.append(col_str)
-        return row
+    threads: int
+    env: str | None
+    name: str
+    group: int = 0
+    show_env: bool = False
+    opens_group: bool = False
+    cells: list = field(default_factory=list)
 
 
-class Table:
-    """The table of one label's Measurements: rows by (threads, env, name), columns by
-    description."""
+def _build_rows(results, descriptions: list) -> list[_Row]:
+    keyed: dict = {}
+    for m in results:
+        keyed.setdefault((m.num_threads, m.env, m.as_row_name), {})[m.description] = m
+    # stable: rows of one (threads, env) keep the order their first measurement came in
+    keys = sorted(keyed, key=lambda k: k[:2])
+    several_envs = len({m.env for m in results}) > 1
+    rows: list[_Row] = []
+    for threads, env, name in keys:
+        row = _Row(threads, env, name)
+        row.cells = [keyed[threads, env, name].get(d) for d in descriptions]
+        previous = rows[-1] if rows else None
+        row.opens_group = previous is None or previous.threads != threads
+        row.group = 0 if previous is None else previous.group + row.opens_group
+        # the env is printed on the first row of each run of one env within a group (a group
+        # starts from "no env yet", which an empty-string env does not change)
+        prior_env = "" if row.opens_group else previous.env
+        row.show_env = several_envs and env != prior_env
+        rows.append(row)
+    return rows
 
-    def __init__(self, results, colorize, trim_significant_figures, highlight_warnings) -> None:
-        if len({r.label for r in results}) != 1:
-            raise AssertionError("All results must share the same label")
-        self.results = results
-        self._colorize = colorize
-        self._trim_significant_figures = trim_significant_figures
-        self._highlight_warnings = highlight_warnings
-        self.label = results[0].label
-        self.time_unit, self.time_scale = common.select_unit(min(r.median for r in results))
-        self.row_keys = common.ordered_unique([self.row_fn(i) for i in results])
-        self.row_keys.sort(key=operator.itemgetter(slice(2)))  # keeps stmt order
-        self.column_keys = common.ordered_unique([self.col_fn(i) for i in results])
-        self.rows, self.columns = self.populate_rows_and_columns()
 
-    @staticmethod
-    def row_fn(m):
-        return m.num_threads, m.env, m.as_row_name
+def _best_medians(row: _Row, rows: list[_Row], colorize: Colorize) -> list:
+    """Per column, the median this row's cells are coloured against (None: leave plain)."""
+    if colorize == Colorize.ROWWISE:
+        lowest = min(m.median for m in row.cells if m is not None)
+        return [lowest] * len(row.cells)
+    group = [r for r in rows if r.group == row.group]
+    best = []
+    for column in range(len(row.cells)):
+        medians = [r.cells[column].median for r in group if r.cells[column] is not None]
+        best.append(min(medians) if medians else None)
+    return best
 
-    @staticmethod
-    def col_fn(m):
-        return m.description
 
-    def populate_rows_and_columns(self):
-        ordered = [[None for _ in self.column_keys] for _ in self.row_keys]
-        row_position = {key: i for i, key in enumerate(self.row_keys)}
-        col_position = {key: i for i, key in enumerate(self.column_keys)}
-        for r in self.results:
-            ordered[row_position[self.row_fn(r)]][col_position[self.col_fn(r)]] = r
-        unique_envs = {r.env for r in self.results}
-        render_env = len(unique_envs) > 1
-        env_str_len = max(len(i) for i in unique_envs) if render_env else 0
-        row_name_str_len = max(len(r.as_row_name) for r in self.results)
-        rows = []
-        prior_num_threads, prior_env, row_group = -1, "", -1
-        rows_by_group: list[list] = []
-        for (num_threads, env, _), row in zip(self.row_keys, ordered, strict=True):
-            transition = num_threads != prior_num_threads
-            if transition:
-                prior_num_threads, prior_env = num_threads, ""
-                row_group += 1
-                rows_by_group.append([])
-            rows.append(
-                _Row(
-                    results=row,
-                    row_group=row_group,
-                    render_env=render_env and env != prior_env,
-                    env_str_len=env_str_len,
-                    row_name_str_len=row_name_str_len,
-                    time_scale=self.time_scale,
-                    colorize=self._colorize,
-                    num_threads=num_threads if transition else None,
-                )
-            )
-            rows_by_group[-1].append(row)
-            prior_env = env
-        columns = tuple(
-            _Column(
-                [tuple(row[i] for row in g) for g in rows_by_group],
-                self.time_scale,
-                self.time_unit,
-                self._trim_significant_figures,
-                self._highlight_warnings,
-            )
-            for i in range(len(self.column_keys))
-        )
-        rows = tuple(rows)
-        for r in rows:
-            r.register_columns(columns)
-        return rows, columns
+def _render_table(results, colorize: Colorize, trim: bool, warn: bool) -> str:
+    if len({m.label for m in results}) != 1:
+        raise AssertionError("All results must share the same label")
+    unit, scale = common.select_unit(min(m.median for m in results))
+    descriptions = common.ordered_unique([m.description for m in results])
+    rows = _build_rows(results, descriptions)
+    formats = [
+        _NumberFormat.for_column([r.cells[c] for r in rows], scale, trim, warn)
+        for c in range(len(descriptions))
+    ]
+    env_width = max(len(m.env) for m in results) if len({m.env for m in results}) > 1 else 0
 
-    def render(self) -> str:
-        string_rows = [[""] + self.column_keys]
-        string_rows.extend(r.as_column_strings() for r in self.rows)
-        num_cols = max(len(i) for i in string_rows)
-        for sr in string_rows:
-            sr.extend(["" for _ in range(num_cols - len(sr))])
-        col_widths = [max(len(j) for j in col) for col in zip(*string_rows, strict=True)]
-        lines = ["  |  ".join(s.center(w) for s, w in zip(string_rows[0], col_widths, strict=True))]
-        overall_width = len(lines[0])
-        for string_row, row in zip(string_rows[1:], self.rows, strict=True):
-            lines.extend(row.row_separator(overall_width))
-            lines.append("  |  ".join(row.finalize_column_strings(string_row, col_widths)))
-        has_warnings = self._highlight_warnings and any(r.has_warnings for r in self.results)
-        title = (" " + (self.label or "") + " ").center(overall_width - 2, "-")
-        note = (
-            "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
-            if has_warnings
-            else ""
-        )
-        body = "\n".join(lines)
-        unit = common.unit_to_english(self.time_unit)
-        return f"[{title}]\n{body}\n\nTimes are in {unit}s ({self.time_unit}).\n{note}"
+    header = ["", *descriptions]
+    lines_text = [header]
+    for row in rows:
+        env = f"({row.env})" if row.show_env else ""
+        first = "  " + env.ljust(env_width + 4) + row.name
+        lines_text.append([first] + [f.cell(m, scale) for f, m in zip(formats, row.cells)])
+    widths = [max(len(line[c]) for line in lines_text) for c in range(len(header))]
+
+    out = [_SEPARATOR.join(text.center(w) for text, w in zip(header, widths))]
+    total_width = len(out[0])
+    for row, texts in zip(rows, lines_text[1:]):
+        if row.opens_group:
+            out.append(f"{row.threads} threads: ".ljust(total_width, "-"))
+        best = _best_medians(row, rows, colorize) if colorize != Colorize.NONE else None
+        shown = [texts[0].ljust(widths[0])]
+        for c, (text, m) in enumerate(zip(texts[1:], row.cells)):
+            text = text.center(widths[c + 1])
+            if best is not None and m is not None and best[c] is not None:
+                text = _paint(text, m.median, best[c])
+            shown.append(text)
+        out.append(_SEPARATOR.join(shown))
+
+    title = f" {results[0].label or ''} ".center(total_width - 2, "-")
+    note = _WARNING_NOTE if warn and any(m.has_warnings for m in results) else ""
+    body = "\n".join(out)
+    return f"[{title}]\n{body}\n\nTimes are in {common.unit_to_english(unit)}s ({unit}).\n{note}"
 
 
 class Compare:
@@ -294,12 +217,8 @@ class Compare:
         print(str(self))
 
     def _render(self) -> list[str]:
-        groups: dict = collections.defaultdict(list)
-        for r in common.Measurement.merge(self._results):
-            groups[r.label].append(r)
-        return [
-            Table(
-                g, self._colorize, self._trim_significant_figures, self._highlight_warnings
-            ).render()
-            for g in groups.values()
-        ]
+        by_label: dict = {}
+        for m in common.Measurement.merge(self._results):
+            by_label.setdefault(m.label, []).append(m)
+        options = (self._colorize, self._trim_significant_figures, self._highlight_warnings)
+        return [_render_table(group, *options) for group in by_label.values()]

@@ -25,6 +25,20 @@ class Language(enum.Enum):
     CPP = 1
 
 
+# the spellings torch accepts for each language
+_LANGUAGES = {
+    Language.PYTHON: Language.PYTHON,
+    "py": Language.PYTHON,
+    "python": Language.PYTHON,
+    Language.CPP: Language.CPP,
+    "cpp": Language.CPP,
+    "c++": Language.CPP,
+}
+
+# the block size never exceeds what a C int holds (torch's limit)
+_MAX_BLOCK = 2**31 - 1
+
+
 class Timer:
     """Measure the execution time of ``stmt`` (after ``setup``), as ``torch.utils.benchmark.Timer``.
 
@@ -55,19 +69,20 @@ class Timer:
         if not isinstance(stmt, str):
             raise ValueError("Currently only a `str` stmt is supported.")
         self._globals = dict(globals or {})
-        if language in (Language.PYTHON, "py", "python"):
-            self._globals.setdefault("torch", ember)
-            self._globals.setdefault("ember", ember)
-            self._language = Language.PYTHON
-            if global_setup:
-                raise ValueError(
-                    f"global_setup is C++ only, got `{global_setup}`. Most "
-                    "likely this code can simply be moved to `setup`."
-                )
-        elif language in (Language.CPP, "cpp", "c++"):
-            raise NotImplementedError("ember has no C++ frontend: Timer measures Python only")
-        else:
+        kind = _LANGUAGES.get(language) if isinstance(language, (str, Language)) else None
+        if kind is None:
             raise ValueError(f"Invalid language `{language}`.")
+        if kind is Language.CPP:
+            raise NotImplementedError("ember has no C++ frontend: Timer measures Python only")
+        self._language = kind
+        if global_setup:
+            raise ValueError(
+                f"global_setup is C++ only, got `{global_setup}`. Most "
+                "likely this code can simply be moved to `setup`."
+            )
+        # statements written for torch run unchanged: both names mean ember
+        for name in ("torch", "ember"):
+            self._globals.setdefault(name, ember)
         stmt = _clean(stmt)
         setup = _clean(setup)
         self._timer = self._timer_cls(stmt=stmt, setup=setup, timer=timer, globals=self._globals)
@@ -86,15 +101,18 @@ class Timer:
         # never 0, so ratios of times stay finite
         return max(self._timer.timeit(number), 1e-9)
 
+    def _threads(self):
+        # every measurement runs with the TaskSpec's thread count, restored afterwards
+        return common.set_torch_threads(self._task_spec.num_threads)
+
+    def _measurement(self, number: int, times: list[float]) -> common.Measurement:
+        return common.Measurement(number_per_run=number, raw_times=times, task_spec=self._task_spec)
+
     def timeit(self, number: int = 1000000) -> common.Measurement:
         """Return the time of ``number`` executions of ``stmt`` (after a warm-up of number/100)."""
-        with common.set_torch_threads(self._task_spec.num_threads):
-            self._timeit(number=max(int(number // 100), 2))
-            return common.Measurement(
-                number_per_run=number,
-                raw_times=[self._timeit(number=number)],
-                task_spec=self._task_spec,
-            )
+        with self._threads():
+            self._timeit(max(2, int(number // 100)))  # warm-up, not recorded
+            return self._measurement(number, [self._timeit(number)])
 
     def repeat(self, repeat: int = -1, number: int = -1) -> None:
         raise NotImplementedError("See `Timer.blocked_autorange.`")
@@ -105,48 +123,50 @@ class Timer:
     def _threaded_measurement_loop(
         self, number, time_hook, stop_hook, min_run_time, max_run_time=None, callback=None
     ) -> list[float]:
-        total_time = 0.0
-        can_stop = False
+        """Time blocks until at least ``min_run_time`` has passed and ``stop_hook(times)``
+        agrees, or ``max_run_time`` (if set) is exceeded."""
         times: list[float] = []
-        with common.set_torch_threads(self._task_spec.num_threads):
-            while total_time < min_run_time or not can_stop:
-                time_spent = time_hook()
-                times.append(time_spent)
-                total_time += time_spent
+        elapsed = 0.0
+        with self._threads():
+            while True:
+                spent = time_hook()
+                times.append(spent)
+                elapsed += spent
                 if callback:
-                    callback(number, time_spent)
-                can_stop = stop_hook(times)
-                if max_run_time and total_time > max_run_time:
+                    callback(number, spent)
+                satisfied = stop_hook(times)
+                if max_run_time and elapsed > max_run_time:
+                    break
+                if elapsed >= min_run_time and satisfied:
                     break
         return times
 
     def _estimate_block_size(self, min_run_time: float) -> int:
         """Return the smallest power of ten of executions whose time dwarfs the timer's."""
-        with common.set_torch_threads(self._task_spec.num_threads):
-            # torch takes the median of five empty runs as a float32 tensor
-            overhead = float(np.float32(sorted(self._timeit(0) for _ in range(5))[2]))
-            number = 1
+        with self._threads():
+            # the timer's own cost: the median of five empty runs, in float32 as torch keeps it
+            empty_runs = sorted(self._timeit(0) for _ in range(5))
+            overhead = float(np.float32(empty_runs[2]))
+            block = 1
             while True:
-                time_taken = self._timeit(number)
-                if overhead / time_taken <= 1e-4 and time_taken >= min_run_time / 1000:
-                    break
-                if time_taken > min_run_time or number * 10 > 2147483647:
-                    break
-                number *= 10
-        return number
+                spent = self._timeit(block)
+                negligible = overhead / spent <= 1e-4 and spent >= min_run_time / 1000
+                if negligible or spent > min_run_time or block * 10 > _MAX_BLOCK:
+                    return block
+                block *= 10
 
     def blocked_autorange(self, callback=None, min_run_time: float = 0.2) -> common.Measurement:
         """Return blocks of executions timed until ``min_run_time`` seconds have passed; the
         block size makes the timer's own overhead negligible."""
-        number = self._estimate_block_size(min_run_time)
+        block = self._estimate_block_size(min_run_time)
         times = self._threaded_measurement_loop(
-            number,
-            lambda: self._timeit(number),
-            lambda times: True,
+            block,
+            lambda: self._timeit(block),
+            lambda _times: True,
             min_run_time=min_run_time,
             callback=callback,
         )
-        return common.Measurement(number_per_run=number, raw_times=times, task_spec=self._task_spec)
+        return self._measurement(block, times)
 
     def adaptive_autorange(
         self,
@@ -158,25 +178,21 @@ class Timer:
     ) -> common.Measurement:
         """Like ``blocked_autorange``, but continue until iqr / median < ``threshold`` (after at
         least 4 blocks and ``min_run_time``) or ``max_run_time`` is spent."""
-        number = self._estimate_block_size(min_run_time=0.05)
+        block = self._estimate_block_size(0.05)
 
-        def stop_hook(times: list[float]) -> bool:
-            if len(times) > 3:
-                m = common.Measurement(
-                    number_per_run=number, raw_times=times, task_spec=self._task_spec
-                )
-                return m.meets_confidence(threshold=threshold)
-            return False
+        def confident(times: list[float]) -> bool:
+            # judged from the fourth block on
+            return len(times) >= 4 and self._measurement(block, times).meets_confidence(threshold)
 
         times = self._threaded_measurement_loop(
-            number,
-            lambda: self._timeit(number),
-            stop_hook,
+            block,
+            lambda: self._timeit(block),
+            confident,
             min_run_time,
             max_run_time,
             callback=callback,
         )
-        return common.Measurement(number_per_run=number, raw_times=times, task_spec=self._task_spec)
+        return self._measurement(block, times)
 
     def collect_callgrind(self, *args, **kwargs):
         raise NotImplementedError("ember's Timer does not run statements under Callgrind")

@@ -37,41 +37,77 @@ default_collate_err_msg_format = (
 )
 
 
+def _text_or_object(dtype) -> bool:
+    """Whether a NumPy dtype holds strings, bytes or objects (such arrays are not tensors)."""
+    return np_str_obj_array_pattern.search(dtype.str) is not None
+
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def _rebuild(template, values):
+    """``values`` (a dict for a mapping, a list for a sequence) in ``template``'s own container
+    type: a mutable container is copied and filled in place (keeping its other state), any
+    other is called with ``values``; a type that cannot be built either way gives ``values``
+    as a plain dict or list."""
+    if isinstance(values, dict):
+        mutable, fill = collections.abc.MutableMapping, _fill_mapping
+    else:
+        mutable, fill = collections.abc.MutableSequence, _fill_sequence
+    try:
+        if isinstance(template, mutable):
+            out = copy.copy(template)
+            fill(out, values)
+            return out
+        return type(template)(values)
+    except TypeError:
+        return values
+
+
+def _fill_mapping(out, values: dict) -> None:
+    out.update(values)
+
+
+def _fill_sequence(out, values: list) -> None:
+    for position, value in enumerate(values):
+        out[position] = value
+
+
 def default_convert(data):
     """Return ``data`` with every NumPy array and NumPy scalar in it converted to a tensor,
     recursing into mappings, namedtuples, tuples (which become lists) and sequences; anything
     else (strings, arrays of strings or objects) is returned unchanged."""
-    elem_type = type(data)
     if isinstance(data, Tensor):
         return data
-    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_"):
-        if elem_type.__name__ == "ndarray" and np_str_obj_array_pattern.search(data.dtype.str):
+    kind = type(data)
+    if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "string_"):
+        if kind is np.ndarray and _text_or_object(data.dtype):
             return data
         return ember.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update({key: default_convert(data[key]) for key in data})
-                return clone
-            return elem_type({key: default_convert(data[key]) for key in data})
-        except TypeError:  # the mapping type cannot be built from a dict
-            return {key: default_convert(data[key]) for key in data}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
-        return elem_type(*(default_convert(d) for d in data))
+        return _rebuild(data, {key: default_convert(data[key]) for key in data})
+    if _is_namedtuple(data):
+        return kind(*map(default_convert, data))
     if isinstance(data, tuple):
-        return [default_convert(d) for d in data]  # torch's backwards compatibility
+        return list(map(default_convert, data))  # a tuple becomes a list, as in torch
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
-                return clone
-            return elem_type([default_convert(d) for d in data])
-        except TypeError:
-            return [default_convert(d) for d in data]
+        return _rebuild(data, list(map(default_convert, data)))
     return data
+
+
+def _registered(elem, collate_fn_map):
+    """The collate function ``collate_fn_map`` has for ``elem``: its exact type's, else the
+    first key (in insertion order) ``elem`` is an instance of; None if neither."""
+    if collate_fn_map is None:
+        return None
+    exact = collate_fn_map.get(type(elem))
+    if exact is not None:
+        return exact
+    for key, fn in collate_fn_map.items():
+        if isinstance(elem, key):
+            return fn
+    return None
 
 
 def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | None = None):
@@ -79,62 +115,24 @@ def collate(batch, *, collate_fn_map: dict[type | tuple[type, ...], Callable] | 
     ``collate_fn_map`` for the samples' type (exact type first, then the first key the samples
     are an instance of) merges leaves; mappings, namedtuples and sequences are collated field by
     field."""
-    elem = batch[0]
-    elem_type = type(elem)
+    first = batch[0]
+    leaf = _registered(first, collate_fn_map)
+    if leaf is not None:
+        return leaf(batch, collate_fn_map=collate_fn_map)
 
-    if collate_fn_map is not None:
-        if elem_type in collate_fn_map:
-            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
-        for collate_type in collate_fn_map:
-            if isinstance(elem, collate_type):
-                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
+    def merge(samples):
+        return collate(samples, collate_fn_map=collate_fn_map)
 
-    if isinstance(elem, collections.abc.Mapping):
-        try:
-            if isinstance(elem, collections.abc.MutableMapping):
-                clone = copy.copy(elem)
-                clone.update(
-                    {
-                        key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
-                        for key in elem
-                    }
-                )
-                return clone
-            return elem_type(
-                {
-                    key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
-                    for key in elem
-                }
-            )
-        except TypeError:
-            return {
-                key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem
-            }
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return elem_type(
-            *(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch))
-        )
-    if isinstance(elem, collections.abc.Sequence):
-        it = iter(batch)
-        elem_size = len(next(it))
-        if not all(len(e) == elem_size for e in it):
+    if isinstance(first, collections.abc.Mapping):
+        return _rebuild(first, {key: merge([sample[key] for sample in batch]) for key in first})
+    if _is_namedtuple(first):
+        return type(first)(*map(merge, zip(*batch)))
+    if isinstance(first, collections.abc.Sequence):
+        if len({len(sample) for sample in batch}) > 1:
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = list(zip(*batch))
-        if isinstance(elem, tuple):
-            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, samples in enumerate(transposed):
-                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
-                return clone
-            return elem_type(
-                [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-            )
-        except TypeError:
-            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-
-    raise TypeError(default_collate_err_msg_format.format(elem_type))
+        fields = [merge(column) for column in zip(*batch)]  # columns stay tuples, as torch's
+        return fields if isinstance(first, tuple) else _rebuild(first, fields)
+    raise TypeError(default_collate_err_msg_format.format(type(first)))
 
 
 def _stack_shared(batch) -> Tensor | None:
@@ -165,10 +163,10 @@ def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     """Collate NumPy arrays as tensors (arrays of strings or objects raise)."""
-    elem = batch[0]
-    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
-        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    return collate([ember.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+    dtype = batch[0].dtype
+    if _text_or_object(dtype):
+        raise TypeError(default_collate_err_msg_format.format(dtype))
+    return collate(list(map(ember.as_tensor, batch)), collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None) -> Tensor:

@@ -23,15 +23,15 @@ __all__ = ["WorkerInfo", "get_worker_info"]
 
 
 class ManagerWatchdog:
-    """Tell whether the process that started this worker is still alive (its parent pid)."""
+    """Tell whether the process that started this worker is still alive: an orphaned process
+    is re-parented, so its parent pid changes (and never changes back)."""
 
     def __init__(self) -> None:
         self.manager_pid = os.getppid()
         self.manager_dead = False
 
     def is_alive(self) -> bool:
-        if not self.manager_dead:
-            self.manager_dead = os.getppid() != self.manager_pid
+        self.manager_dead = self.manager_dead or os.getppid() != self.manager_pid
         return not self.manager_dead
 
 
@@ -144,6 +144,19 @@ def _encode(idx, data, worker_id: int, fd_sender) -> bytes:
         return bytes(ForkingPickler.dumps((idx, wrapper)))
 
 
+def _fetch(fetcher, index, iterable: bool, worker_id: int):
+    """One task's result: the batch, the end-of-data marker of an iterable dataset, or the
+    error wrapped for the main process."""
+    try:
+        return fetcher.fetch(index)
+    except StopIteration:
+        if iterable:
+            return _IterableDatasetStopIteration(worker_id)
+        return ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+    except Exception:
+        return ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+
+
 def _worker_loop(
     dataset_kind,
     dataset,
@@ -184,57 +197,52 @@ def _worker_loop(
         global _worker_info
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
 
-        init_exception = None
+        def new_fetcher():
+            return _DatasetKind.create_fetcher(
+                dataset_kind, dataset, auto_collation, collate_fn, drop_last
+            )
+
+        where = f"in DataLoader worker process {worker_id}"
+        # an error in worker_init_fn or in making the fetcher is the answer to the first task
+        pending_error = None
         try:
             if init_fn is not None:
                 init_fn(worker_id)
-            fetcher = _DatasetKind.create_fetcher(
-                dataset_kind, dataset, auto_collation, collate_fn, drop_last
-            )
+            fetcher = new_fetcher()
         except Exception:
-            init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+            pending_error = ExceptionWrapper(where=where)
 
-        # an exhausted IterableDataset sets iteration_end: the worker then only waits for None
-        iteration_end = False
+        # set once an IterableDataset replica is exhausted: the worker then only waits for None
+        exhausted = False
         watchdog = ManagerWatchdog()
-
         while watchdog.is_alive():
             try:
-                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+                message = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
                 if done_event.is_set():
                     break  # the main process is shutting down; its None may never come
                 continue
-            if isinstance(r, _ResumeIteration):
-                data_queue.put((r, None))  # acknowledge
-                iteration_end = False
-                fetcher = _DatasetKind.create_fetcher(
-                    dataset_kind, dataset, auto_collation, collate_fn, drop_last
-                )
+            if isinstance(message, _ResumeIteration):
+                data_queue.put((message, None))  # acknowledge, then start the new epoch
+                exhausted = False
+                fetcher = new_fetcher()
                 continue
-            if r is None:
-                if not done_event.is_set() and not iteration_end:
+            if message is None:
+                if not (done_event.is_set() or exhausted):
                     raise AssertionError(
                         "Received final signal but neither done_event nor iteration_end is set"
                     )
                 break
-            if done_event.is_set() or iteration_end:
+            if exhausted or done_event.is_set():
                 continue  # wait for the final None without working
-            idx, index = r
-            if init_exception is not None:
-                data = init_exception
-                init_exception = None
+            task, index = message
+            if pending_error is not None:
+                result, pending_error = pending_error, None
             else:
-                try:
-                    data = fetcher.fetch(index)
-                except Exception as e:
-                    if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
-                        data = _IterableDatasetStopIteration(worker_id)
-                        iteration_end = True
-                    else:
-                        data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-            data_queue.put(_encode(idx, data, worker_id, fd_sender))
-            del data, idx, index, r  # free the batch before waiting for the next task
+                result = _fetch(fetcher, index, dataset_kind == _DatasetKind.Iterable, worker_id)
+                exhausted = isinstance(result, _IterableDatasetStopIteration)
+            data_queue.put(_encode(task, result, worker_id, fd_sender))
+            del result, task, index, message  # free the batch before waiting for the next task
     except KeyboardInterrupt:
         pass  # the main process raises KeyboardInterrupt itself
     if done_event.is_set():
