@@ -113,3 +113,24 @@ def test_time_share_format(value, total):
     from ember.profiler._events import _format_time_share as ours
 
     assert ours(value, total) == _format_time_share(value, total)
+
+
+@pytest.mark.parametrize("acc_events", [False, True])
+def test_events_across_cycles(acc_events):
+    def run(lib):
+        seen = []
+
+        def on_ready(prof):
+            names = [e.name for e in prof.events() if e.name.startswith(("aten::add", "Prof"))]
+            seen.append(sorted(names))
+
+        sched = lib.profiler.schedule(wait=0, warmup=1, active=1, repeat=3)
+        with lib.profiler.profile(
+            schedule=sched, on_trace_ready=on_ready, acc_events=acc_events
+        ) as p:
+            for _ in range(6):
+                lib.add(lib.ones(2), 1)
+                p.step()
+        return seen, str(p.profiler).startswith("<unfinished")
+
+    assert run(ember) == run(torch)
