@@ -1,10 +1,20 @@
 """``ember.autograd.functional``: Jacobians, Hessians and their products with vectors.
 
-A port of ``torch/autograd/functional.py`` on reverse mode only. ``jvp`` and ``hvp`` use the
-double-backward trick (differentiate a vector-Jacobian product with respect to the vector).
-``vectorize=True`` gives the same results as ``False`` (ember has no vmap: the rows are
-computed one by one either way); the forward-mode strategies (``vectorize=True`` only, as torch)
-give the same Jacobian, computed in reverse mode.
+Everything here is reverse mode on top of ``autograd.grad``:
+
+* ``vjp`` is one backward pass seeded with ``v``;
+* ``jvp`` uses the double-backward trick: ``u -> u^T J`` is linear in a dummy seed ``u``, so
+  differentiating it with respect to ``u`` along ``v`` gives ``J v``;
+* ``vhp`` differentiates the gradient once more, ``hvp`` applies the trick to the gradient;
+* ``jacobian`` runs one backward pass per output element and stacks the rows; ``hessian`` is
+  the Jacobian of the gradient.
+
+ember has no vmap, so ``vectorize=True`` computes the same rows one at a time, and the
+``"forward-mode"`` strategies (accepted with ``vectorize=True`` only, as torch) return the
+same Jacobian computed in reverse mode, in the containers torch's forward path returns.
+
+Arguments and results travel as tuples internally; each public function remembers whether
+the caller passed a bare Tensor and unwraps its results to match.
 """
 
 from __future__ import annotations
@@ -18,132 +28,131 @@ from ember.autograd.engine import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
+_OUTPUTS = "outputs of the user-provided function"
 
-def _as_tuple(inp, arg_name=None, fn_name=None):
-    if arg_name is None and fn_name is None:
-        return inp if isinstance(inp, tuple) else tuple(inp) if isinstance(inp, list) else (inp,)
-    is_inp_tuple = True
-    if not isinstance(inp, tuple):
-        inp = (inp,)
-        is_inp_tuple = False
-    for i, el in enumerate(inp):
-        if not isinstance(el, Tensor):
-            if is_inp_tuple:
-                raise TypeError(
-                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                    f"Tensors but the value at index {i} has type {type(el)}."
-                )
-            raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but the given {arg_name} has type {type(el)}."
-            )
-    return is_inp_tuple, inp
+# -- packing ----------------------------------------------------------------------------------
 
 
-def _tuple_postprocess(res, to_unpack):
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+def _pack(value, what: str, fn: str) -> tuple[bool, tuple]:
+    """(was the value a tuple, the value as a tuple of Tensors) — torch's TypeError otherwise."""
+    packed = isinstance(value, tuple)
+    items = value if packed else (value,)
+    for index, item in enumerate(items):
+        if isinstance(item, Tensor):
+            continue
+        where = f"the value at index {index}" if packed else f"the given {what}"
+        raise TypeError(
+            f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors but "
+            f"{where} has type {type(item)}."
+        )
+    return packed, items
 
 
-def _grad_preprocess(inputs, create_graph, need_graph):
-    # with create_graph, keep the link to the user's graph through a differentiable alias
-    res = []
-    for inp in inputs:
-        if create_graph and inp.requires_grad:
-            res.append(inp.view_as(inp))
+def _unpack(values: tuple, packed: bool):
+    return values if packed else values[0]
+
+
+def _unpack_blocks(blocks: tuple, rows_packed: bool, cols_packed: bool):
+    # a tuple (one entry per output) of tuples (one entry per input)
+    if not cols_packed:
+        blocks = tuple(row[0] for row in blocks)
+    return _unpack(blocks, rows_packed)
+
+
+def _release(tree, keep_graph: bool):
+    """Detach every tensor of a nested tuple, unless the caller asked for a graph."""
+    if keep_graph:
+        return tree
+    if isinstance(tree, Tensor):
+        return tree.detach()
+    return tuple(_release(item, keep_graph) for item in tree)
+
+
+def _private_copies(tensors: tuple, create_graph: bool, requires_grad: bool) -> tuple:
+    # We differentiate with respect to our own aliases, never the caller's tensors. With
+    # create_graph a tensor that already requires grad is reached through a view, so the
+    # results stay connected to the caller's graph; everything else is cut off.
+    copies = []
+    for t in tensors:
+        if create_graph and t.requires_grad:
+            copies.append(t.view_as(t))
         else:
-            res.append(inp.detach().requires_grad_(need_graph))
-    return tuple(res)
+            copies.append(t.detach().requires_grad_(requires_grad))
+    return tuple(copies)
 
 
-def _grad_postprocess(inputs, create_graph):
-    if isinstance(inputs[0], Tensor):
-        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+# -- checks -----------------------------------------------------------------------------------
+
+_V_FOR_SCALAR_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single Tensor "
+    "with a single element."
+)
+_V_FOR_SCALAR_INPUT = (
+    "The vector v can only be None if the input to the user-provided function is a single "
+    "Tensor with a single element."
+)
 
 
-def _validate_v(v, other, is_other_tuple):
-    if len(other) != len(v):
-        if is_other_tuple:
+def _prepare_vector(v, like: tuple, like_packed: bool, create_graph: bool, fn: str, missing: str):
+    """Check ``v`` against the tensors it multiplies; ``None`` is only allowed for one scalar."""
+    if v is None:
+        if len(like) == 1 and like[0].nelement() == 1:
+            return None
+        raise RuntimeError(missing)
+    _, v = _pack(v, "v", fn)
+    v = _private_copies(v, create_graph, requires_grad=False)
+    if len(v) != len(like):
+        if like_packed:
             raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+                f"v is a tuple of invalid length: should be {len(like)} but got {len(v)}."
             )
         raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other)):
-        if el_v.size() != el_other.size():
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}."
-            )
+    for index, (vec, ref) in enumerate(zip(v, like)):
+        if vec.size() == ref.size():
+            continue
+        entry = f"Entry {index} in " if like_packed else ""
+        raise RuntimeError(
+            f"{entry}v has invalid size: should be {ref.size()} but got {vec.size()}."
+        )
+    return v
 
 
-def _check_requires_grad(inputs, input_type, strict):
+_INDEPENDENT_OF_INPUT = (
+    "The output of the user-provided function is independent of input {i}. This is not "
+    "allowed in strict mode."
+)
+
+# strict mode: what it means for an intermediate result not to require grad, by what it is
+_CONSTANT = {
+    "outputs": "Output {i} of the user-provided function does not require gradients. The "
+    "outputs must be computed in a differentiable manner from the input when running in "
+    "strict mode.",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
+    "user-provided function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
+    "function with respect to input {i} is independent of the input. This is not allowed in "
+    "strict mode. You should ensure that your function is twice differentiable and that the "
+    "jacobian depends on the inputs (this would be violated by a linear function for "
+    "example).",
+    "hessian": "The hessian of the user-provided function with respect to input {i} is "
+    "independent of the input. This is not allowed in strict mode. You should ensure that "
+    "your function is thrice differentiable and that the hessian depends on the inputs.",
+}
+
+
+def _strict(tensors, kind: str, strict: bool) -> None:
     if not strict:
         return
-    for i, inp in enumerate(inputs):
-        if inp is None:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}. This "
-                "is not allowed in strict mode."
-            )
-        if not inp.requires_grad:
-            if input_type == "hessian":
-                raise RuntimeError(
-                    f"The hessian of the user-provided function with respect to input {i} is "
-                    "independent of the input. This is not allowed in strict mode. You should "
-                    "ensure that your function is thrice differentiable and that the hessian "
-                    "depends on the inputs."
-                )
-            if input_type == "jacobian":
-                raise RuntimeError(
-                    "While computing the hessian, found that the jacobian of the user-provided "
-                    f"function with respect to input {i} is independent of the input. This is "
-                    "not allowed in strict mode. You should ensure that your function is twice "
-                    "differentiable and that the jacobian depends on the inputs (this would be "
-                    "violated by a linear function for example)."
-                )
-            if input_type == "grad_inputs":
-                raise RuntimeError(
-                    f"The gradient with respect to input {i} is independent of the inputs of "
-                    "the user-provided function. This is not allowed in strict mode."
-                )
-            raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients. The "
-                "outputs must be computed in a differentiable manner from the input when "
-                "running in strict mode."
-            )
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(_INDEPENDENT_OF_INPUT.format(i=i))
+        if not t.requires_grad:
+            raise RuntimeError(_CONSTANT[kind].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    # like autograd.grad, but outputs that do not require grad are skipped, not an error
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    new_outputs, new_grad_outputs = (), ()
-    for out, grad_out in zip(outputs, grad_outputs):
-        if out is not None and out.requires_grad:
-            new_outputs += (out,)
-            new_grad_outputs += (grad_out,)
-    if not new_outputs:
-        return (None,) * len(inputs)
-    return _grad(
-        new_outputs,
-        inputs,
-        new_grad_outputs,
-        allow_unused=True,
-        create_graph=create_graph,
-        retain_graph=retain_graph,
-    )
-
-
-_STAGE_MSGS = {
-    "back": "The output of the user-provided function is independent of input {i}. This is not "
-    "allowed in strict mode.",
+# strict mode: a product that came back empty (None), by the pass that produced it
+_MISSING = {
+    "back": _INDEPENDENT_OF_INPUT,
     "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
     "grad_outputs when using the double backward trick to compute forward mode gradients. "
     "This is not allowed in strict mode.",
@@ -155,88 +164,229 @@ _STAGE_MSGS = {
 }
 
 
-def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    res = ()
-    for i, grads_i in enumerate(grads):
-        if grads_i is None:
-            if strict:
-                raise RuntimeError(_STAGE_MSGS[stage].format(i=i))
-            grads_i = ember.zeros_like(refs[i])
-        elif strict and create_graph and not grads_i.requires_grad:
-            what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(
-                f"The {what} of the user-provided function is independent of input {i}. This is "
-                "not allowed in strict mode when create_graph=True."
-            )
-        res += (grads_i,)
-    return res
-
-
-def _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple):
-    # the shared ending of vjp, jvp, vhp and hvp: detach unless building a graph, then unwrap
-    # one-element tuples the user did not pass as tuples
+def _detached_result_message(order: str, i: int) -> str:
     return (
-        _tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-        _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple),
+        f"The {order} of the user-provided function is independent of input {i}. This is not "
+        "allowed in strict mode when create_graph=True."
     )
+
+
+def _densify(grads, like: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """Replace the ``None`` of unused inputs by zeros (strict mode raises instead)."""
+    order = "hessian" if stage.startswith("double") else "jacobian"
+    dense = []
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                raise RuntimeError(_MISSING[stage].format(i=i))
+            g = ember.zeros_like(like[i])
+        elif strict and create_graph and not g.requires_grad:
+            raise RuntimeError(_detached_result_message(order, i))
+        dense.append(g)
+    return tuple(dense)
+
+
+# -- the one differentiation primitive --------------------------------------------------------
+
+
+def _backward(outputs, wrt, seeds=None, create_graph=False, retain_graph=None) -> tuple:
+    """``autograd.grad`` that treats outputs outside the graph as contributing nothing.
+
+    Returns one entry per tensor of ``wrt``; ``None`` where nothing reached it.
+    """
+    if seeds is None:
+        seeds = [None] * len(outputs)
+    live = [(out, seed) for out, seed in zip(outputs, seeds) if out is not None]
+    live = [(out, seed) for out, seed in live if out.requires_grad]
+    if not live:
+        return (None,) * len(wrt)
+    return _grad(
+        [out for out, _ in live],
+        wrt,
+        [seed for _, seed in live],
+        allow_unused=True,
+        create_graph=create_graph,
+        retain_graph=retain_graph,
+    )
+
+
+def _evaluate(func: Callable, inputs: tuple, strict: bool, fn: str) -> tuple[bool, tuple]:
+    packed, outputs = _pack(func(*inputs), _OUTPUTS, fn)
+    _strict(outputs, "outputs", strict)
+    return packed, outputs
+
+
+def _product_grad_mode(create_graph: bool):
+    # the final product is differentiable when asked for, or when the caller's mode says so
+    return set_grad_enabled(bool(create_graph) or is_grad_enabled())
+
+
+# -- products ---------------------------------------------------------------------------------
 
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """Return ``(func(inputs), v^T J)``: the outputs and the vector-Jacobian product."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].nelement() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the user-provided function returns a single "
-                "Tensor with a single element."
-            )
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
+        in_packed, inputs = _pack(inputs, "inputs", "vjp")
+        inputs = _private_copies(inputs, create_graph, requires_grad=True)
+        out_packed, outputs = _evaluate(func, inputs, strict, "vjp")
+        v = _prepare_vector(v, outputs, out_packed, create_graph, "vjp", _V_FOR_SCALAR_OUTPUT)
+    with _product_grad_mode(create_graph):
+        vj = _backward(outputs, inputs, v, create_graph=create_graph)
+        vj = _densify(vj, inputs, strict, create_graph, "back")
+    return (
+        _unpack(_release(outputs, create_graph), out_packed),
+        _unpack(_release(vj, create_graph), in_packed),
+    )
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """Return ``(func(inputs), J v)``: the outputs and the Jacobian-vector product."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        # the double-backward trick: J v = d/du (u^T J) v
-        grad_outputs = tuple(ember.zeros_like(out, requires_grad=True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
+        in_packed, inputs = _pack(inputs, "inputs", "jvp")
+        inputs = _private_copies(inputs, create_graph, requires_grad=True)
+        v = _prepare_vector(v, inputs, in_packed, create_graph, "jvp", _V_FOR_SCALAR_INPUT)
+        out_packed, outputs = _evaluate(func, inputs, strict, "jvp")
+        # u^T J as a differentiable function of a zero seed u
+        seeds = tuple(ember.zeros_like(out, requires_grad=True) for out in outputs)
+        u_j = _backward(outputs, inputs, seeds, create_graph=True)
+        _strict(u_j, "grad_inputs", strict)
+    with _product_grad_mode(create_graph):
+        jv = _backward(u_j, seeds, v, create_graph=create_graph)
+        jv = _densify(jv, outputs, strict, create_graph, "back_trick")
     return (
-        _tuple_postprocess(outputs, is_outputs_tuple),
-        _tuple_postprocess(result, is_outputs_tuple),
+        _unpack(_release(outputs, create_graph), out_packed),
+        _unpack(_release(jv, create_graph), out_packed),
+    )
+
+
+def _hessian_problem(func: Callable, inputs, v, create_graph: bool, strict: bool, fn: str):
+    """Shared start of vhp/hvp: the inputs, v, the scalar output and its gradient (a graph)."""
+    in_packed, inputs = _pack(inputs, "inputs", fn)
+    inputs = _private_copies(inputs, create_graph, requires_grad=True)
+    v = _prepare_vector(v, inputs, in_packed, create_graph, fn, _V_FOR_SCALAR_INPUT)
+    out_packed, outputs = _evaluate(func, inputs, strict, fn)
+    if out_packed or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn} should contain a single element"
+        )
+    gradient = _backward(outputs, inputs, create_graph=True)
+    _strict(gradient, "jacobian", strict)
+    return in_packed, inputs, v, outputs[0], gradient
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """Return ``(func(inputs), v^T H)`` for a scalar function ``func``."""
+    with enable_grad():
+        in_packed, inputs, v, output, gradient = _hessian_problem(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
+    with _product_grad_mode(create_graph):
+        vh = _backward(gradient, inputs, v, create_graph=create_graph)
+        vh = _densify(vh, inputs, strict, create_graph, "double_back")
+    return _release(output, create_graph), _unpack(_release(vh, create_graph), in_packed)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """Return ``(func(inputs), H v)`` for a scalar function ``func``."""
+    with enable_grad():
+        in_packed, inputs, v, output, gradient = _hessian_problem(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
+        # H is symmetric, so H v = (v^T H)^T: differentiate u^T H along v (u a zero seed)
+        seeds = tuple(ember.zeros_like(inp, requires_grad=True) for inp in inputs)
+        u_h = _backward(gradient, inputs, seeds, create_graph=True)
+        _strict(gradient, "hessian", strict)
+    with _product_grad_mode(create_graph):
+        hv = _backward(u_h, seeds, v, create_graph=create_graph)
+        hv = _densify(hv, inputs, strict, create_graph, "double_back_trick")
+    return _release(output, create_graph), _unpack(_release(hv, create_graph), in_packed)
+
+
+# -- full matrices ----------------------------------------------------------------------------
+
+
+_STRATEGIES = frozenset({"forward-mode", "reverse-mode"})
+
+
+def _check_strategy(strategy: str, message: str) -> None:
+    if strategy not in _STRATEGIES:
+        raise AssertionError(message)
+
+
+def _forward_mode_jacobian(func, inputs, create_graph, strict, vectorize):
+    # torch's checks, in torch's order
+    if create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either '
+            'set `create_graph=False` or `strategy="reverse-mode"`.'
+        )
+    if strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either '
+            'set `strict=False` or `strategy="reverse-mode"`.'
+        )
+    if not vectorize:
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`."
+        )
+    # Forward mode never detaches: its Jacobian is a differentiable function of the caller's
+    # tensors that require grad. We compute it in reverse mode with a graph, then keep the
+    # graph of a block only where it reaches one of those tensors.
+    keep_graph = is_grad_enabled()
+    with enable_grad():
+        in_packed, tensors = _pack(inputs, "inputs", "jacobian")
+        copies = _private_copies(tensors, create_graph=True, requires_grad=True)
+        callers = [c for c, t in zip(copies, tensors) if t.requires_grad]
+        # (torch's forward path names neither the argument's function nor ours here)
+        out_packed, outputs = _pack(func(*copies), "outputs", "None")
+        blocks = tuple(
+            tuple(
+                _graph_if_reaching(block, callers, keep_graph)
+                for block in _jacobian_of(out, i, copies, False, True)
+            )
+            for i, out in enumerate(outputs)
+        )
+    if not in_packed:
+        return _unpack_blocks(blocks, out_packed, False)
+    # torch's forward path hands back lists where the inputs were a tuple
+    rows = [list(row) for row in blocks]
+    return rows if out_packed else rows[0]
+
+
+def _graph_if_reaching(block, sources: list, keep_graph: bool):
+    if not (keep_graph and sources and block.requires_grad):
+        return block.detach()
+    reached = _grad(
+        [block], sources, [ember.ones_like(block)], allow_unused=True, retain_graph=True
+    )
+    return block if any(g is not None for g in reached) else block.detach()
+
+
+def _jacobian_of(out, i, inputs, strict, create_graph) -> tuple:
+    """d out / d inputs[k] for every k, each of shape ``out.shape + inputs[k].shape``."""
+    columns = [[] for _ in inputs]  # per input: one gradient per element of ``out``
+    elements = out.reshape(-1)
+    for j in range(out.nelement()):
+        grads = _backward((elements[j],), inputs, retain_graph=True, create_graph=create_graph)
+        for k, g in enumerate(grads):
+            if g is None:
+                if strict:
+                    raise RuntimeError(
+                        f"Output {i} of the user-provided function is independent of input "
+                        f"{k}. This is not allowed in strict mode."
+                    )
+                g = ember.zeros_like(inputs[k])
+            elif strict and create_graph and not g.requires_grad:
+                raise RuntimeError(_detached_result_message("jacobian", i))
+            columns[k].append(g)
+    return tuple(
+        ember.stack(rows, dim=0).view(out.size() + inp.size()) for rows, inp in zip(columns, inputs)
     )
 
 
@@ -250,78 +400,28 @@ def jacobian(
 ):
     """Return the Jacobian of ``func`` at ``inputs``: per (output, input) pair a tensor of
     shape ``output.shape + input.shape`` (nested tuples for tuple inputs/outputs)."""
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError(
-            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-            'function has more outputs than inputs, "forward-mode" tends to be more '
-            'performant. Otherwise, prefer to use "reverse-mode".'
-        )
+    _check_strategy(
+        strategy,
+        'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+        'function has more outputs than inputs, "forward-mode" tends to be more '
+        'performant. Otherwise, prefer to use "reverse-mode".',
+    )
     if strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `create_graph=False` or `strategy="reverse-mode"`.'
-            )
-        if not vectorize:
-            raise NotImplementedError(
-                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-                "only implemented for `vectorize=True`."
-            )
-        # the same Jacobian, computed row by row in reverse mode, in the containers torch's
-        # forward-mode path returns (lists where the inputs are a tuple)
-        jac = jacobian(func, inputs, create_graph, strict, vectorize, "reverse-mode")
-        if not isinstance(inputs, tuple):
-            return jac
-        if isinstance(jac, tuple) and jac and isinstance(jac[0], tuple):
-            return [list(row) for row in jac]
-        return list(jac)
+        return _forward_mode_jacobian(func, inputs, create_graph, strict, vectorize)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        in_packed, inputs = _pack(inputs, "inputs", "jacobian")
+        inputs = _private_copies(inputs, create_graph, requires_grad=True)
+        out_packed, outputs = _evaluate(func, inputs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError(
                 "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
                 "not supported together. Please either set `strict=False` or "
                 "`vectorize=False`."
             )
-        jac = ()
-        for i, out in enumerate(outputs):
-            rows = tuple([] for _ in inputs)
-            flat = out.reshape(-1)
-            for j in range(out.nelement()):
-                vj = _autograd_grad(
-                    (flat[j],), inputs, retain_graph=True, create_graph=create_graph
-                )
-                for k, (rows_k, vj_k, inp_k) in enumerate(zip(rows, vj, inputs)):
-                    if vj_k is not None:
-                        if strict and create_graph and not vj_k.requires_grad:
-                            raise RuntimeError(
-                                "The jacobian of the user-provided function is independent of "
-                                f"input {i}. This is not allowed in strict mode when "
-                                "create_graph=True."
-                            )
-                        rows_k.append(vj_k)
-                    else:
-                        if strict:
-                            raise RuntimeError(
-                                f"Output {i} of the user-provided function is independent of "
-                                f"input {k}. This is not allowed in strict mode."
-                            )
-                        rows_k.append(ember.zeros_like(inp_k))
-            jac += (
-                tuple(
-                    ember.stack(rows_k, dim=0).view(out.size() + inputs[k].size())
-                    for k, rows_k in enumerate(rows)
-                ),
-            )
-        jac = _grad_postprocess(jac, create_graph)
-        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+        blocks = tuple(
+            _jacobian_of(out, i, inputs, strict, create_graph) for i, out in enumerate(outputs)
+        )
+        return _unpack_blocks(_release(blocks, create_graph), out_packed, in_packed)
 
 
 def hessian(
@@ -334,88 +434,37 @@ def hessian(
 ):
     """Return the Hessian of the scalar function ``func`` at ``inputs`` (for tuple inputs, a
     tuple of tuples: block ``[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``)."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    in_packed, inputs = _pack(inputs, "inputs", "hessian")
+    _check_strategy(
+        outer_jacobian_strategy,
+        'Expected strategy to be either "forward-mode" or "reverse-mode".',
+    )
 
-    def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
+    def scalar(*args):
+        value = func(*args)
+        packed, values = _pack(value, _OUTPUTS, "hessian")
+        _strict(values, "outputs", strict)
+        if packed or not isinstance(value, Tensor):
             raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.nelement() != 1:
+        if value.nelement() != 1:
             raise RuntimeError(
                 "The Tensor returned by the function given to hessian should contain a single "
                 "element"
             )
-        return out.squeeze()
+        return value.squeeze()
 
-    def jac_func(*inp):
-        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
+    def gradient(*args):
+        # a tuple per input, always: the inner Jacobian sees its inputs as a tuple
+        g = jacobian(scalar, args, create_graph=True)
+        _strict(g, "jacobian", strict)
+        return g
 
-    res = jacobian(
-        jac_func,
+    blocks = jacobian(
+        gradient,
         inputs,
         create_graph=create_graph,
         strict=strict,
         vectorize=vectorize,
         strategy=outer_jacobian_strategy,
     )
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-def _hessian_setup(func, inputs, v, create_graph, strict, fn_name):
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].nelement() != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a "
-            "single Tensor with a single element."
-        )
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
-    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-    if outputs[0].nelement() != 1:
-        raise RuntimeError(
-            f"The Tensor returned by the function given to {fn_name} should contain a single "
-            "element"
-        )
-    jac = _autograd_grad(outputs, inputs, create_graph=True)
-    _check_requires_grad(jac, "jacobian", strict=strict)
-    return is_inputs_tuple, is_outputs_tuple, inputs, v, outputs, jac
-
-
-def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """Return ``(func(inputs), v^T H)`` for a scalar function ``func``."""
-    with enable_grad():
-        is_inputs_tuple, is_outputs_tuple, inputs, v, outputs, jac = _hessian_setup(
-            func, inputs, v, create_graph, strict, "vhp"
-        )
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
-
-
-def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """Return ``(func(inputs), H v)`` for a scalar function ``func``."""
-    with enable_grad():
-        is_inputs_tuple, is_outputs_tuple, inputs, v, outputs, jac = _hessian_setup(
-            func, inputs, v, create_graph, strict, "hvp"
-        )
-        grad_jac = tuple(ember.zeros_like(inp, requires_grad=True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    return _outputs_and_result(outputs, result, create_graph, is_outputs_tuple, is_inputs_tuple)
+    return _unpack_blocks(blocks, in_packed, in_packed)

@@ -30,37 +30,36 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` and ``gradgradcheck`` when a check fails."""
 
 
-FAILED_NONDET_MSG = """\n
-NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
-https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
-this failure might be expected.
+def _workaround_note(setting: str, how_end: str, opinfo_end: str) -> str:
+    # torch appends the same advice to two of its failures, differing only in the keyword to
+    # set and two punctuation marks; both rendered texts are part of the messages we match
+    return "\n".join(
+        [
+            "If you are adding a new operator, please file an issue and then use one of the",
+            "workarounds. The workaround depends on how your test invokes "
+            f"gradcheck/gradgradcheck{how_end}",
+            "If the test",
+            "- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck",
+            f"  with `{setting}` as a keyword argument.",
+            "- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for "
+            "the test",
+            f"  to have `gradcheck_{setting}`{opinfo_end}",
+            "- is a Module test (e.g., in common_nn.py), then modify the corresponding",
+            f"  module_test entry to have `gradcheck_{setting}`",
+        ]
+    )
 
-If you are adding a new operator, please file an issue and then use one of the
-workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
-If the test
-- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
-  with `nondet_tol=<tol>` as a keyword argument.
-- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
-  to have `gradcheck_nondet_tol=<tol>`.
-- is a Module test (e.g., in common_nn.py), then modify the corresponding
-  module_test entry to have `gradcheck_nondet_tol=<tol>`
-"""
 
-FAST_FAIL_SLOW_OK_MSG = """
-Fast gradcheck failed but element-wise differences are small. This means that the
-test might've passed in slow_mode!
+FAILED_NONDET_MSG = (
+    "\n\nNOTE: If your op relies on non-deterministic operations i.e., it is listed here:\n"
+    "https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html\n"
+    "this failure might be expected.\n\n" + _workaround_note("nondet_tol=<tol>", ".", ".") + "\n"
+)
 
-If you are adding a new operator, please file an issue and then use one of the
-workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck:
-
-If the test
-- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
-  with `fast_mode=False` as a keyword argument.
-- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
-  to have `gradcheck_fast_mode=False`
-- is a Module test (e.g., in common_nn.py), then modify the corresponding
-  module_test entry to have `gradcheck_fast_mode=False`
-""".strip()
+FAST_FAIL_SLOW_OK_MSG = (
+    "Fast gradcheck failed but element-wise differences are small. This means that the\n"
+    "test might've passed in slow_mode!\n\n" + _workaround_note("fast_mode=False", ":\n", "")
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,8 +78,20 @@ def _is_float_tensor(x) -> bool:
     return isinstance(x, Tensor) and (x.dtype.is_floating_point or x.dtype.is_complex)
 
 
-def _differentiable_outputs(x) -> tuple:
-    return tuple(o for o in _as_tuple(x) if o.requires_grad)
+def _outputs_needing_grad(result) -> tuple:
+    return _outputs(result, requiring_grad=True)
+
+
+def _outputs(result, *, floating: bool = False, requiring_grad: bool = False) -> tuple:
+    """The tensors ``func`` returned (a bare value counts as a 1-tuple), filtered."""
+    kept = []
+    for value in _as_tuple(result):
+        if floating and not _is_float_tensor(value):
+            continue
+        if requiring_grad and not value.requires_grad:
+            continue
+        kept.append(value)
+    return tuple(kept)
 
 
 def _diff_inputs(inputs) -> list:
@@ -141,21 +152,25 @@ def _allclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
 
 def _eval_float_outputs(func, inputs) -> list:
     """Run ``func``; return copies of the arrays of its float outputs (they may alias inputs)."""
-    return [np.array(o._data, copy=True) for o in _as_tuple(func(*inputs)) if _is_float_tensor(o)]
+    return [np.array(o._data, copy=True) for o in _outputs(func(*inputs), floating=True)]
 
 
-def _check_same_meta(a: np.ndarray, b: np.ndarray, eps: float, idx=None) -> None:
-    on_index = f"on index {idx} " if idx is not None else ""
-    if a.shape != b.shape:
-        raise AssertionError(
-            "Expected `func` to return outputs with the same shape when inputs are perturbed "
-            f"{on_index}by {eps}, but got: shapes {_shape(a)} and {_shape(b)}."
-        )
-    if a.dtype != b.dtype:
-        raise AssertionError(
-            "Expected `func` to return outputs with the same dtype when inputs are perturbed "
-            f"{on_index}by {eps}, but got: dtypes {a.dtype} and {b.dtype}."
-        )
+def _check_same_meta(a: np.ndarray, b: np.ndarray, perturbation: str) -> None:
+    # ``perturbation`` completes "when inputs are perturbed ...": "by eps" or "on index i by eps"
+    for what, left, right in (
+        ("shape", _shape(a), _shape(b)),
+        ("dtype", _dtype_name(a), _dtype_name(b)),
+    ):
+        if left != right:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same {what} when inputs are "
+                f"perturbed {perturbation}, but got: {what}s {left} and {right}."
+            )
+
+
+def _dtype_name(a: np.ndarray) -> str:
+    # the outputs compared here are floating or complex: NumPy's names are torch's
+    return f"torch.{a.dtype.name}"
 
 
 def _shape(a) -> str:
@@ -177,10 +192,10 @@ def _numerical_jacobians(func, inputs, input_idx: int, eps: float, outs) -> list
         data[idx] = orig
         col = []
         for a, b in zip(outa, outb):
-            _check_same_meta(a, b, eps, tuple(int(i) for i in idx))
+            _check_same_meta(a, b, f"on index {tuple(int(i) for i in idx)} by {eps}")
             col.append(((b - a) / (2 * eps)).reshape(-1))
         cols.append(col)
-    outs = [o for o in _as_tuple(outs) if _is_float_tensor(o)]
+    outs = _outputs(outs, floating=True)
     jacobians = []
     for j, o in enumerate(outs):
         jac = np.zeros((data.size, o._data.size), dtype=o._data.dtype)
@@ -202,7 +217,7 @@ def _numerical_jvps(func, inputs, input_idx: int, u: np.ndarray, eps: float) -> 
     data[...] = orig
     res = []
     for a, b in zip(outa, outb):
-        _check_same_meta(a, b, eps)
+        _check_same_meta(a, b, f"by {eps}")
         res.append(((b - a) / (2 * eps)).reshape(-1))
     return res
 
@@ -287,7 +302,7 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
                     raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
     # numerical[j][i]: input j, float output i; keep the outputs that require grad
-    float_outs = [o for o in func_out if _is_float_tensor(o)]
+    float_outs = _outputs(func_out, floating=True)
     numerical = [_numerical_jacobians(func, inputs, idx, eps, func_out) for idx, _ in diff]
     keep = [i for i, o in enumerate(float_outs) if o.requires_grad]
     for i, o in enumerate(outputs):
@@ -310,7 +325,7 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
     rng = np.random.default_rng(0)  # its own generator: the user's RNG state is untouched
     all_u = [_unit_vector(rng, t._data.size, t._data.dtype) for _, t in diff]
     all_v = [_unit_vector(rng, o._data.size, o._data.dtype) for o in outputs]
-    float_outs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
+    float_outs = _outputs(func_out, floating=True)
     if not outputs:
         for (idx, _), u in zip(diff, all_u):
             for jvp in _numerical_jvps(func, inputs, idx, u, eps):
@@ -340,7 +355,7 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
 def _slow_mode_error(func, inputs, outputs, input_idx, output_idx, rtol, atol, eps) -> str:
     diff = _diff_inputs(inputs)
     func_out = func(*inputs)
-    float_outs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
+    float_outs = _outputs(func_out, floating=True)
     keep = [i for i, o in enumerate(float_outs) if o.requires_grad]
     jacobians = _numerical_jacobians(func, inputs, diff[input_idx][0], eps, func_out)
     numerical = jacobians[keep[output_idx]]
@@ -364,7 +379,7 @@ def _slow_mode_error(func, inputs, outputs, input_idx, output_idx, rtol, atol, e
 # linearity and undefined gradients
 
 
-def _test_backward_mul_by_grad_output(outputs, inputs) -> bool:
+def _check_backward_is_linear(outputs, inputs) -> bool:
     from ember.autograd.engine import grad
 
     diff = [t for _, t in _diff_inputs(inputs)]
@@ -403,7 +418,7 @@ def _undefined_grad(t: Tensor) -> Tensor:
     return out
 
 
-def _test_undefined_backward_mode(func, outputs, inputs) -> bool:
+def _check_undefined_output_grads(func, outputs, inputs) -> bool:
     from ember.autograd.engine import grad
 
     diff = [t for _, t in _diff_inputs(inputs)]
@@ -440,16 +455,27 @@ def _test_undefined_backward_mode(func, outputs, inputs) -> bool:
                 )
         return True
 
-    to_check = [[_undefined_grad(o) for o in _differentiable_outputs(func(*inputs))]]
+    to_check = [[_undefined_grad(o) for o in _outputs_needing_grad(func(*inputs))]]
     if len(to_check[0]) > 1:
         for undef in range(len(outputs)):
-            outs = _differentiable_outputs(func(*inputs))
+            outs = _outputs_needing_grad(func(*inputs))
             to_check.append([_undefined_grad(o) if k == undef else o for k, o in enumerate(outs)])
     return all(check(outs) for outs in to_check)
 
 
 # ---------------------------------------------------------------------------------------------
 # the public functions
+
+
+def _check_options(first: tuple, second: tuple, *needs: tuple) -> None:
+    """``first``/``second``: the two modes as (name, value), one must be on; each of ``needs``
+    is (option, value, mode): the option is only allowed with that mode on."""
+    if not (first[1] or second[1]):
+        raise AssertionError(f"Expected at least one of {first[0]} or {second[0]} to be True")
+    modes = dict((first, second))
+    for option, value, mode in needs:
+        if value and not modes[mode]:
+            raise AssertionError(f"Setting {option}=True requires {mode} to be True")
 
 
 def gradcheck(
@@ -473,18 +499,12 @@ def gradcheck(
     """Return True if the gradients of ``func`` at ``inputs`` (w.r.t. the float inputs that
     require grad) match finite differences; else raise ``GradcheckError`` showing the
     numerical and analytical Jacobians (or return False with ``raise_exception=False``)."""
-    if not (check_forward_ad or check_backward_ad):
-        raise AssertionError(
-            "Expected at least one of check_forward_ad or check_backward_ad to be True"
-        )
-    if check_batched_grad and not check_backward_ad:
-        raise AssertionError(
-            "Setting check_batched_grad=True requires check_backward_ad to be True"
-        )
-    if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError(
-            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
-        )
+    _check_options(
+        ("check_forward_ad", check_forward_ad),
+        ("check_backward_ad", check_backward_ad),
+        ("check_batched_grad", check_batched_grad, "check_backward_ad"),
+        ("check_batched_forward_grad", check_batched_forward_grad, "check_forward_ad"),
+    )
     if check_batched_grad or check_batched_forward_grad:
         raise NotImplementedError(
             "ember has no batched (vmap) gradients: check_batched_grad and "
@@ -519,7 +539,7 @@ def _forward_ad_gradcheck(func, inputs, eps, rtol, atol) -> None:
 
     _check_inputs(inputs)
     func_out = func(*inputs)
-    float_outs = [o for o in _as_tuple(func_out) if _is_float_tensor(o)]
+    float_outs = _outputs(func_out, floating=True)
     for j, (idx, t) in enumerate(_diff_inputs(inputs)):
         if not _is_float_tensor(t):
             continue
@@ -531,7 +551,7 @@ def _forward_ad_gradcheck(func, inputs, eps, rtol, atol) -> None:
             args = list(inputs)
             with fwAD.dual_level():
                 args[idx] = fwAD.make_dual(t.detach(), _wrap(tangent))
-                outs = [o for o in _as_tuple(func(*args)) if _is_float_tensor(o)]
+                outs = _outputs(func(*args), floating=True)
                 for i, o in enumerate(outs):
                     tan = fwAD.unpack_dual(o).tangent
                     if tan is not None:
@@ -548,14 +568,14 @@ def _gradcheck_helper(
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = func(*tupled_inputs)
-    outputs = _differentiable_outputs(func_out)
+    outputs = _outputs_needing_grad(func_out)
     if any(o.dtype.is_complex for o in outputs):
         raise NotImplementedError("ember's gradcheck does not support complex outputs yet")
     mode = _fast_gradcheck if fast else _slow_gradcheck
     mode(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
-    _test_backward_mul_by_grad_output(outputs, tupled_inputs)
+    _check_backward_is_linear(outputs, tupled_inputs)
     if check_undefined_grad:
-        _test_undefined_backward_mode(func, outputs, tupled_inputs)
+        _check_undefined_output_grads(func, outputs, tupled_inputs)
     return True
 
 
@@ -582,45 +602,39 @@ def gradgradcheck(
     w.r.t. ``inputs`` and ``grad_outputs``) match finite differences (see ``gradcheck``)."""
     from ember.autograd.engine import grad
 
-    if not (check_fwd_over_rev or check_rev_over_rev):
-        raise AssertionError(
-            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
-        )
-    if check_undefined_grad and not check_rev_over_rev:
-        raise AssertionError(
-            "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
-        )
-    if check_batched_grad and not check_rev_over_rev:
-        raise AssertionError(
-            "Setting check_batched_grad=True requires check_rev_over_rev to be True"
-        )
-    tupled_inputs = _as_tuple(inputs)
+    _check_options(
+        ("check_fwd_over_rev", check_fwd_over_rev),
+        ("check_rev_over_rev", check_rev_over_rev),
+        ("check_undefined_grad", check_undefined_grad, "check_rev_over_rev"),
+        ("check_batched_grad", check_batched_grad, "check_rev_over_rev"),
+    )
+    inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        outs = _differentiable_outputs(func(*tupled_inputs))
-        tupled_grad_outputs = tuple(
-            _random_grad_output(o, gen_non_contig_grad_outputs) for o in outs
+        seeds = tuple(
+            _random_grad_output(o, gen_non_contig_grad_outputs)
+            for o in _outputs_needing_grad(func(*inputs))
         )
     else:
-        tupled_grad_outputs = _as_tuple(grad_outputs)
-    n_out = len(tupled_grad_outputs)
-    diff_input_idx = {i for i, t in _diff_inputs(tupled_inputs)}
-    diff_grad_idx = {i for i, t in enumerate(tupled_grad_outputs) if t.requires_grad}
+        seeds = _as_tuple(grad_outputs)
+    # gradgradcheck is gradcheck of the first derivative, seen as a function of the inputs
+    # and the output gradients together
+    split = len(inputs)
+    wrt = [i for i, _ in _diff_inputs(inputs)]
+    differentiable_seeds = [i for i, t in enumerate(seeds) if t.requires_grad]
 
-    def new_func(*args):
-        input_args = tuple(
-            x.requires_grad_() if i in diff_input_idx else x for i, x in enumerate(args[:-n_out])
-        )
-        outputs = _differentiable_outputs(func(*input_args))
-        grad_outs = tuple(
-            x.requires_grad_() if i in diff_grad_idx else x for i, x in enumerate(args[-n_out:])
-        )
-        diff_args = tuple(x for i, x in enumerate(input_args) if i in diff_input_idx)
-        grads = grad(outputs, diff_args, grad_outs, create_graph=True, allow_unused=True)
+    def first_derivative(*args):
+        xs, us = list(args[:split]), list(args[split:])
+        for i in wrt:  # gradcheck's forward-AD path hands in detached duals
+            xs[i] = xs[i].requires_grad_()
+        for i in differentiable_seeds:
+            us[i] = us[i].requires_grad_()
+        outs = _outputs_needing_grad(func(*xs))
+        grads = grad(outs, [xs[i] for i in wrt], us, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(
-        new_func,
-        tupled_inputs + tupled_grad_outputs,
+        first_derivative,
+        inputs + seeds,
         eps=eps,
         atol=atol,
         rtol=rtol,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import types
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from ember.optim.lr_scheduler import (
     LRScheduler,
+    _callable_state,
     _Flag,
     _format_param,
     _group_values,
@@ -18,6 +18,29 @@ from ember.optim.lr_scheduler import (
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["CyclicLR", "OneCycleLR", "CosineAnnealingWarmRestarts"]
+
+
+def _nonpositive(value) -> bool:
+    return value <= 0
+
+
+def _below_one(value) -> bool:
+    return value < 1
+
+
+def _expect_int(value, too_small, message: str, *, compare_first: bool = False) -> None:
+    """ValueError(message) unless ``value`` is an int and not ``too_small``.
+
+    torch checks some arguments by comparing first (a non-number then fails with the
+    comparison's own TypeError) and others by type first; ``compare_first`` keeps each one's
+    order, ``too_small`` its comparison.
+    """
+    if compare_first:
+        bad = too_small(value) or not isinstance(value, int)
+    else:
+        bad = not isinstance(value, int) or too_small(value)
+    if bad:
+        raise ValueError(message)
 
 
 def _set_momentum(group: dict, use_beta1: bool, momentum: float) -> None:
@@ -41,6 +64,19 @@ def _init_momentum(sched, optimizer, base_momentum, max_momentum, last_epoch: in
             group["max_momentum"] = m
             group["base_momentum"] = b
     return base, top
+
+
+def _gamma_power(gamma: float, x: float) -> float:
+    return gamma**x
+
+
+# the built-in amplitude policies: mode -> (scale of the amplitude at x, what x counts);
+# "exp_range" is completed with the scheduler's gamma
+_CYCLIC_MODES: dict[str, tuple[Callable, str]] = {
+    "triangular": (lambda cycle: 1.0, "cycle"),
+    "triangular2": (lambda cycle: 1 / (2.0 ** (cycle - 1)), "cycle"),  # halves every cycle
+    "exp_range": (_gamma_power, "iterations"),
+}
 
 
 class CyclicLR(LRScheduler):
@@ -74,7 +110,7 @@ class CyclicLR(LRScheduler):
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
         self.total_size = step_size_up + step_size_down
         self.step_ratio = step_size_up / self.total_size
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+        if scale_fn is None and mode not in _CYCLIC_MODES:
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode = mode
         self.gamma = gamma
@@ -90,17 +126,11 @@ class CyclicLR(LRScheduler):
         self.base_lrs = base_lrs
 
     def _init_scale_fn(self) -> None:
-        if self._scale_fn_custom is not None:
+        # a user scale_fn wins over the mode (and keeps the scale_mode it came with)
+        if self._scale_fn_custom is not None or self.mode not in _CYCLIC_MODES:
             return
-        if self.mode == "triangular":
-            self._scale_fn_ref = self._triangular_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref = self._triangular2_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "exp_range":
-            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
-            self.scale_mode = "iterations"
+        fn, self.scale_mode = _CYCLIC_MODES[self.mode]
+        self._scale_fn_ref = partial(fn, self.gamma) if fn is _gamma_power else fn
 
     def scale_fn(self, x) -> float:
         """Return the amplitude scale at cycle (or iteration) ``x``."""
@@ -108,26 +138,15 @@ class CyclicLR(LRScheduler):
             return self._scale_fn_custom(x)
         return self._scale_fn_ref(x)
 
-    @staticmethod
-    def _triangular_scale_fn(x: float) -> float:
-        return 1.0
-
-    @staticmethod
-    def _triangular2_scale_fn(x: float) -> float:
-        return 1 / (2.0 ** (x - 1))
-
-    @staticmethod
-    def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma**x
-
     def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        if x <= self.step_ratio:
-            scale_factor = x / self.step_ratio
-        else:
-            scale_factor = (x - 1) / (self.step_ratio - 1)
+        # cycles count from 1; ``x`` in [0, 1) is the position inside the current one
+        progress = self.last_epoch / self.total_size
+        cycle = math.floor(1 + progress)
+        x = 1.0 + progress - cycle
+        # the triangle: 0 -> 1 over the rising fraction step_ratio, back to 0 after it
+        rising = x <= self.step_ratio
+        scale_factor = x / self.step_ratio if rising else (x - 1) / (self.step_ratio - 1)
         at = cycle if self.scale_mode == "cycle" else self.last_epoch
         lrs = [
             b + ((m - b) * scale_factor) * self.scale_fn(at)
@@ -144,10 +163,7 @@ class CyclicLR(LRScheduler):
     def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
+        state["_scale_fn_custom"] = _callable_state(state["_scale_fn_custom"])
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -169,10 +185,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         eta_min: float = 0.0,
         last_epoch: int = -1,
     ) -> None:
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        _expect_int(
+            T_0, _nonpositive, f"Expected positive integer T_0, but got {T_0}", compare_first=True
+        )
+        _expect_int(
+            T_mult,
+            _below_one,
+            f"Expected integer T_mult >= 1, but got {T_mult}",
+            compare_first=True,
+        )
         if not isinstance(eta_min, (float, int)):
             raise ValueError(
                 f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
@@ -242,16 +263,13 @@ class OneCycleLR(LRScheduler):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            message = f"Expected positive integer total_steps, but got {total_steps}"
+            _expect_int(total_steps, _nonpositive, message, compare_first=True)
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(
-                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
-                )
+            _expect_int(epochs, _nonpositive, f"Expected positive integer epochs, but got {epochs}")
+            message = f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+            _expect_int(steps_per_epoch, _nonpositive, message)
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
@@ -290,12 +308,12 @@ class OneCycleLR(LRScheduler):
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._anneal_func_type = anneal_strategy
-        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        peaks = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
-            for idx, group in enumerate(optimizer.param_groups):
-                group["initial_lr"] = max_lrs[idx] / div_factor
-                group["max_lr"] = max_lrs[idx]
-                group["min_lr"] = group["initial_lr"] / final_div_factor
+            # each group starts at peak / div_factor and ends final_div_factor below that
+            for group, peak in zip(optimizer.param_groups, peaks):
+                start = peak / div_factor
+                group.update(initial_lr=start, max_lr=peak, min_lr=start / final_div_factor)
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             _init_momentum(self, optimizer, base_momentum, max_momentum, last_epoch)
@@ -317,27 +335,27 @@ class OneCycleLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
-        lrs = []
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(
                 f"Tried to step {step_num} times. The specified number of total steps is "
                 f"{self.total_steps}"
             )
-        last = len(self._schedule_phases) - 1
+        # the phase holding this step (the last one takes everything after its predecessor)
+        begin = 0.0
+        for phase in self._schedule_phases[:-1]:
+            if step_num <= phase["end_step"]:
+                break
+            begin = phase["end_step"]
+        else:
+            phase = self._schedule_phases[-1]
+        pct = (step_num - begin) / (phase["end_step"] - begin)
+        lrs = []
         for group in self.optimizer.param_groups:
-            start_step = 0.0
-            for i, ph in enumerate(self._schedule_phases):
-                end_step = ph["end_step"]
-                if step_num <= end_step or i == last:
-                    pct = (step_num - start_step) / (end_step - start_step)
-                    lr = self._anneal_func(group[ph["start_lr"]], group[ph["end_lr"]], pct)
-                    if self.cycle_momentum:
-                        m = self._anneal_func(
-                            group[ph["start_momentum"]], group[ph["end_momentum"]], pct
-                        )
-                        _set_momentum(group, self.use_beta1, m)
-                    break
-                start_step = ph["end_step"]
-            lrs.append(lr)
+            lrs.append(self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+            if self.cycle_momentum:
+                m = self._anneal_func(
+                    group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                )
+                _set_momentum(group, self.use_beta1, m)
         return lrs

@@ -16,100 +16,123 @@ _mul = API["mul"]
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
-    """Return the minimiser of the cubic through (x1, f1, g1), (x2, f2, g2), within bounds."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
+    """Return the minimiser of the cubic through (x1, f1, g1), (x2, f2, g2), within bounds.
+
+    The cubic that matches both values and slopes has its minimiser at (Nocedal & Wright,
+    eq. 3.59, with ``a`` the left point and ``b`` the right one)
+    ``b - (b - a) (g_b + d2 - d1) / (g_b - g_a + 2 d2)``, where
+    ``d1 = g_a + g_b - 3 (f_a - f_b) / (a - b)`` and ``d2 = sqrt(d1^2 - g_a g_b)``.
+    Without a real minimiser (``d1^2 < g_a g_b``) the midpoint of the bounds is used; the
+    bounds default to the interval between the two points.
+    """
+    # (the formula is symmetric in the two points up to exact sign flips, so ordering them
+    # changes no bits)
+    if x1 > x2:
+        (a, fa, ga), (b, fb, gb) = (x2, f2, g2), (x1, f1, g1)
     else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1**2 - g1 * g2
-    if d2_square >= 0:
-        d2 = d2_square.sqrt()
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
+        (a, fa, ga), (b, fb, gb) = (x1, f1, g1), (x2, f2, g2)
+    low, high = (a, b) if bounds is None else bounds
+    d1 = ga + gb - 3 * (fa - fb) / (a - b)
+    discriminant = d1**2 - ga * gb
+    if not discriminant >= 0:
+        return (low + high) / 2.0
+    d2 = discriminant.sqrt()
+    step = b - (b - a) * ((gb + d2 - d1) / (gb - ga + 2 * d2))
+    return min(max(step, low), high)
+
+
+class _Trial:
+    """One evaluated step length ``t`` along the search direction: loss ``f``, flat gradient
+    ``g`` and directional derivative ``gtd``."""
+
+    __slots__ = ("t", "f", "g", "gtd")
+
+    def __init__(self, t, f, g, gtd) -> None:
+        self.t, self.f, self.g, self.gtd = t, f, g, gtd
+
+
+def _keep_off_the_ends(t, ends: tuple, stalled: bool):
+    """Zoom safeguard: a trial within 10% of the bracket's width from one of its ends is
+    accepted once; if it happens again (or the trial is outside), it is moved to 10% from the
+    nearer end. Returns the step and whether the next near-end trial counts as a repeat."""
+    lo, hi = min(ends), max(ends)
+    margin = 0.1 * (hi - lo)
+    if not min(hi - t, t - lo) < margin:
+        return t, False
+    if not (stalled or t >= hi or t <= lo):
+        return t, True
+    return (hi - margin if abs(t - hi) < abs(t - lo) else lo + margin), False
 
 
 def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """Return (loss, flat grad, step, evaluations) of a line search meeting the strong Wolfe
-    conditions (bracketing, then cubic-interpolation zoom)."""
-    d_norm = d.abs().max()
-    g = g.clone()
-    f_new, g_new = obj_func(x, t, d)
-    ls_func_evals = 1
-    gtd_new = g_new.dot(d)
-    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(
-            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
-        )
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d)
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
+    conditions: bracket an acceptable step, then zoom into the bracket by cubic interpolation
+    (Nocedal & Wright, algorithms 3.5 and 3.6). ``max_ls`` bounds the evaluations after the
+    first."""
+    evaluations = 0
 
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
+    def evaluate(step) -> _Trial:
+        nonlocal evaluations
+        evaluations += 1
+        f_step, g_step = obj_func(x, step, d)  # a freshly gathered gradient each time
+        return _Trial(step, f_step, g_step, g_step.dot(d))
+
+    def too_high(trial: _Trial) -> bool:  # the sufficient-decrease (Armijo) condition fails
+        return trial.f > (f + c1 * trial.t * gtd)
+
+    def flat_enough(trial: _Trial) -> bool:  # the strong curvature condition holds
+        return abs(trial.gtd) <= -c2 * gtd
+
+    d_norm = d.abs().max()
+    origin = _Trial(0, f, g.clone(), gtd)
+    previous, current = origin, evaluate(t)
+    searched, bracket, done = 0, None, False
+    # 1. grow the step until an interval must hold an acceptable one (or one is found)
+    while searched < max_ls:
+        if too_high(current) or (searched > 1 and current.f >= previous.f):
+            bracket = [previous, current]
             break
-        t = _cubic_interpolate(
-            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        if flat_enough(current):
+            bracket, done = [current], True
+            break
+        if current.gtd >= 0:  # the slope turned: a minimum lies behind
+            bracket = [previous, current]
+            break
+        # extrapolate by a cubic step within [t + 0.01 (t - t_prev), 10 t]
+        span = (current.t + 0.01 * (current.t - previous.t), current.t * 10)
+        step = _cubic_interpolate(
+            previous.t, previous.f, previous.gtd, current.t, current.f, current.gtd, span
         )
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                if abs(t - max(bracket)) < abs(t - min(bracket)):
-                    t = max(bracket) - eps
-                else:
-                    t = min(bracket) + eps
-                insuf_progress = False
-            else:
-                insuf_progress = True
-        else:
-            insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d)
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            bracket[high_pos], bracket_f[high_pos] = t, f_new
-            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.clone(), gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                bracket[high_pos] = bracket[low_pos]
-                bracket_f[high_pos] = bracket_f[low_pos]
-                bracket_g[high_pos] = bracket_g[low_pos]
-                bracket_gtd[high_pos] = bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos] = t, f_new
-            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.clone(), gtd_new
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+        previous, current = current, evaluate(step)
+        searched += 1
+    if searched == max_ls:  # out of evaluations while growing: the origin and the last trial
+        bracket = [origin, current]
+
+    # 2. zoom: shrink the bracket, keeping at ``best`` the trial with the lower loss
+    def order():
+        return (0, 1) if bracket[0].f <= bracket[-1].f else (1, 0)
+
+    best, other = order()
+    stalled = False
+    while not done and searched < max_ls:
+        left, right = bracket
+        if abs(right.t - left.t) * d_norm < tolerance_change:
+            break
+        step = _cubic_interpolate(left.t, left.f, left.gtd, right.t, right.f, right.gtd)
+        step, stalled = _keep_off_the_ends(step, (left.t, right.t), stalled)
+        trial = evaluate(step)
+        searched += 1
+        if too_high(trial) or trial.f >= bracket[best].f:
+            bracket[other] = trial
+            best, other = order()
+            continue
+        if flat_enough(trial):
+            done = True
+        elif trial.gtd * (bracket[other].t - bracket[best].t) >= 0:
+            bracket[other] = bracket[best]  # keep the minimum between the ends
+        bracket[best] = trial
+    found = bracket[best]
+    return found.f, found.g, found.t, evaluations
 
 
 class LBFGS(Optimizer):
@@ -155,33 +178,33 @@ class LBFGS(Optimizer):
             self._numel_cache = sum(p.numel() for p in self._params)
         return self._numel_cache
 
-    def _gather_flat_grad(self):
-        views = [
-            _zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1)
-            for p in self._params
-        ]
-        return _cat(views, 0)
-
-    def _add_grad(self, step_size, update) -> None:
-        offset = 0
+    # -- the parameters as one flat vector -------------------------------------------------
+    def _flat_grad(self):
+        # a fresh vector every call (missing gradients count as zeros)
+        pieces = []
         for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset : offset + numel].view_as(p), alpha=float(step_size))
-            offset += numel
+            pieces.append(
+                _zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1)
+            )
+        return _cat(pieces, 0)
 
-    def _clone_param(self):
-        return [p.clone() for p in self._params]
+    def _move(self, step, direction) -> None:
+        """params += step * direction (``direction`` flat, in parameter order)."""
+        start = 0
+        for p in self._params:
+            stop = start + p.numel()
+            p.add_(direction[start:stop].view_as(p), alpha=float(step))
+            start = stop
 
-    def _set_param(self, params_data) -> None:
-        for p, pdata in zip(self._params, params_data):
-            p.copy_(pdata)
-
-    def _directional_evaluate(self, closure, x, t, d):
-        self._add_grad(t, d)
+    def _loss_and_grad_at(self, closure, origin, step, direction):
+        """Loss and flat gradient at ``origin + step * direction``; the parameters are put
+        back to ``origin`` afterwards (the line search probes without moving)."""
+        self._move(step, direction)
         loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+        grad = self._flat_grad()
+        for p, saved in zip(self._params, origin):
+            p.copy_(saved)
+        return loss, grad
 
     def step(self, closure: Callable[[], float]) -> float:
         """Perform one L-BFGS step (up to ``max_iter`` iterations); return the first loss."""
@@ -192,105 +215,136 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         lr = float(group["lr"])
         max_iter, max_eval = group["max_iter"], group["max_eval"]
-        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
-        raw_closure = closure
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        search = group["line_search_fn"]
+        user_closure = closure
 
-        def closure():
+        def closure():  # the closure runs backward: grad mode on inside step()'s no_grad
             with enable_grad():
-                return raw_closure()
+                return user_closure()
 
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
-        orig_loss = closure()
-        loss = float(orig_loss)
-        current_evals = 1
+        first_loss = closure()
+        loss = float(first_loss)
+        evals = 1
         state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max() <= tolerance_grad:
-            return orig_loss
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
+        grad = self._flat_grad()
+        if grad.abs().max() <= tol_grad:  # already at a stationary point
+            return first_loss
+        memory = _History.restore(state, group["history_size"])
+
+        for it in range(1, max_iter + 1):
             state["n_iter"] += 1
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
+            fresh = state["n_iter"] == 1
+            if fresh:
+                memory.reset()
+                d = grad.neg()
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:
-                    if len(old_dirs) == history_size:  # forget the oldest pair
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # two-loop recursion: d = -H g
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i].item())
-                d = r = _mul(q, H_diag)
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i], alpha=(al[i] - be_i).item())
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone()
+                memory.remember(grad.sub(memory.prev_grad), memory.d.mul(memory.t))
+                d = memory.descent(grad, state)
+            memory.d = d
+            if memory.prev_grad is None:
+                memory.prev_grad = grad.clone()
             else:
-                prev_flat_grad.copy_(flat_grad)
-            prev_loss = loss
-            if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
-            else:
-                t = lr
-            gtd = flat_grad.dot(d)
-            if gtd > -tolerance_change:  # no descent direction
+                memory.prev_grad.copy_(grad)
+            memory.prev_loss = loss
+            # the first step is scaled so that it moves by at most lr in the l1 sense
+            t = min(1.0, 1.0 / grad.abs().sum()) * lr if fresh else lr
+            memory.t = t
+            gtd = grad.dot(d)
+            if gtd > -tol_change:  # not a descent direction
                 break
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
+
+            used = 0
+            if search is not None:
+                if search != "strong_wolfe":  # checked where torch checks it: at first use
                     raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
+                origin = [p.clone() for p in self._params]
 
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
+                def probe(x, step, direction):
+                    return self._loss_and_grad_at(closure, x, step, direction)
 
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals
+                loss, grad, t, used = _strong_wolfe(
+                    probe, origin, t, d, loss, grad, gtd, max_ls=max_eval - evals
                 )
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
+                memory.t = t
+                self._move(t, d)
+                converged = grad.abs().max() <= tol_grad
             else:
-                self._add_grad(t, d)
-                if n_iter != max_iter:
+                self._move(t, d)
+                if it != max_iter:  # the last iteration's loss is never looked at
                     loss = float(closure())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
-            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+                    grad = self._flat_grad()
+                    converged = grad.abs().max() <= tol_grad
+                    used = 1
+            evals += used
+            state["func_evals"] += used
+            if it == max_iter or evals >= max_eval or converged:
                 break
-            if d.mul(t).abs().max() <= tolerance_change:
+            if d.mul(t).abs().max() <= tol_change:  # the step no longer moves the parameters
                 break
-            if abs(loss - prev_loss) < tolerance_change:
+            if abs(loss - memory.prev_loss) < tol_change:  # nor the loss
                 break
-        state["d"], state["t"] = d, t
-        state["old_dirs"], state["old_stps"], state["ro"] = old_dirs, old_stps, ro
-        state["H_diag"] = H_diag
-        state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
-        return orig_loss
+        memory.save(state)
+        return first_loss
+
+
+class _History:
+    """L-BFGS's memory: the last ``size`` curvature pairs (y = grad change, s = step) with
+    ``ro = 1 / y.s``, the initial Hessian scale ``H_diag``, the last direction ``d`` and step
+    ``t``, and the previous gradient and loss. Kept in the optimizer state under torch's
+    names."""
+
+    _KEYS = ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    @classmethod
+    def restore(cls, state: dict, size: int) -> _History:
+        memory = cls(size)
+        memory.d, memory.t = state.get("d"), state.get("t")
+        memory.ys, memory.ss, memory.ro = (
+            state.get("old_dirs"),
+            state.get("old_stps"),
+            state.get("ro"),
+        )
+        memory.H_diag = state.get("H_diag")
+        memory.prev_grad, memory.prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        return memory
+
+    def save(self, state: dict) -> None:
+        values = (self.d, self.t, self.ys, self.ss, self.ro, self.H_diag, self.prev_grad)
+        state.update(zip(self._KEYS, (*values, self.prev_loss)))
+
+    def reset(self) -> None:
+        self.ys, self.ss, self.ro, self.H_diag = [], [], [], 1
+
+    def remember(self, y, s) -> None:
+        """Add a pair if it has positive curvature (y.s > 1e-10), dropping the oldest."""
+        ys = y.dot(s)
+        if not ys > 1e-10:
+            return
+        if len(self.ys) == self.size:
+            for kept in (self.ys, self.ss, self.ro):
+                del kept[0]
+        self.ys.append(y)
+        self.ss.append(s)
+        self.ro.append(1.0 / ys)
+        self.H_diag = ys / y.dot(y)
+
+    def descent(self, grad, state: dict):
+        """-H grad by the two-loop recursion (Nocedal & Wright, algorithm 7.4)."""
+        alpha = state.setdefault("al", [None] * self.size)  # kept in the state, as torch's
+        pairs = len(self.ys)
+        q = grad.neg()
+        for i in reversed(range(pairs)):
+            alpha[i] = self.ss[i].dot(q) * self.ro[i]
+            q.add_(self.ys[i], alpha=-alpha[i].item())
+        r = _mul(q, self.H_diag)
+        for i in range(pairs):
+            beta = self.ys[i].dot(r) * self.ro[i]
+            r.add_(self.ss[i], alpha=(alpha[i] - beta).item())
+        return r

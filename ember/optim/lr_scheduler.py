@@ -48,17 +48,27 @@ EPOCH_DEPRECATION_WARNING = (
 )
 
 
+def _per_group(value, optimizer: Optimizer, mismatch) -> list:
+    """``value`` as one entry per param group: a list/tuple must have one per group
+    (``mismatch(given, groups)`` builds the error), anything else is repeated."""
+    groups = len(optimizer.param_groups)
+    if not isinstance(value, (list, tuple)):
+        return [value] * groups
+    if len(value) == groups:
+        return list(value)
+    raise mismatch(len(value), groups)
+
+
 def _format_param(name: str, optimizer: Optimizer, param) -> list:
     """Return ``param`` as one value per param group."""
-    if isinstance(param, (list, tuple)):
-        if len(param) != len(optimizer.param_groups):
-            raise ValueError(
-                f"{name} must have the same length as optimizer.param_groups. "
-                f"{name} has {len(param)} values, param_groups has "
-                f"{len(optimizer.param_groups)}."
-            )
-        return list(param)
-    return [param] * len(optimizer.param_groups)
+    return _per_group(
+        param,
+        optimizer,
+        lambda given, groups: ValueError(
+            f"{name} must have the same length as optimizer.param_groups. "
+            f"{name} has {given} values, param_groups has {groups}."
+        ),
+    )
 
 
 def _group_values(optimizer: Optimizer, key: str) -> list:
@@ -76,6 +86,14 @@ class _Flag:
 
     def __exit__(self, *exc) -> None:
         setattr(self.obj, self.attr, False)
+
+
+def _warn_epoch_argument() -> None:
+    warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=3)
+
+
+# the attribute marking an optimizer.step we wrapped to see whether it ran
+_STEP_WRAPPED = "_wrapped_by_lr_sched"
 
 
 def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
@@ -121,7 +139,7 @@ class LRScheduler:
         # Wrap the optimizer's bound step so the first scheduler.step() can tell whether
         # optimizer.step() ran before it (torch's ordering warning).
         opt = self.optimizer
-        if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        if hasattr(opt.step, _STEP_WRAPPED):
             return
         opt_ref = ref(opt)
         func = opt.step.__func__
@@ -132,7 +150,7 @@ class LRScheduler:
             o._opt_called = True
             return func.__get__(o, o.__class__)(*args, **kwargs)
 
-        wrapper._wrapped_by_lr_sched = True
+        setattr(wrapper, _STEP_WRAPPED, True)
         opt.step = wrapper
 
     def _initial_step(self) -> None:
@@ -159,30 +177,34 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch (or to ``epoch``, deprecated) and set the lrs."""
         if self._step_count == 1:
-            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
-                    "Seems like `optimizer.step()` has been overridden after learning rate "
-                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                    "before `lr_scheduler.step()`. See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
-                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
-                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
-                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
-                    "will result in PyTorch skipping the first value of the learning rate "
-                    "schedule. See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            self._check_step_order()
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _warn_epoch_argument()
         self._update_lr(epoch)
+
+    def _check_step_order(self) -> None:
+        # at the first real step: optimizer.step() should have run already (our wrapper sets
+        # ``_opt_called``), unless someone replaced optimizer.step after we wrapped it
+        if not hasattr(self.optimizer.step, _STEP_WRAPPED):
+            message = (
+                "Seems like `optimizer.step()` has been overridden after learning rate "
+                "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                "before `lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+            )
+        elif getattr(self.optimizer, "_opt_called", False):
+            return
+        else:
+            message = (
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                "will result in PyTorch skipping the first value of the learning rate "
+                "schedule. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+            )
+        warnings.warn(message, UserWarning, stacklevel=3)
 
     def _update_lr(self, epoch: int | None = None) -> None:
         with _Flag(self, "_get_lr_called_within_step"):
@@ -202,15 +224,20 @@ class _LRScheduler(LRScheduler):
     """The old name of ``LRScheduler`` (custom schedulers written against it subclass this)."""
 
 
+def _callable_state(fn) -> dict | None:
+    """What a state dict keeps of a user callable: nothing for a plain function (it is code,
+    not state), the attributes of a callable object (restored into the live object on load)."""
+    if fn is None or isinstance(fn, types.FunctionType):
+        return None
+    return fn.__dict__.copy()
+
+
 class _LambdaState:
     """state_dict support for schedulers holding one callable per group (``lr_lambdas``)."""
 
     def state_dict(self) -> dict[str, Any]:
         sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        sd["lr_lambdas"] = [
-            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-            for fn in self.lr_lambdas
-        ]
+        sd["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
         return sd
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -222,14 +249,11 @@ class _LambdaState:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
     def _set_lambdas(self, optimizer, lr_lambda) -> None:
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _per_group(
+            lr_lambda,
+            optimizer,
+            lambda given, groups: ValueError(f"Expected {groups} lr_lambdas, but got {given}"),
+        )
 
 
 class LambdaLR(_LambdaState, LRScheduler):
@@ -308,8 +332,9 @@ class MultiStepLR(LRScheduler):
         return [g["lr"] * self.gamma**k for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list[float]:
-        milestones = sorted(self.milestones.elements())
-        return [b * self.gamma ** bisect_right(milestones, self.last_epoch) for b in self.base_lrs]
+        # gamma once per milestone passed (a repeated milestone counts as often as given)
+        passed = sum(n for epoch, n in self.milestones.items() if epoch <= self.last_epoch)
+        return [b * self.gamma**passed for b in self.base_lrs]
 
 
 class ConstantLR(LRScheduler):
@@ -341,7 +366,15 @@ class ConstantLR(LRScheduler):
         return [b * f for b in self.base_lrs]
 
 
-class LinearLR(LRScheduler):
+class _Finite:
+    """Schedules that stop changing the lr after ``total_iters`` epochs."""
+
+    def _holding(self) -> bool:
+        # the initial step keeps the lr; after total_iters nothing changes it any more
+        return self._is_initial or self.last_epoch > self.total_iters
+
+
+class LinearLR(_Finite, LRScheduler):
     """Scale the lr linearly from ``start_factor`` to ``end_factor`` over ``total_iters``."""
 
     def __init__(
@@ -368,7 +401,7 @@ class LinearLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
-        if self._is_initial or self.last_epoch > self.total_iters:
+        if self._holding():
             return _group_values(self.optimizer, "lr")
         d = self.end_factor - self.start_factor
         f = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
@@ -397,7 +430,7 @@ class ExponentialLR(LRScheduler):
         return [b * self.gamma**self.last_epoch for b in self.base_lrs]
 
 
-class PolynomialLR(LRScheduler):
+class PolynomialLR(_Finite, LRScheduler):
     """Decay the lr polynomially (``power``) to zero over ``total_iters``."""
 
     def __init__(
@@ -413,12 +446,14 @@ class PolynomialLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
-        if self._is_initial or self.last_epoch > self.total_iters:
+        if self._holding():
             return _group_values(self.optimizer, "lr")
-        decay = (
-            (1.0 - self.last_epoch / self.total_iters)
-            / (1.0 - (self.last_epoch - 1) / self.total_iters)
-        ) ** self.power
+
+        # the chainable form: (remaining fraction now / remaining fraction before) ** power
+        def remaining(epoch):
+            return 1.0 - epoch / self.total_iters
+
+        decay = (remaining(self.last_epoch) / remaining(self.last_epoch - 1)) ** self.power
         return [g["lr"] * decay for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list[float]:
@@ -522,9 +557,15 @@ class SequentialLR(_Composite, LRScheduler):
         for group in optimizer.param_groups:
             group["lr"] = group["initial_lr"]
         self.recursive_undo()
-        idx = bisect_right(self._milestones, 0)
-        self._schedulers[idx]._initial_step()
-        self._last_lr = schedulers[idx].get_last_lr()
+        first, _ = self._scheduler_at(0)
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def _scheduler_at(self, epoch: int):
+        """(the scheduler running at ``epoch``, whether ``epoch`` is its first)."""
+        # scheduler k runs from milestone k-1 (inclusive) to milestone k
+        k = bisect_right(self._milestones, epoch)
+        return self._schedulers[k], k > 0 and self._milestones[k - 1] == epoch
 
     def recursive_undo(self, sched=None) -> None:
         """Undo the initial step every (nested) scheduler took when it was built."""
@@ -537,9 +578,8 @@ class SequentialLR(_Composite, LRScheduler):
 
     def step(self) -> None:
         self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        scheduler = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+        scheduler, starting = self._scheduler_at(self.last_epoch)
+        if starting:  # a scheduler taking over restarts from its own epoch 0
             scheduler._update_lr(0)
         else:
             scheduler.step()
@@ -555,7 +595,8 @@ class ChainedScheduler(_Composite, LRScheduler):
             raise ValueError(
                 f"{name} expects at least one scheduler to be chained, but got no scheduler."
             )
-        optimizer = optimizer or schedulers[0].optimizer
+        if optimizer is None:
+            optimizer = schedulers[0].optimizer
         _check_composable(name, optimizer, schedulers)
         self._schedulers = schedulers
         self.optimizer = optimizer
@@ -588,22 +629,19 @@ class ReduceLROnPlateau(LRScheduler):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
-                )
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
-        else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        # a single min_lr is remembered, to extend min_lrs to groups added later
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.min_lrs = _per_group(
+            min_lr,
+            optimizer,
+            lambda given, groups: ValueError(f"expected {groups} min_lrs, got {given}"),
+        )
         self.patience = patience
         self.cooldown = cooldown
         self.eps = eps
         self.last_epoch = 0
         self._last_lr = _group_values(optimizer, "lr")
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._set_comparison(mode, threshold, threshold_mode)
         self._reset()
 
     def _reset(self) -> None:
@@ -616,7 +654,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _warn_epoch_argument()
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -633,7 +671,8 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self, epoch) -> None:
-        if len(self.optimizer.param_groups) != len(self.min_lrs):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
                 raise RuntimeError(
                     "The number of param groups in the `optimizer` "
@@ -644,27 +683,29 @@ class ReduceLROnPlateau(LRScheduler):
                     "modify the `min_lrs` field to match the length "
                     "of the `optimizer` param groups."
                 )
-            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
-        for i, group in enumerate(self.optimizer.param_groups):
-            old_lr = float(group["lr"])
-            new_lr = max(old_lr * self.factor, self.min_lrs[i])
-            if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, floor in zip(groups, self.min_lrs):
+            lr = float(group["lr"])
+            reduced = max(lr * self.factor, floor)
+            if lr - reduced > self.eps:  # changes smaller than eps are ignored
+                group["lr"] = reduced
 
     @property
     def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
-    def _is_better(self, a, best) -> bool:
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
+    # does ``a`` improve on ``best`` by more than the threshold t, per (mode, threshold_mode)
+    _IMPROVES = {
+        ("min", "rel"): lambda a, best, t: a < best * (1.0 - t),
+        ("min", "abs"): lambda a, best, t: a < best - t,
+        ("max", "rel"): lambda a, best, t: a > best * (t + 1.0),
+        ("max", "abs"): lambda a, best, t: a > best + t,
+    }
 
-    def _init_is_better(self, mode, threshold, threshold_mode) -> None:
+    def _is_better(self, a, best) -> bool:
+        return self._IMPROVES[self.mode, self.threshold_mode](a, best, self.threshold)
+
+    def _set_comparison(self, mode, threshold, threshold_mode) -> None:
         if mode not in {"min", "max"}:
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in {"rel", "abs"}:
@@ -676,9 +717,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
-        self._init_is_better(
-            mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode
-        )
+        self._set_comparison(self.mode, self.threshold, self.threshold_mode)
 
 
 from ember.optim._lr_cyclic import (  # noqa: E402  (they subclass LRScheduler)

@@ -58,7 +58,7 @@ def _format_time_share(time_us: float, total_time_us: float) -> str:
     """Return ``time_us`` as a percentage of ``total_time_us`` (``NaN`` for a zero total)."""
     if total_time_us == 0:
         return "NaN"
-    return f"{time_us * 100.0 / total_time_us:.2f}%"
+    return f"{time_us / total_time_us:.2%}"
 
 
 def _format_memory(nbytes: int) -> str:
@@ -73,19 +73,25 @@ def _format_memory(nbytes: int) -> str:
     return str(nbytes) + " B"
 
 
-def _attr_formatter(name):
-    return property(lambda self: _format_time(getattr(self, name)))
+def _formatted(attr: str) -> property:
+    return property(lambda self: _format_time(getattr(self, attr)), doc=f"``{attr}``, printed")
 
 
 class FormattedTimesMixin:
-    """The ``*_str`` formatted times and the per-call averages of an event or an average."""
+    """The ``*_str`` formatted times and the per-call averages of an event or an average.
 
-    cpu_time_str = _attr_formatter("cpu_time")
-    device_time_str = _attr_formatter("device_time")
-    cpu_time_total_str = _attr_formatter("cpu_time_total")
-    device_time_total_str = _attr_formatter("device_time_total")
-    self_cpu_time_total_str = _attr_formatter("self_cpu_time_total")
-    self_device_time_total_str = _attr_formatter("self_device_time_total")
+    Every time attribute ``t`` in ``_FORMATTED`` gets a read-only ``t_str``: the value as the
+    tables print it (``12.000us``, ``1.500ms``, ``2.000s``).
+    """
+
+    _FORMATTED = (
+        "cpu_time",
+        "device_time",
+        "cpu_time_total",
+        "device_time_total",
+        "self_cpu_time_total",
+        "self_device_time_total",
+    )
 
     @property
     def cpu_time(self) -> float:
@@ -98,6 +104,11 @@ class FormattedTimesMixin:
     @property
     def cuda_time(self) -> float:
         return self.device_time
+
+
+for _attr in FormattedTimesMixin._FORMATTED:
+    setattr(FormattedTimesMixin, _attr + "_str", _formatted(_attr))
+del _attr
 
 
 class Interval:
@@ -192,11 +203,16 @@ class FunctionEvent(FormattedTimesMixin):
         """Set the immediate CPU parent (the innermost event whose interval holds this one)."""
         self.cpu_parent = parent
 
-    @property
-    def self_cpu_memory_usage(self) -> int:
+    def _exclusive(self, attr: str):
+        # "self" figures: this event's total minus its children's; only synchronous CPU events
+        # have children to subtract, every other kind reports zero
         if self.is_async or self.device_type != DeviceType.CPU:
             return 0
-        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+        return getattr(self, attr) - sum(getattr(c, attr) for c in self.cpu_children)
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return self._exclusive("cpu_memory_usage")
 
     @property
     def self_device_memory_usage(self) -> int:
@@ -208,9 +224,7 @@ class FunctionEvent(FormattedTimesMixin):
 
     @property
     def self_cpu_time_total(self) -> float:
-        if self.is_async or self.device_type != DeviceType.CPU:
-            return 0
-        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+        return self._exclusive("cpu_time_total")
 
     @property
     def device_time_total(self) -> float:
@@ -269,36 +283,48 @@ class FunctionEventAvg(FormattedTimesMixin):
         self.is_legacy: bool = False
         self.flops: int = 0
 
+    # taken from the first event added (the key's representative)
+    _FROM_FIRST = (
+        "key",
+        "node_id",
+        "is_async",
+        "is_remote",
+        "cpu_parent",
+        "cpu_children",
+        "overload_name",
+        "input_shapes",
+        "stack",
+        "scope",
+        "device_type",
+        "is_legacy",
+        "use_device",
+        "is_user_annotation",
+    )
+    # summed over the events added
+    _SUMMED = (
+        "cpu_time_total",
+        "device_time_total",
+        "self_cpu_time_total",
+        "self_device_time_total",
+        "cpu_memory_usage",
+        "device_memory_usage",
+        "self_cpu_memory_usage",
+        "self_device_memory_usage",
+        "count",
+    )
+
     def add(self, other) -> FunctionEventAvg:
         """Add an event's (or another average's) statistics to this one."""
         if self.key is None:
-            self.key = other.key
-            self.node_id = other.node_id
-            self.is_async = other.is_async
-            self.is_remote = other.is_remote
-            self.cpu_parent = other.cpu_parent
-            self.cpu_children = other.cpu_children
-            self.overload_name = other.overload_name
-            self.input_shapes = other.input_shapes
-            self.stack = other.stack
-            self.scope = other.scope
-            self.device_type = other.device_type
-            self.is_legacy = other.is_legacy
-            self.use_device = other.use_device
-            self.is_user_annotation = other.is_user_annotation
+            for attr in self._FROM_FIRST:
+                setattr(self, attr, getattr(other, attr))
         if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
             raise AssertionError("Expected other to be a FunctionEvent or FunctionEventAvg")
         if other.key != self.key:
             raise AssertionError(f"Expected keys to match, but got {other.key} vs {self.key}")
-        self.cpu_time_total += other.cpu_time_total
-        self.device_time_total += other.device_time_total
-        self.self_cpu_time_total += other.self_cpu_time_total
-        self.self_device_time_total += other.self_device_time_total
-        self.cpu_memory_usage += other.cpu_memory_usage
-        self.device_memory_usage += other.device_memory_usage
-        self.self_cpu_memory_usage += other.self_cpu_memory_usage
-        self.self_device_memory_usage += other.self_device_memory_usage
-        self.count += other.count
+        for attr in self._SUMMED:
+            setattr(self, attr, getattr(self, attr) + getattr(other, attr))
+        # flops: None (not counted) is absorbing only while nothing was counted
         if self.flops is None:
             self.flops = other.flops
         elif other.flops is not None:
@@ -319,14 +345,30 @@ class FunctionEventAvg(FormattedTimesMixin):
         )
 
 
+def _self_and_ancestors(evt):
+    while evt is not None:
+        yield evt
+        evt = evt.cpu_parent
+
+
+def _holds(outer: FunctionEvent, inner: FunctionEvent) -> bool:
+    # ``inner`` starts before ``outer`` ends and does not outlast it
+    end = outer.time_range.end
+    return inner.time_range.start < end and inner.time_range.end <= end
+
+
 class EventList(list):
     """A list of profiling events (``FunctionEvent`` or ``FunctionEventAvg``) with helpers to
     aggregate, print and export them."""
 
-    def __init__(self, *args, **kwargs):
-        use_device = kwargs.pop("use_device", None)
-        profile_memory = kwargs.pop("profile_memory", False)
-        with_flops = kwargs.pop("with_flops", False)
+    def __init__(
+        self,
+        *args,
+        use_device: str | None = None,
+        profile_memory: bool = False,
+        with_flops: bool = False,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self._use_device = use_device
         self._profile_memory = profile_memory
@@ -368,36 +410,35 @@ class EventList(list):
         )
         for _, thread_events in itertools.groupby(events, key=lambda e: (e.thread, e.node_id)):
             ordered = sorted(thread_events, key=lambda e: [e.time_range.start, -e.time_range.end])
-            current: list[FunctionEvent] = []
+            # ``open_ranges``: the chain of events whose intervals hold the current time;
+            # events come sorted by start (longest first), so the innermost open range that
+            # still holds an event is its parent
+            open_ranges: list[FunctionEvent] = []
             for event in ordered:
-                while current:
-                    parent = current[-1]
-                    if (
-                        event.time_range.start >= parent.time_range.end
-                        or event.time_range.end > parent.time_range.end
-                    ):
-                        current.pop()
-                    else:
-                        parent.append_cpu_child(event)
-                        event.set_cpu_parent(parent)
-                        break
-                current.append(event)
+                while open_ranges and not _holds(open_ranges[-1], event):
+                    open_ranges.pop()
+                if open_ranges:
+                    open_ranges[-1].append_cpu_child(event)
+                    event.set_cpu_parent(open_ranges[-1])
+                open_ranges.append(event)
 
     def _set_backward_stacktraces(self) -> None:
         # events inside a backward node take the stack of the forward op that made the node
-        def bw_parent(evt):
-            while evt is not None and evt.scope != 1:
-                evt = evt.cpu_parent
-            return evt
+        # (scope 1 is a backward-function record)
+        def backward_ancestor(evt):
+            for ancestor in _self_and_ancestors(evt):
+                if ancestor.scope == 1:
+                    return ancestor
+            return None
 
-        fwd_stacks = {}
-        for evt in self:
-            if bw_parent(evt) is None and evt.stack is not None:
-                fwd_stacks.setdefault((evt.sequence_nr, evt.thread), evt.stack)
-        for evt in self:
-            p = bw_parent(evt)
-            if p is not None:
-                evt.stack = fwd_stacks.get((p.sequence_nr, p.fwd_thread), [])
+        backward_of = {evt: backward_ancestor(evt) for evt in self}
+        forward_stack = {}  # (sequence number, thread) of a forward op -> its stack
+        for evt, node in backward_of.items():
+            if node is None and evt.stack is not None:
+                forward_stack.setdefault((evt.sequence_nr, evt.thread), evt.stack)
+        for evt, node in backward_of.items():
+            if node is not None:
+                evt.stack = forward_stack.get((node.sequence_nr, node.fwd_thread), [])
 
     @property
     def self_cpu_time_total(self) -> float:

@@ -66,8 +66,10 @@ class profile:
                 warnings.warn(f"{name} is not available, disabling {name} profiling", stacklevel=2)
             self.use_cuda = False
             self.use_device = None
+        # the events of the last window, built on first read; with acc_events the events of
+        # earlier windows wait in ``_carried`` and join the next window's list
         self._function_events: EventList | None = None
-        self._old_function_events: EventList | None = None
+        self._carried: EventList | None = None
         self._needs_processing = False
         self.entered = False
         self.record_shapes = record_shapes or with_flops
@@ -113,31 +115,30 @@ class profile:
         self.entered = True
         self._recorder.start()
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def __exit__(self, *exc_info):
         if not self.enabled:
             return
-        if self._function_events and self.acc_events:
-            self._old_function_events = self._function_events
-        self._function_events = None
+        previous, self._function_events = self._function_events, None
+        if self.acc_events and previous:
+            self._carried = previous
         self._needs_processing = True
         self._recorder.stop()
         if self.acc_events:
             self._ensure_function_events()
         return False
 
-    def __repr__(self) -> str:
+    def _render(self, show) -> str:
         if self._needs_processing:
             self._ensure_function_events()
         if self._function_events is None:
             return "<unfinished torch.autograd.profile>"
-        return repr(self._function_events)
+        return show(self._function_events)
+
+    def __repr__(self) -> str:
+        return self._render(repr)
 
     def __str__(self) -> str:
-        if self._needs_processing:
-            self._ensure_function_events()
-        if self._function_events is None:
-            return "<unfinished torch.autograd.profile>"
-        return str(self._function_events)
+        return self._render(str)
 
     # -- results -------------------------------------------------------------------------
     def _ensure_function_events(self) -> None:
@@ -150,15 +151,17 @@ class profile:
             events = EventList([], use_device=self.use_device, profile_memory=self.profile_memory)
             events._build_tree()
         self._function_events = events
-        if self._old_function_events and self.acc_events:
-            events.extend(self._old_function_events)
-            self._old_function_events = None
+        carried, self._carried = self._carried, None
+        if carried and self.acc_events:
+            events.extend(carried)
+
+    def _results(self) -> EventList:
+        self._ensure_function_events()
+        return self._function_events
 
     @property
     def function_events(self) -> EventList:
-        if self._function_events is None or self._needs_processing:
-            self._ensure_function_events()
-        return self._function_events
+        return self._results()
 
     def table(
         self,
@@ -171,8 +174,7 @@ class profile:
         top_level_events_only=False,
     ) -> str:
         """Return the events as a table (see ``EventList.table``)."""
-        self._ensure_function_events()
-        return self._function_events.table(
+        return self._results().table(
             sort_by=sort_by,
             row_limit=row_limit,
             max_src_column_width=max_src_column_width,
@@ -190,30 +192,27 @@ class profile:
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Write the stacks of the events (needs ``with_stack=True``) for flame graphs."""
-        self._ensure_function_events()
+        events = self._results()
         if not self.with_stack:
             raise AssertionError("export_stacks() requires with_stack=True")
-        return self._function_events.export_stacks(path, metric)
+        return events.export_stacks(path, metric)
 
     def key_averages(
         self, group_by_input_shape=False, group_by_stack_n=0, group_by_overload_name=False
     ) -> EventList:
         """Return the events averaged per name (see ``EventList.key_averages``)."""
-        self._ensure_function_events()
-        return self._function_events.key_averages(
-            group_by_input_shape, group_by_stack_n, group_by_overload_name
-        )
+        # (EventList spells the first one group_by_input_shapes, as torch's)
+        grouping = (group_by_input_shape, group_by_stack_n, group_by_overload_name)
+        return self._results().key_averages(*grouping)
 
     def total_average(self):
         """Return the sum of all events as one ``FunctionEventAvg`` keyed ``"Total"``."""
-        self._ensure_function_events()
-        return self._function_events.total_average()
+        return self._results().total_average()
 
     @property
     def self_cpu_time_total(self) -> float:
         """Return the total CPU time: the sum of every event's self time."""
-        self._ensure_function_events()
-        return self._function_events.self_cpu_time_total
+        return self._results().self_cpu_time_total
 
 
 class record_function:
@@ -230,7 +229,7 @@ class record_function:
         self._handles = _recorder.begin_range(self.name) if _recorder.ACTIVE else []
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, *exc_info):
         if not self.run_callbacks_on_exit:
             return
         if self._handles is None:
@@ -266,7 +265,7 @@ class _Annotator:
         self.entered = True
         return self
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def __exit__(self, *exc_info):
         if self.enabled:
             self.entered = False
         return False

@@ -105,6 +105,12 @@ class _KinetoProfile:
         self.preset_metadata: dict = {}
         self._trace_metadata: dict = {}
 
+    def _window(self, doing: str):
+        """The autograd-level profile of the current window (torch's ``self.profiler``)."""
+        if self.profiler is None:
+            raise AssertionError(f"Profiler must be initialized before {doing}")
+        return self.profiler
+
     def start(self) -> None:
         self.prepare_trace()
         self.start_trace()
@@ -134,9 +140,7 @@ class _KinetoProfile:
         self.profiler._prepare_trace()
 
     def start_trace(self) -> None:
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before starting trace")
-        self.profiler._start_trace()
+        self._window("starting trace")._start_trace()
         for flag in ("profile_memory", "with_stack", "record_shapes", "with_modules", "with_flops"):
             if getattr(self, flag):
                 self.add_metadata_json(flag, "1")
@@ -144,21 +148,15 @@ class _KinetoProfile:
             self.add_metadata_json(k, v)
 
     def stop_trace(self) -> None:
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before stopping trace")
-        self.profiler.__exit__(None, None, None)
+        self._window("stopping trace").__exit__(None, None, None)
 
     def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
         """Write the last window as Chrome trace JSON (``.gz``: compressed)."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before exporting chrome trace")
-        self.profiler.export_chrome_trace(path, self._trace_metadata)
+        self._window("exporting chrome trace").export_chrome_trace(path, self._trace_metadata)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Write the events' stacks (needs ``with_stack=True``) for flame graphs."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before exporting stacks")
-        return self.profiler.export_stacks(path, metric)
+        return self._window("exporting stacks").export_stacks(path, metric)
 
     def key_averages(
         self,
@@ -167,17 +165,13 @@ class _KinetoProfile:
         group_by_overload_name: bool = False,
     ):
         """Return the events averaged per name (and input shapes / stack if asked)."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before getting key averages")
-        return self.profiler.key_averages(
+        return self._window("getting key averages").key_averages(
             group_by_input_shape, group_by_stack_n, group_by_overload_name
         )
 
     def events(self):
         """Return the unaggregated ``FunctionEvent``s of the last window."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before accessing events")
-        return self.profiler.function_events
+        return self._window("accessing events").function_events
 
     def add_metadata(self, key: str, value: str) -> None:
         """Add a string ``key: value`` to the trace file."""
@@ -228,25 +222,26 @@ def schedule(
     recorded steps (the last one saves the trace), ``repeat`` times (0: forever).
     ``skip_first_wait`` skips the first cycle's wait."""
 
+    period = wait + warmup + active
+
     def schedule_fn(step: int) -> ProfilerAction:
         if step < 0:
             raise AssertionError(f"Step must be non-negative. Got {step}.")
         if step < skip_first:
             return ProfilerAction.NONE
-        step -= skip_first
-        if skip_first_wait != 0:
-            step += wait
-        num_steps = wait + warmup + active
-        if repeat > 0 and step / num_steps >= repeat:
+        # position inside the cycles; skip_first_wait starts the first cycle at its warmup
+        position = step - skip_first + (wait if skip_first_wait else 0)
+        cycle, offset = divmod(position, period)
+        if repeat and cycle >= repeat:
             return ProfilerAction.NONE
-        mod_step = step % num_steps
-        if mod_step < wait:
+        if offset < wait:
             return ProfilerAction.NONE
-        if mod_step < wait + warmup:
+        if offset < wait + warmup:
             return ProfilerAction.WARMUP
-        return ProfilerAction.RECORD if mod_step < num_steps - 1 else ProfilerAction.RECORD_AND_SAVE
+        last = offset == period - 1  # the cycle's last active step hands the trace over
+        return ProfilerAction.RECORD_AND_SAVE if last else ProfilerAction.RECORD
 
-    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+    if min(wait, warmup, repeat, skip_first) < 0 or active < 1:
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
             f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
@@ -259,7 +254,8 @@ def schedule(
     return schedule_fn
 
 
-def _default_schedule_fn(_: int) -> ProfilerAction:
+def _record_always(step: int) -> ProfilerAction:
+    # without a schedule the whole context is one recording window
     return ProfilerAction.RECORD
 
 
@@ -289,6 +285,10 @@ def tensorboard_trace_handler(
     return handler_fn
 
 
+def _schedule_warning(prev: ProfilerAction, current: ProfilerAction):
+    return partial(warnings.warn, f"Incorrect schedule: {prev.name} followed by {current.name}")
+
+
 class profile(_KinetoProfile):
     """Profiler context manager (``torch.profiler.profile``).
 
@@ -316,15 +316,13 @@ class profile(_KinetoProfile):
         custom_trace_id_callback=None,
         post_processing_timeout_s: float | None = None,
     ) -> None:
-        if activities is not None:
-            activities_set: set = set()
-            for item in activities:
-                if isinstance(item, ProfilerActivity):
-                    activities_set.add(item)
-                elif isinstance(item, dict):
-                    activities_set.update(item.keys())
-        else:
-            activities_set = supported_activities()
+        # the activities asked for: members, or dicts keyed by members (with filters)
+        chosen: set = set() if activities is not None else set(supported_activities())
+        for item in activities if activities is not None else ():
+            if isinstance(item, dict):
+                chosen |= set(item)
+            elif isinstance(item, ProfilerActivity):
+                chosen.add(item)
         if use_cuda is not None:
             warnings.warn(
                 "`use_cuda` is deprecated, use `activities` argument instead",
@@ -332,10 +330,10 @@ class profile(_KinetoProfile):
                 stacklevel=2,
             )
             if use_cuda:
-                activities_set.add(ProfilerActivity.CUDA)
-            elif ProfilerActivity.CUDA in activities_set:
-                activities_set.remove(ProfilerActivity.CUDA)
-        if len(activities_set) == 0:
+                chosen.add(ProfilerActivity.CUDA)
+            else:
+                chosen.discard(ProfilerActivity.CUDA)
+        if not chosen:
             raise AssertionError("No valid profiler activities found")
         super().__init__(
             activities=activities,
@@ -354,110 +352,95 @@ class profile(_KinetoProfile):
             self.schedule = schedule
             self.record_steps = True
         else:
-            self.schedule = _default_schedule_fn
+            self.schedule = _record_always
             self.record_steps = False
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
         self.step_rec_fn: _profile.record_function | None = None
-        action = self.schedule(self.step_num)
-        if action == ProfilerAction.DEVICE_STOPPED:
-            raise ValueError(
-                "ProfilerAction.DEVICE_STOPPED is set internally by the "
-                "profiler and must not be returned by a user-provided schedule"
-            )
+        action = self._scheduled(self.step_num)
         self.current_action = action
         self._prev_schedule_action = action
+        every = [*ProfilerAction, None]
+        self.action_map = {(p, c): self._plan(p, c) for p in ProfilerAction for c in every}
+
+    def _plan(self, prev, current) -> list:
+        """The calls that move the profiler from the action ``prev`` to ``current``.
+
+        ``current`` None is the end of profiling. A window closes when its recording ends
+        (handing the trace to ``on_trace_ready`` after a save step or at the end) and opens as
+        its phase requires: warmup prepares, recording prepares and starts.
+        """
         A = ProfilerAction
-        self.action_map = {
-            (A.NONE, A.NONE): [],
-            (A.NONE, A.WARMUP): [self.prepare_trace],
-            (A.NONE, A.RECORD): [self.prepare_trace, self.start_trace],
-            (A.NONE, A.RECORD_AND_SAVE): [self.prepare_trace, self.start_trace],
-            (A.WARMUP, A.NONE): [
-                partial(warnings.warn, "Incorrect schedule: WARMUP followed by NONE"),
-                self.start_trace,
-                self.stop_trace,
-            ],
-            (A.WARMUP, A.WARMUP): [],
-            (A.WARMUP, A.RECORD): [self.start_trace],
-            (A.WARMUP, A.RECORD_AND_SAVE): [self.start_trace],
-            (A.RECORD, A.NONE): [
-                partial(warnings.warn, "Incorrect schedule: RECORD followed by NONE"),
-                self.stop_trace,
-            ],
-            (A.RECORD, A.WARMUP): [
-                partial(warnings.warn, "Incorrect schedule: RECORD followed by WARMUP"),
-                self.stop_trace,
-            ],
-            (A.RECORD, A.RECORD): [],
-            (A.RECORD, A.RECORD_AND_SAVE): [],
-            (A.RECORD_AND_SAVE, A.NONE): [self.stop_trace, self._trace_ready],
-            (A.RECORD_AND_SAVE, A.WARMUP): [
-                self.stop_trace,
-                self._trace_ready,
-                self.prepare_trace,
-            ],
-            (A.RECORD_AND_SAVE, A.RECORD): [
-                self.stop_trace,
-                self._trace_ready,
-                self.prepare_trace,
-                self.start_trace,
-            ],
-            (A.RECORD_AND_SAVE, A.RECORD_AND_SAVE): [
-                self.stop_trace,
-                self._trace_ready,
-                self.prepare_trace,
-                self.start_trace,
-            ],
-            (A.WARMUP, None): [self.start_trace, self.stop_trace],
-            (A.RECORD, None): [self.stop_trace, self._trace_ready],
-            (A.RECORD_AND_SAVE, None): [self.stop_trace, self._trace_ready],
-        }
+        recording = (A.RECORD, A.RECORD_AND_SAVE)
+        calls: list = []
+        if prev is A.RECORD_AND_SAVE or (prev is A.RECORD and current is None):
+            calls += [self.stop_trace, self._trace_ready]
+            prev = A.NONE
+        elif prev is A.RECORD and current in (A.NONE, A.WARMUP):
+            # an interrupted recording is dropped: nothing reopens before the next phase
+            return [_schedule_warning(prev, current), self.stop_trace]
+        elif prev is A.WARMUP and current in (A.NONE, None):
+            # a warmed-up window is still started and stopped, so the profiler is reset
+            if current is A.NONE:
+                calls.append(_schedule_warning(prev, current))
+            calls += [self.start_trace, self.stop_trace]
+            prev = A.NONE
+        if prev is A.NONE and current in (A.WARMUP, *recording):
+            calls.append(self.prepare_trace)
+            prev = A.WARMUP
+        if prev is A.WARMUP and current in recording:
+            calls.append(self.start_trace)
+        return calls
 
     def __enter__(self):
         self.start()
         return self
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def __exit__(self, *exc_info):
         self.stop()
 
-    def start(self) -> None:
-        self._transit_action(ProfilerAction.NONE, self.current_action)
-        if self.record_steps:
-            self.step_rec_fn = _profile.record_function(
-                PROFILER_STEP_NAME + "#" + str(self.step_num)
-            )
-            self.step_rec_fn.__enter__()
-
-    def stop(self) -> None:
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
-        self._transit_action(self.current_action, None)
-        self.current_action = self._prev_schedule_action
-
-    def step(self) -> None:
-        """Signal that the next profiling step has started."""
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
-        prev_action = self.current_action
-        next_step = self.step_num + 1
-        action = self.schedule(next_step)
+    def _scheduled(self, step: int) -> ProfilerAction:
+        action = self.schedule(step)
         if action == ProfilerAction.DEVICE_STOPPED:
             raise ValueError(
                 "ProfilerAction.DEVICE_STOPPED is set internally by the "
                 "profiler and must not be returned by a user-provided schedule"
             )
-        self.step_num = next_step
-        self.current_action = action
-        self._prev_schedule_action = action
-        self._transit_action(prev_action, self.current_action)
+        return action
+
+    def _open_step_range(self) -> None:
+        # with a schedule every step is a ``ProfilerStep#<n>`` range
         if self.record_steps:
-            self.step_rec_fn = _profile.record_function(
-                PROFILER_STEP_NAME + "#" + str(self.step_num)
-            )
+            self.step_rec_fn = _profile.record_function(f"{PROFILER_STEP_NAME}#{self.step_num}")
             self.step_rec_fn.__enter__()
+
+    def _close_step_range(self) -> None:
+        if self.record_steps and self.step_rec_fn:
+            self.step_rec_fn.__exit__(None, None, None)
+            self.step_rec_fn = None
+
+    def _move(self, prev, current) -> None:
+        for call in self.action_map.get((prev, current), ()):
+            call()
+
+    def start(self) -> None:
+        self._move(ProfilerAction.NONE, self.current_action)
+        self._open_step_range()
+
+    def stop(self) -> None:
+        self._close_step_range()
+        self._move(self.current_action, None)
+        self.current_action = self._prev_schedule_action
+
+    def step(self) -> None:
+        """Signal that the next profiling step has started."""
+        self._close_step_range()
+        before = self.current_action
+        action = self._scheduled(self.step_num + 1)
+        self.step_num += 1
+        self.current_action = self._prev_schedule_action = action
+        self._move(before, action)
+        self._open_step_range()
 
     def set_custom_trace_id_callback(self, callback) -> None:
         """Set the function that makes each cycle's trace id."""
@@ -472,7 +455,3 @@ class profile(_KinetoProfile):
     def _trace_ready(self) -> None:
         if self.on_trace_ready:
             self.on_trace_ready(self)
-
-    def _transit_action(self, prev_action, current_action) -> None:
-        for action in self.action_map.get((prev_action, current_action), ()):
-            action()
