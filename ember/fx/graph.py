@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.fx.node import (
+    _SPELLED_IDS,
     Argument,
     Node,
     Target,
     _get_qualified_name,
+    _public_names,
     _type_repr,
     map_arg,
 )
@@ -451,7 +453,11 @@ class Graph:
 
     def _target_to_str(self, target: Target) -> str:
         if callable(target):
-            op = target.__name__
+            spelled = _public_names().get(id(target))
+            if spelled is not None and id(target) in _SPELLED_IDS:
+                op = spelled[0].rpartition(".")[2]  # torch names the node by its binding
+            else:
+                op = target.__name__
         else:
             op = target
             if _is_magic(op):
