@@ -684,11 +684,9 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
     else:
         wrap_stmts = ""
 
-    if len(free_vars) == 0 or free_vars[0] != "self":
-        free_vars.insert(0, "self")
-    prologue = f"def forward({', '.join(free_vars)}){return_annotation[0]}:"
-    code = "".join(body).lstrip("\n")
-    code = "\n".join("    " + line for line in code.split("\n"))
+    params = free_vars if free_vars[:1] == ["self"] else ["self", *free_vars]
+    prologue = f"def forward({', '.join(params)}){return_annotation[0]}:"
+    code = "    " + "".join(body).lstrip("\n").replace("\n", "\n    ")  # every line indented
     src = f"""
 {wrap_stmts}
 

@@ -214,13 +214,9 @@ class Transformer(Interpreter):
         with _Patcher() as patcher:
             for ns, name, _orig, wrapper in _ember_function_patches():
                 patcher.patch(ns, name, wrapper)
-            result = super().run(enable_io_processing=False)
-        if result is not None:
-
-            def strip_proxy(a: Any) -> Any:
-                return a.node if isinstance(a, Proxy) else a
-
-            new_output = self.new_graph.output(map_aggregate(result, strip_proxy))
-            old_output = list(self.graph.nodes)[-1]
-            new_output.meta.update(old_output.meta)
+            returned = Interpreter.run(self, enable_io_processing=False)
+        if returned is not None:
+            as_nodes = map_aggregate(returned, lambda a: a.node if isinstance(a, Proxy) else a)
+            out = self.new_graph.output(as_nodes)
+            out.meta.update(next(iter(reversed(self.graph.nodes))).meta)  # the old output's
         return GraphModule(self.module, self.new_graph)
