@@ -30,6 +30,21 @@ def _parse_to(*args, **kwargs):
 _nn._parse_to = _parse_to
 
 
+def _bind_nn_functions() -> None:
+    # the nn.functional functions torch implements as ``torch._C._nn`` bindings (traced
+    # code spells them so: ``torch._C._nn.gelu(x)``)
+    import ember.nn.functional as F
+    from ember.fx.node import FUNCTIONAL_SPELLINGS
+
+    for name, spelling in FUNCTIONAL_SPELLINGS.items():
+        fn = getattr(F, name, None)
+        if fn is not None and spelling.startswith("torch._C._nn."):
+            setattr(_nn, spelling.rpartition(".")[2], fn)
+
+
+_bind_nn_functions()
+
+
 def _log_api_usage_once(event: str) -> None:
     """torch's usage logging hook for libraries; ember logs nothing."""
 

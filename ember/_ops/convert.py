@@ -293,9 +293,15 @@ def _checked_cast(src: np.ndarray, dt: D.dtype) -> np.ndarray:
     if dt.is_floating_point:
         return src.astype(dt.np)
     # integer targets
+    if dt is D.uint64 and src.size and kind in "if":
+        if kind == "f":
+            raise TypeError("an integer is required")
+        if src.min() < 0:
+            raise OverflowError("can't convert negative int to unsigned")
     if src.size and not (kind == "b" or (kind == "i" and dt is D.int64)):
         info = np.iinfo(dt.np)
-        lo = -int(info.max) if dt is D.uint8 and kind != "f" else int(info.min)
+        # unsigned targets take ints down to -max, wrapping (torch's uint8 -255 -> 1)
+        lo = -int(info.max) if info.min == 0 and kind != "f" else int(info.min)
         bad = not (src.min() >= lo and src.max() <= int(info.max))
         if bad:
             raise _overflow(dt)
@@ -305,6 +311,8 @@ def _checked_cast(src: np.ndarray, dt: D.dtype) -> np.ndarray:
 def array_from_data(data, dt: D.dtype) -> np.ndarray:
     """Return a new array of ``dt`` holding Python data (numbers, nested sequences, NumPy
     scalars, one-element Tensors inside lists), raising torch's errors for bad data."""
+    if type(data) is int and _is_int_dtype(dt):
+        return np.asarray(_int_item(data, dt), dtype=dt.np)
     if type(data) in _PY_NUMBERS or isinstance(data, np.generic):
         return _checked_cast(np.asarray(data), dt)
     if isinstance(data, (str, bytes)):
@@ -323,7 +331,50 @@ def array_from_data(data, dt: D.dtype) -> np.ndarray:
             return np.empty(sizes, dtype=dt.np)
         _check_nesting(data, sizes, 0, dt)
         src = np.array(data, dtype=object)
+    if _is_int_dtype(dt) and (src.dtype.kind in "fO" or src.dtype == np.uint64):
+        # NumPy read the numbers as floats, objects or uint64: the Python ints among them are
+        # converted one by one, as torch converts each number by its own type
+        items = list(_flat_items(data))
+        if any(type(v) is int for v in items):
+            values = [
+                _int_item(v, dt) if type(v) is int else _checked_cast(np.asarray(v), dt)
+                for v in items
+            ]  # in order: the first bad number raises its own error
+            return np.array(values, dtype=dt.np).reshape(src.shape)
     return _checked_cast(src, dt)
+
+
+def _is_int_dtype(dt: D.dtype) -> bool:
+    return not (dt.is_floating_point or dt.is_complex or dt is D.bool)
+
+
+def _flat_items(data):
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _flat_items(item)
+    else:
+        yield data
+
+
+def _int_item(v: int, dt: D.dtype) -> int:
+    """One Python int read into the integer dtype ``dt`` as torch reads it: unpacked as int64
+    (uint64: as an unsigned 64-bit number), then range-checked (unsigned: wrapping from -max)."""
+    if dt is D.uint64:
+        if v < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if v >= 1 << 64:
+            raise OverflowError("int too big to convert")
+        return v
+    if not -(1 << 63) <= v < 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
+    info = np.iinfo(dt.np)
+    if info.min == 0:
+        if not -int(info.max) <= v <= int(info.max):
+            raise _overflow(dt)
+        return v & int(info.max)
+    if not int(info.min) <= v <= int(info.max):
+        raise _overflow(dt)
+    return v
 
 
 def _all_numbers(src: np.ndarray) -> bool:

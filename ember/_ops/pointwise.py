@@ -275,6 +275,42 @@ def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), g
 
 
+_REDUCED = (np.dtype(np.float16), D.bfloat16.np)
+_F32 = np.float32
+
+
+def _scalar_in_float32(np_fn):
+    """``np_fn(x, y)``, where a float16/bfloat16 array beside a Python number computes in
+    float32 with the number as a float32 (torch's mul/div kernels: ``float16 0 * 2**31`` is
+    0, not nan; ``1e-4 * 65536`` is not inf); a number divided by such an array is the
+    array's (half) reciprocal times the number in float32, as torch computes it."""
+
+    def forward(x, y, out=None):
+        ty = type(y)
+        if (ty is float or ty is int) and type(x) is np.ndarray and x.dtype in _REDUCED:
+            r = np_fn(x.astype(_F32), _F32(y)).astype(x.dtype)
+        elif (
+            np_fn is np.true_divide
+            and type(x) in (float, int)
+            and type(y) is np.ndarray
+            and y.dtype in _REDUCED
+        ):
+            r = (np.reciprocal(y).astype(_F32) * _F32(x)).astype(y.dtype)
+        else:
+            return np_fn(x, y) if out is None else np_fn(x, y, out=out)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    return forward
+
+
+_np_multiply = _scalar_in_float32(np.multiply)
+_np_true_divide = _scalar_in_float32(np.true_divide)
+_np_floor_divide = _scalar_in_float32(np.floor_divide)
+
+
 @op(
     "mul",
     grad_fn="MulBackward0",
@@ -283,7 +319,7 @@ def _(ctx, g, alpha=1):
     save_if={"self": "other", "other": "self"},
 )
 def _mul(x, y):
-    return np.multiply(x, y)
+    return _np_multiply(x, y)
 
 
 def _np_mul_backward(ctx, g, x, y):
@@ -418,7 +454,7 @@ def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
 
 @op("div", grad_fn="DivBackward0", save=("self", "other"), promote=FLOAT, save_if={"self": "other"})
 def _div(x, y):
-    return np.true_divide(x, y)
+    return _np_true_divide(x, y)
 
 
 @_div.backward
@@ -444,7 +480,7 @@ def _(ctx, g):
 def _div_floor(x, y):
     _check_int_zero(y)
     # NumPy's floor_divide is Python's (and torch's) floor division: 1 // 0.1 == 9
-    return np.floor_divide(x, y)
+    return _np_floor_divide(x, y)
 
 
 def _div_trunc(x, y):
@@ -452,7 +488,7 @@ def _div_trunc(x, y):
         _check_int_zero(y)
         q = np.floor_divide(x, y)
         return q + ((np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0)))
-    return np.trunc(np.true_divide(x, y))
+    return np.trunc(_np_true_divide(x, y))
 
 
 def _check_rounding(x, y, mode):
@@ -537,7 +573,18 @@ def _mod_forward(kernel, np_fn):
 
 
 _fmod_kernel = _mod_forward("fmod_cpu", np.fmod)
-_remainder_kernel = _mod_forward("remainder_cpu", np.remainder)
+
+
+def _np_remainder(x, y):
+    if dkind(x if isinstance(x, np.ndarray) else np.asarray(y)) != "f":
+        return np.remainder(x, y)
+    # floats: fmod moved into the divisor's sign; a zero keeps the dividend's sign (torch's),
+    # where NumPy's remainder gives it the divisor's
+    r = np.fmod(x, y)
+    return np.where((r != 0) & ((r < 0) != (np.asarray(y) < 0)), r + y, r)
+
+
+_remainder_kernel = _mod_forward("remainder_cpu", _np_remainder)
 _fmod_s = op("fmod", grad_fn="FmodBackward0", promote=SAME)(_fmod_kernel)
 _fmod_t = op("fmod", grad_fn="FmodBackward1", save=("self", "other"), promote=SAME)(_fmod_kernel)
 _rem_s = op("remainder", grad_fn="RemainderBackward0", promote=SAME)(_remainder_kernel)
@@ -627,6 +674,9 @@ def _power(x, e):
     promote=SAME,
 )
 def _pow_scalar(x, e):
+    if isinstance(e, (bool, np.bool_)) and np.asarray(x).dtype == np.bool_:
+        # torch answers x ** 1 and x ** 0 without its kernel, which has no bool ** bool
+        return np.array(x, copy=True) if e else np.ones_like(x)
     return _power(x, e)
 
 
@@ -688,6 +738,14 @@ def _(ctx, g):
 
 
 def _float_int_pow_check(x, e):
+    if (
+        isinstance(x, Tensor)
+        and (x.dtype is D.float16 or x.dtype is D.bfloat16)
+        and type(e) in (int, float)
+    ):
+        from ember._ops.convert import scalar_value
+
+        scalar_value(e, x.dtype)  # torch reads the exponent as the base's reduced float
     if (
         isinstance(x, Tensor)
         and not (x.dtype.is_floating_point or x.dtype.is_complex)
@@ -786,8 +844,8 @@ def _np_rsub(x, y, alpha=1, out=None):
 _add_into = _add.into(_np_add)
 _sub_into = _sub.into(_np_sub)
 _rsub_into = _rsub.into(_np_rsub)
-_mul_into = _mul.into(np.multiply)
-_div_into = _div.into(np.true_divide)
+_mul_into = _mul.into(_np_multiply)
+_div_into = _div.into(_np_true_divide)
 _reciprocal_into = _reciprocal.into(np.reciprocal)
 
 

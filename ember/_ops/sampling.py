@@ -30,7 +30,7 @@ from ember._ops.creation import (
     _type_name,
     zeros_like,
 )
-from ember._ops.registry import dispatch, dispatch_inplace, op, publish
+from ember._ops.registry import composite, dispatch, dispatch_inplace, op, publish
 
 # ------------------------------------------------------------------------------ random
 
@@ -45,6 +45,7 @@ def _gen(fn: str, generator):
     return generator
 
 
+@composite("aten::rand")  # the profiler's aten::rand range
 def rand(
     *args,
     size=None,
@@ -64,6 +65,7 @@ def rand(
     return _result(arr, requires_grad, out)
 
 
+@composite("aten::randn")  # the profiler's aten::randn range
 def randn(
     *args,
     size=None,
@@ -96,6 +98,7 @@ def _check_random_dtype(dt: D.dtype) -> None:
         )
 
 
+@composite("aten::randint")  # the profiler's aten::randint range
 def randint(
     *args,
     size=None,
@@ -137,6 +140,7 @@ def randint(
     return _result(arr, requires_grad, out)
 
 
+@composite("aten::randperm")  # the profiler's aten::randperm range
 def randperm(
     n,
     *,
@@ -165,6 +169,7 @@ def _like_random(fn: str, input, dtype, device, requires_grad, memory_format, sa
     return _finish(arr, requires_grad)
 
 
+@composite("aten::rand_like")  # the profiler's aten::rand_like range
 def rand_like(
     input,
     *,
@@ -188,6 +193,7 @@ def rand_like(
     )
 
 
+@composite("aten::randn_like")  # the profiler's aten::randn_like range
 def randn_like(
     input,
     *,
@@ -211,6 +217,7 @@ def randn_like(
     )
 
 
+@composite("aten::randint_like")  # the profiler's aten::randint_like range
 def randint_like(
     input,
     *args,
@@ -290,6 +297,7 @@ _normal_f_t.backward(_zero_grads(1))
 _normal_t_t.backward(_zero_grads(2))
 
 
+@composite("aten::normal")  # the profiler's aten::normal range
 def normal(
     mean=0.0,
     std=1.0,

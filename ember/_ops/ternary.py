@@ -50,6 +50,22 @@ def _clamp_check(x, kernel):
         raise not_implemented(kernel, x)
 
 
+def _bounded(np_fn, x, b, out=None):
+    """``np_fn`` (maximum/minimum) of ``x`` and a bound, NaN propagating; where ``x`` equals
+    the bound, ``x`` is kept (torch's clamp: ``clamp(0.0, min=-0.0)`` is ``0.0``). Equal floats
+    differ only in the sign of zero, so only zero ties are looked at."""
+    if dkind(x) != "f" or (np.ndim(b) == 0 and b != 0):
+        return np_fn(x, b, out=out)
+    tie = (x == 0) & (np.asarray(b) == 0)
+    if not tie.any():
+        return np_fn(x, b, out=out)
+    r = np.where(tie, x, np_fn(x, b))
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
 @op("clamp", grad_fn="ClampBackward1", save=("self",))
 def _clamp_scalar(x, min=None, max=None):  # noqa: A002 - torch's names
     if max is None:
@@ -59,9 +75,9 @@ def _clamp_scalar(x, min=None, max=None):  # noqa: A002 - torch's names
     _clamp_check(x, kernel)
     # NaN in x or in a bound propagates (maximum/minimum, as torch's clamp)
     if min is not None:
-        x = np.maximum(x, _like(x, min))
+        x = _bounded(np.maximum, x, _like(x, min))
     if max is not None:
-        x = np.minimum(x, _like(x, max))
+        x = _bounded(np.minimum, x, _like(x, max))
     return x
 
 
@@ -72,9 +88,9 @@ def _np_clamp_into(x, min=None, max=None, out=None):  # noqa: A002
     _clamp_scalar.forward(x.reshape(-1)[:0], min, max)  # the dtype checks
     r = x
     if min is not None:
-        r = np.maximum(r, _like(x, min), out=out)
+        r = _bounded(np.maximum, r, _like(x, min), out=out)
     if max is not None:
-        r = np.minimum(r, _like(x, max), out=out)
+        r = _bounded(np.minimum, r, _like(x, max), out=out)
     return r
 
 
@@ -95,9 +111,9 @@ def _clamp_tensor(x, lo, hi):
     if dkind(x) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if lo is not None:
-        x = np.maximum(x, lo)
+        x = _bounded(np.maximum, x, lo)
     if hi is not None:
-        x = np.minimum(x, hi)
+        x = _bounded(np.minimum, x, hi)
     return x
 
 

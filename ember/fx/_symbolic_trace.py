@@ -38,6 +38,11 @@ def is_fx_tracing() -> bool:
     return _is_fx_tracing_flag
 
 
+def _path_of(obj: Any, named) -> str | None:
+    """The name under which ``obj`` itself appears in ``named`` ((name, value) pairs)."""
+    return next((name for name, value in named if value is obj), None)
+
+
 class PHBase:
     """Object representing an input placeholder to ``concrete_args``."""
 
@@ -47,7 +52,7 @@ class PHBase:
 
 PH = PHBase()
 
-# (id(globals), name) -> globals: functions registered with ``wrap``
+# functions registered with ``wrap``: (id of the globals dict, the name) -> that dict
 _wrapped_fns_to_patch: dict[tuple[int, str], dict[str, Any]] = {}
 
 # torch's nn.functional functions pass their arguments on as: the first N positionally,
@@ -302,20 +307,17 @@ class Tracer(TracerBase):
         param_shapes_constant: bool = False,
     ) -> None:
         super().__init__()
-        self._autowrap_function_ids = {
-            id(value)
-            for m in autowrap_modules
-            for name, value in m.__dict__.items()
-            if not name.startswith("_") and callable(value)
-        }
-        self._autowrap_function_ids.update(id(f) for f in autowrap_functions)
-        self._autowrap_functions = {
+        # the public callables of the autowrap modules, and the functions named: recorded as
+        # calls when the traced code calls them
+        wrapped = {
             id(value): value
             for m in autowrap_modules
-            for name, value in m.__dict__.items()
-            if not name.startswith("_") and callable(value)
+            for key, value in vars(m).items()
+            if callable(value) and key[:1] != "_"
         }
-        self._autowrap_functions.update({id(f): f for f in autowrap_functions})
+        wrapped.update((id(f), f) for f in autowrap_functions)
+        self._autowrap_functions = wrapped
+        self._autowrap_function_ids = set(wrapped)
         self._autowrap_search = list(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.submodule_paths: dict | None = None
@@ -340,18 +342,17 @@ class Tracer(TracerBase):
         from ember.nn import Module, Parameter
 
         if isinstance(a, Parameter):
-            for n, p in self.root.named_parameters():
-                if a is p:
-                    return self.create_node("get_attr", n, (), {})
-            raise NameError("parameter is not a member of this module")
+            path = _path_of(a, self.root.named_parameters())
+            if path is None:
+                raise NameError("parameter is not a member of this module")
+            return self.create_node("get_attr", path, (), {})
+        owned = None
         if isinstance(a, Tensor):
-            for n_, p_ in self.root.named_buffers():
-                if a is p_:
-                    return self.create_node("get_attr", n_, (), {})
+            owned = _path_of(a, self.root.named_buffers())
         elif isinstance(a, Module):
-            for n_, p_ in self.root.named_modules():
-                if a is p_:
-                    return self.create_node("get_attr", n_, (), {})
+            owned = _path_of(a, self.root.named_modules())
+        if owned is not None:  # a buffer or a submodule of the root: read it from there
+            return self.create_node("get_attr", owned, (), {})
         if isinstance(a, tuple) and hasattr(a, "_fields"):
             args = tuple(self.create_arg(elem) for elem in a)
             return self.create_node("call_function", a.__class__, args, {})

@@ -16,18 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.fx.node import (
+    _SPELLED_IDS,
     Argument,
     Node,
     Target,
     _get_qualified_name,
+    _public_names,
     _type_repr,
     map_arg,
 )
 
 __all__ = ["Graph", "PythonCode"]
 
-_illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
-_name_suffix_regex = re.compile(r"(.*)_(\d+)$")
+_NOT_IDENTIFIER = re.compile(r"[^a-zA-Z0-9_]+")  # runs of characters a name cannot hold
+_NUMBERED = re.compile(r"(.*)_(\d+)")  # "add_3": base "add", number 3
 _snake_case_sub = re.compile(r"(?<=[a-z])([A-Z])")
 
 
@@ -36,7 +38,7 @@ def _snake_case(s: str) -> str:
 
 
 def _is_magic(x: str) -> bool:
-    return x.startswith("__") and x.endswith("__")
+    return x[:2] == "__" == x[-2:]
 
 
 @functools.cache
@@ -94,30 +96,30 @@ class _Namespace:
         self._base_count: dict[str, int] = defaultdict(int)
 
     def create_name(self, candidate: str, obj: Any | None) -> str:
-        if obj is not None and id(obj) in self._obj_to_name:
-            return self._obj_to_name[id(obj)]
-        candidate = _illegal_char_regex.sub("_", candidate)
-        if not candidate:
-            candidate = "_unnamed"
-        if candidate[0].isdigit():
-            candidate = f"_{candidate}"
-        match = _name_suffix_regex.match(candidate)
-        if match is None:
-            base, num = candidate, None
-        else:
-            base, num_str = match.group(1, 2)
-            num = int(num_str)
-        candidate = base if num is None else f"{base}_{num}"
-        if not num:
-            num = self._base_count[base]
-        while candidate in self._used_names or self._is_illegal_name(candidate, obj):
-            num += 1
-            candidate = f"{base}_{num}"
-        self._used_names.add(candidate)
-        self._base_count[base] = num
         if obj is not None:
-            self._obj_to_name[id(obj)] = candidate
-        return candidate
+            known = self._obj_to_name.get(id(obj))
+            if known is not None:
+                return known
+        ident = _NOT_IDENTIFIER.sub("_", candidate) or "_unnamed"
+        if ident[0].isdigit():
+            ident = "_" + ident
+        numbered = _NUMBERED.fullmatch(ident)
+        if numbered is None:
+            base, count = ident, 0
+            name = ident
+        else:  # "x_007" asks for "x_7"
+            base, count = numbered.group(1), int(numbered.group(2))
+            name = f"{base}_{count}"
+        # a clash counts up from the highest number this base has handed out
+        count = count or self._base_count[base]
+        while name in self._used_names or self._is_illegal_name(name, obj):
+            count += 1
+            name = f"{base}_{count}"
+        self._used_names.add(name)
+        self._base_count[base] = count
+        if obj is not None:
+            self._obj_to_name[id(obj)] = name
+        return name
 
     def associate_name_with_obj(self, name: str, obj: Any) -> None:
         self._obj_to_name[id(obj)] = name
@@ -169,11 +171,14 @@ class PythonCode:
     _lineno_map: dict[int, int | None] | None = field(default=None)
 
 
-def _format_target(base: str, target: str) -> str:
-    r = base
-    for e in target.split("."):
-        r = f'getattr({r}, "{e}")' if not e.isidentifier() else f"{r}.{e}"
-    return r
+def _attr_path(owner: str, dotted: str) -> str:
+    """Source reading attribute ``dotted`` of ``owner``: ``self.fc.weight``; atoms that are
+    not identifiers (``Sequential``'s "0") through getattr."""
+
+    def step(code: str, atom: str) -> str:
+        return f"{code}.{atom}" if atom.isidentifier() else f'getattr({code}, "{atom}")'
+
+    return functools.reduce(step, dotted.split("."), owner)
 
 
 class Graph:
@@ -231,38 +236,38 @@ class Graph:
             raise AssertionError("args must be a tuple")
         if not isinstance(kwargs, dict):
             raise AssertionError("kwargs must be a dict")
-        candidate = name if name is not None else self._target_to_str(target)
-        name = self._graph_namespace.create_name(candidate, None)
-        n = Node(self, name, op, target, args, kwargs, type_expr)
-        self._graph_namespace.associate_name_with_obj(name, n)
-        self._insert(n)
+        node = Node(self, self._unique_name(name, target), op, target, args, kwargs, type_expr)
+        self._graph_namespace.associate_name_with_obj(node.name, node)
+        self._insert(node)
         self._len += 1
-        return n
+        return node
+
+    def _unique_name(self, wanted: str | None, target: Target) -> str:
+        # the name asked for, or one made from the target, made unique in this graph
+        hint = self._target_to_str(target) if wanted is None else wanted
+        return self._graph_namespace.create_name(hint, None)
 
     def placeholder(
         self, name: str, type_expr: Any | None = None, default_value: Any = inspect.Signature.empty
     ) -> Node:
         """Insert an input of the graph named ``name``."""
-        args = () if default_value is inspect.Signature.empty else (default_value,)
-        return self.create_node("placeholder", name, args=args, type_expr=type_expr)
+        # a default value travels as the node's one argument
+        has_default = default_value is not inspect.Signature.empty
+        return self.create_node(
+            "placeholder", name, (default_value,) if has_default else (), type_expr=type_expr
+        )
 
     def get_attr(self, qualified_name: str, type_expr: Any | None = None) -> Node:
         """Insert a read of the module attribute ``qualified_name`` (``"fc.weight"``)."""
-        mod = self.owning_module
-        if mod is not None:
-            obj = mod
-            for atom in qualified_name.split("."):
-                if not hasattr(obj, atom):
-                    warnings.warn(
-                        "Attempted to insert a get_attr Node with no underlying reference in "
-                        "the owning GraphModule! Call GraphModule.add_submodule to add the "
-                        "necessary submodule, GraphModule.add_parameter to add the necessary "
-                        "Parameter, or nn.Module.register_buffer to add the necessary buffer",
-                        stacklevel=2,
-                    )
-                    break
-                obj = getattr(obj, atom)
-        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+        if self.owning_module is not None and not _resolves(self.owning_module, qualified_name):
+            warnings.warn(
+                "Attempted to insert a get_attr Node with no underlying reference in "
+                "the owning GraphModule! Call GraphModule.add_submodule to add the "
+                "necessary submodule, GraphModule.add_parameter to add the necessary "
+                "Parameter, or nn.Module.register_buffer to add the necessary buffer",
+                stacklevel=2,
+            )
+        return self.create_node("get_attr", qualified_name, (), {}, None, type_expr)
 
     def call_module(
         self,
@@ -317,13 +322,13 @@ class Graph:
 
     def graph_copy(self, g: Graph, val_map: dict, return_output_node: bool = False):
         """Copy every node of ``g`` but its output into this graph; return the output value."""
+        copied = val_map.__getitem__
         for node in g.nodes:
-            if node in val_map:
-                continue
-            if node.op == "output":
-                rv = map_arg(node.args[0], lambda n: val_map[n])
-                return rv if not return_output_node else (rv, node)
-            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+            if node.op == "output" and node not in val_map:
+                value = map_arg(node.args[0], copied)
+                return (value, node) if return_output_node else value
+            if node not in val_map:
+                val_map[node] = self.node_copy(node, copied)
         return None
 
     def __deepcopy__(self, memo=None) -> Graph:
@@ -451,7 +456,11 @@ class Graph:
 
     def _target_to_str(self, target: Target) -> str:
         if callable(target):
-            op = target.__name__
+            spelled = _public_names().get(id(target))
+            if spelled is not None and id(target) in _SPELLED_IDS:
+                op = spelled[0].rpartition(".")[2]  # torch names the node by its binding
+            else:
+                op = target.__name__
         else:
             op = target
             if _is_magic(op):
@@ -488,6 +497,28 @@ class Graph:
         return out
 
 
+def last_readers(nodes) -> dict[Node, list[Node]]:
+    """node -> the inputs it is the last node in ``nodes`` to read (values dead after it)."""
+    seen: set[Node] = set()
+    dies_at: dict[Node, list[Node]] = {}
+    for node in reversed(list(nodes)):
+        fresh = [n for n in node._input_nodes if n not in seen]
+        if fresh:
+            seen.update(fresh)
+            dies_at[node] = fresh
+    return dies_at
+
+
+def _resolves(mod, dotted: str) -> bool:
+    """Whether every atom of ``dotted`` is an attribute of the one before, from ``mod``."""
+    obj = mod
+    for atom in dotted.split("."):
+        if not hasattr(obj, atom):
+            return False
+        obj = getattr(obj, atom)
+    return True
+
+
 def _has_submodule(mod, target: str) -> bool:
     try:
         mod.get_submodule(target)
@@ -516,20 +547,17 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
     body: list[str] = []
     globals_: dict[str, Any] = {}
     wrapped_fns: dict[str, None] = {}
-    maybe_return_annotation = [""]
+    return_annotation = [""]
 
     def add_global(name_hint: str, obj: Any) -> str:
+        # functions under torch's/ember's names are reached through the bound "torch"
         if name_hint.startswith(("torch.", "ember.")) and not isinstance(obj, type):
             return name_hint
-        global_name = namespace.create_name(name_hint, obj)
-        if global_name in globals_:
-            if globals_[global_name] is not obj:
-                raise AssertionError(
-                    f"Global name {global_name} already assigned to different object"
-                )
-            return global_name
-        globals_[global_name] = obj
-        return global_name
+        bound = namespace.create_name(name_hint, obj)
+        held = globals_.setdefault(bound, obj)
+        if held is not obj:
+            raise AssertionError(f"Global name {bound} already assigned to different object")
+        return bound
 
     for name, obj in _custom_builtins().items():
         namespace._used_names.add(name)
@@ -565,13 +593,7 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
         return ", ".join(res)
 
     nodes = list(graph.nodes)
-    node_to_last_use: dict[Node, Node] = {}
-    user_to_last_uses: dict[Node, list[Node]] = {}
-    for node in reversed(nodes):
-        for inp in node._input_nodes:
-            if inp not in node_to_last_use:
-                node_to_last_use[inp] = node
-                user_to_last_uses.setdefault(node, []).append(inp)
+    user_to_last_uses = last_readers(nodes)
 
     def delete_unused_values(user: Node) -> None:
         if user.op == "placeholder":
@@ -598,7 +620,7 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
             return
         if node.op == "call_method":
             body.append(
-                f"{repr(node)}{ann} = {_format_target(get_repr(node.args[0]), node.target)}"
+                f"{repr(node)}{ann} = {_attr_path(get_repr(node.args[0]), node.target)}"
                 f"({format_args(node.args[1:], node.kwargs)})"
             )
             return
@@ -621,7 +643,7 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
                 and node.args[1].isidentifier()
             ):
                 body.append(
-                    f"{repr(node)}{ann} = {_format_target(get_repr(node.args[0]), node.args[1])}"
+                    f"{repr(node)}{ann} = {_attr_path(get_repr(node.args[0]), node.args[1])}"
                 )
                 return
             body.append(f"{repr(node)}{ann} = {global_name}({format_args(node.args, node.kwargs)})")
@@ -630,16 +652,16 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
             return
         if node.op == "call_module":
             body.append(
-                f"{repr(node)}{ann} = {_format_target(root_module, node.target)}"
+                f"{repr(node)}{ann} = {_attr_path(root_module, node.target)}"
                 f"({format_args(node.args, node.kwargs)})"
             )
             return
         if node.op == "get_attr":
-            body.append(f"{repr(node)}{ann} = {_format_target(root_module, node.target)}")
+            body.append(f"{repr(node)}{ann} = {_attr_path(root_module, node.target)}")
             return
         if node.op == "output":
             if node.type is not None:
-                maybe_return_annotation[0] = f" -> {type_repr(node.type)}"
+                return_annotation[0] = " -> " + type_repr(node.type)
             body.append(f"return {get_repr(node.args[0])}")
             return
         raise NotImplementedError(f"node: {node.op} {node.target}")
@@ -662,11 +684,9 @@ def _gen_python_code(graph: Graph, root_module: str, verbose: bool = False) -> P
     else:
         wrap_stmts = ""
 
-    if len(free_vars) == 0 or free_vars[0] != "self":
-        free_vars.insert(0, "self")
-    prologue = f"def forward({', '.join(free_vars)}){maybe_return_annotation[0]}:"
-    code = "".join(body).lstrip("\n")
-    code = "\n".join("    " + line for line in code.split("\n"))
+    params = free_vars if free_vars[:1] == ["self"] else ["self", *free_vars]
+    prologue = f"def forward({', '.join(params)}){return_annotation[0]}:"
+    code = "    " + "".join(body).lstrip("\n").replace("\n", "\n    ")  # every line indented
     src = f"""
 {wrap_stmts}
 

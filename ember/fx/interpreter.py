@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ember.fx._symbolic_trace import Tracer, _ember_function_patches, _orig_to_wrapper, _Patcher
-from ember.fx.graph import Graph
+from ember.fx.graph import Graph, last_readers
 from ember.fx.graph_module import GraphModule
 from ember.fx.node import Argument, Node, Target, map_aggregate, map_arg
 from ember.fx.proxy import Proxy
@@ -24,20 +24,15 @@ class Interpreter:
 
     def __init__(self, module, garbage_collect_values: bool = True, graph: Graph | None = None):
         self.module = module
-        self.submodules = dict(self.module.named_modules())
-        self.graph = graph if graph is not None else self.module.graph
+        self.submodules = {name: sub for name, sub in module.named_modules()}
+        self.graph = module.graph if graph is None else graph
         self.env: dict[Node, Any] = {}
         self.name = "Interpreter"
         self.garbage_collect_values = garbage_collect_values
         self.extra_traceback = True
         if garbage_collect_values:
-            node_to_last_use: dict[Node, Node] = {}
-            self.user_to_last_uses: dict[Node, list[Node]] = {}
-            for node in reversed(self.graph.nodes):
-                for n in node._input_nodes:
-                    if n not in node_to_last_use:
-                        node_to_last_use[n] = node
-                        self.user_to_last_uses.setdefault(node, []).append(n)
+            # after running a node, the values it was the last reader of are dropped
+            self.user_to_last_uses = last_readers(self.graph.nodes)
 
     def run(
         self,
@@ -46,30 +41,28 @@ class Interpreter:
         enable_io_processing: bool = True,
     ) -> Any:
         """Run the graph on ``args`` and return its output."""
-        self.env = initial_env if initial_env is not None else {}
+        self.env = {} if initial_env is None else initial_env
         if enable_io_processing:
             args = self.graph.process_inputs(*args)
         self.args_iter: Iterator[Any] = iter(args)
+        env = self.env
         for node in self.graph.nodes:
-            if node in self.env:
+            if node in env:  # given in initial_env
                 continue
             try:
-                self.env[node] = self.run_node(node)
-            except Exception as e:
+                env[node] = self.run_node(node)
+            except Exception as exc:
                 if self.extra_traceback:
-                    msg = f"While executing {node.format_node()}"
-                    msg = f"{e.args[0]}\n\n{msg}" if e.args else str(msg)
-                    msg += f"\nOriginal traceback:\n{node.stack_trace}"
-                    e.args = (msg,) + e.args[1:]
-                    if isinstance(e, KeyError):
-                        raise RuntimeError(*e.args) from e
+                    _annotate(exc, node)
+                    if isinstance(exc, KeyError):
+                        raise RuntimeError(*exc.args) from exc
                 raise
             if self.garbage_collect_values:
-                for to_delete in self.user_to_last_uses.get(node, []):
-                    del self.env[to_delete]
+                for done in self.user_to_last_uses.get(node, ()):
+                    del env[done]
             if node.op == "output":
-                out = self.env[node]
-                return self.graph.process_outputs(out) if enable_io_processing else out
+                result = env[node]
+                return self.graph.process_outputs(result) if enable_io_processing else result
         return None
 
     def boxed_run(self, args_list: list[Any]) -> Any:
@@ -89,8 +82,8 @@ class Interpreter:
 
     def run_node(self, n: Node) -> Any:
         """Run node ``n`` through the method named after its opcode; return its value."""
-        args, kwargs = self.fetch_args_kwargs_from_env(n)
-        return getattr(self, n.op)(n.target, args, kwargs)
+        handler = getattr(self, n.op)
+        return handler(n.target, *self.fetch_args_kwargs_from_env(n))
 
     def placeholder(self, target: Target, args: tuple, kwargs: dict) -> Any:
         """Return the next argument passed to ``run`` (or the placeholder's default)."""
@@ -117,8 +110,8 @@ class Interpreter:
 
     def call_method(self, target: Target, args: tuple, kwargs: dict) -> Any:
         """Return ``args[0].target(*args[1:], **kwargs)``."""
-        self_obj, *args_tail = args
-        return getattr(self_obj, target)(*args_tail, **kwargs)
+        method = getattr(args[0], target)
+        return method(*args[1:], **kwargs)
 
     def call_module(self, target: Target, args: tuple, kwargs: dict) -> Any:
         """Return the submodule ``target`` called on the arguments."""
@@ -130,13 +123,13 @@ class Interpreter:
 
     def fetch_attr(self, target: str) -> Any:
         """Return the attribute at the dotted path ``target`` of ``self.module``."""
-        atoms = target.split(".")
-        attr_itr = self.module
-        for i, atom in enumerate(atoms):
-            if not hasattr(attr_itr, atom):
-                raise RuntimeError(f"Node referenced nonexistent target {'.'.join(atoms[: i + 1])}")
-            attr_itr = getattr(attr_itr, atom)
-        return attr_itr
+        obj, walked = self.module, []
+        for atom in target.split("."):
+            walked.append(atom)
+            if not hasattr(obj, atom):
+                raise RuntimeError(f"Node referenced nonexistent target {'.'.join(walked)}")
+            obj = getattr(obj, atom)
+        return obj
 
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple, dict]:
         """Return ``n``'s args and kwargs with each Node replaced by its computed value."""
@@ -156,6 +149,26 @@ class Interpreter:
         return map_arg(args, load_arg)
 
 
+def _annotate(exc: Exception, node: Node) -> None:
+    # the failing node and where it was traced, appended to the exception's message
+    where = f"While executing {node.format_node()}"
+    first = f"{exc.args[0]}\n\n{where}" if exc.args else where
+    exc.args = (f"{first}\nOriginal traceback:\n{node.stack_trace}", *exc.args[1:])
+
+
+class _RebuildTracer(Tracer):
+    """The tracer a Transformer records into: every submodule call stays one node."""
+
+    def __init__(self, graph: Graph, root) -> None:
+        super().__init__()
+        self.graph = graph
+        self.root = root
+        self.tensor_attrs: dict = {}
+
+    def is_leaf_module(self, m, module_qualified_name: str) -> bool:
+        return True
+
+
 class Transformer(Interpreter):
     """Runs a graph on Proxies to build a new one: override the per-opcode methods to
     rewrite nodes, then call :meth:`transform` for the new GraphModule."""
@@ -163,46 +176,37 @@ class Transformer(Interpreter):
     def __init__(self, module: GraphModule) -> None:
         super().__init__(module)
         self.new_graph = Graph()
-
-        class TransformerTracer(Tracer):
-            def __init__(self, graph: Graph) -> None:
-                super().__init__()
-                self.graph = graph
-                self.tensor_attrs: dict = {}
-
-            def is_leaf_module(self, _, __: str) -> bool:
-                return True
-
-        self.tracer = TransformerTracer(self.new_graph)
-        self.tracer.root = module
+        self.tracer = _RebuildTracer(self.new_graph, module)
 
     def run_node(self, n: Node) -> Any:
         """Run node ``n`` on Proxies. While ``transform`` runs ember's functions are
         replaced by recording stand-ins, so targets are passed as those stand-ins
         (``target is ember.relu`` holds in overrides)."""
-        args, kwargs = self.fetch_args_kwargs_from_env(n)
         target = n.target
         if n.op == "call_function":
             target = _orig_to_wrapper.get(id(target), target)
-        return getattr(self, n.op)(target, args, kwargs)
+        return getattr(self, n.op)(target, *self.fetch_args_kwargs_from_env(n))
 
     def placeholder(self, target: Target, args: tuple, kwargs: dict) -> Proxy:
         """Insert a placeholder into the new graph."""
-        default_value = next(iter(args)) if args else inspect.Signature.empty
-        return Proxy(self.new_graph.placeholder(target, default_value=default_value), self.tracer)
+        default = args[0] if args else inspect.Signature.empty
+        return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 
     def get_attr(self, target: Target, args: tuple, kwargs: dict) -> Proxy:
         """Insert a get_attr node into the new graph."""
-        return self.tracer.create_proxy("get_attr", target, args, kwargs)
+        return self._record("get_attr", target, args, kwargs)
 
     def call_module(self, target: Target, args: tuple, kwargs: dict) -> Any:
         """Insert a call_module node into the new graph."""
-        submod = self.fetch_attr(target)
-        return self.tracer.call_module(submod, submod.forward, args, kwargs)
+        module = self.fetch_attr(target)
+        return self.tracer.call_module(module, module.forward, args, kwargs)
 
     def call_function(self, target: Target, args: tuple, kwargs: dict) -> Any:
         """Insert a call_function node into the new graph."""
-        return self.tracer.create_proxy("call_function", target, args, kwargs)
+        return self._record("call_function", target, args, kwargs)
+
+    def _record(self, kind: str, target: Target, args: tuple, kwargs: dict) -> Proxy:
+        return self.tracer.create_proxy(kind, target, args, kwargs)
 
     def transform(self) -> GraphModule:
         """Return a new GraphModule built from the rewritten graph."""
@@ -210,13 +214,9 @@ class Transformer(Interpreter):
         with _Patcher() as patcher:
             for ns, name, _orig, wrapper in _ember_function_patches():
                 patcher.patch(ns, name, wrapper)
-            result = super().run(enable_io_processing=False)
-        if result is not None:
-
-            def strip_proxy(a: Any) -> Any:
-                return a.node if isinstance(a, Proxy) else a
-
-            new_output = self.new_graph.output(map_aggregate(result, strip_proxy))
-            old_output = list(self.graph.nodes)[-1]
-            new_output.meta.update(old_output.meta)
+            returned = Interpreter.run(self, enable_io_processing=False)
+        if returned is not None:
+            as_nodes = map_aggregate(returned, lambda a: a.node if isinstance(a, Proxy) else a)
+            out = self.new_graph.output(as_nodes)
+            out.meta.update(next(iter(reversed(self.graph.nodes))).meta)  # the old output's
         return GraphModule(self.module, self.new_graph)

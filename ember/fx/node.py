@@ -21,6 +21,37 @@ def has_side_effect(fn: Callable) -> Callable:
     return fn
 
 
+# nn.functional functions torch binds from elsewhere, F's name -> torch's spelling: a traced
+# ``F.gelu`` prints as ``torch._C._nn.gelu`` (a C++ binding), ``F.conv2d`` as ``torch.conv2d``
+FUNCTIONAL_SPELLINGS = {
+    name: f"torch._C._nn.{c_name}"
+    for name, c_name in {
+        "avg_pool2d": "avg_pool2d",
+        "avg_pool3d": "avg_pool3d",
+        "elu_": "elu_",
+        "gelu": "gelu",
+        "hardtanh_": "hardtanh_",
+        "leaky_relu_": "leaky_relu_",
+        "linear": "linear",
+        "logsigmoid": "log_sigmoid",
+        "one_hot": "one_hot",
+        "scaled_dot_product_attention": "scaled_dot_product_attention",
+        "softplus": "softplus",
+        "softshrink": "softshrink",
+    }.items()
+} | {
+    name: f"torch.{name}"
+    for name in (
+        "adaptive_avg_pool1d avg_pool1d bilinear celu_ channel_shuffle conv1d conv2d conv3d "
+        "conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity hardshrink "
+        "native_channel_shuffle pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu "
+        "relu_ rrelu_ selu_ threshold_"
+    ).split()
+}
+# ids of the functions FUNCTIONAL_SPELLINGS names (their nodes take the spelling's last name)
+_SPELLED_IDS: set[int] = set()
+
+
 def _public_names() -> dict:
     """id(function) -> its public name as torch spells it (``torch.relu``,
     ``torch.nn.functional.relu``): generated code and node targets read as torch's, and code
@@ -32,8 +63,19 @@ def _public_names() -> dict:
         import ember.linalg
         import ember.nn.functional
         import ember.special
+        from ember.fx.proxy import _wrapper_to_orig
+
+        def unpatched(value: Any) -> Any:  # a trace may be running: its wrappers are not names
+            return _wrapper_to_orig.get(id(value), value)
 
         names: dict = {}
+        for name, spelling in FUNCTIONAL_SPELLINGS.items():
+            fn = unpatched(getattr(ember.nn.functional, name, None))
+            # ember._C binds the torch._C._nn ones; a torch.X spelling needs ember.X
+            binding = spelling.startswith("torch._C._nn.")
+            if fn is not None and (binding or hasattr(ember, spelling[len("torch.") :])):
+                names[id(fn)] = (spelling, fn)
+                _SPELLED_IDS.add(id(fn))
         # later modules do not override earlier ones: torch.conv2d wins over F.conv2d
         for mod, prefix in (
             (ember, "torch"),
@@ -45,6 +87,7 @@ def _public_names() -> dict:
             for name, value in vars(mod).items():
                 if name.startswith("__") or isinstance(value, (type, types.ModuleType)):
                     continue
+                value = unpatched(value)
                 if callable(value):
                     names.setdefault(id(value), (f"{prefix}.{name}", value))
         _PUBLIC_NAMES = names

@@ -185,8 +185,7 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, k: str) -> Attribute:
-        if k.startswith("__") and k.endswith("__"):
-            raise AttributeError(k)
+        # every missing attribute, dunders included, is recorded (``x.__index__()`` too)
         return Attribute(self, k)
 
     def __getstate__(self) -> dict:

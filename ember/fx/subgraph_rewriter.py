@@ -103,8 +103,10 @@ def replace_pattern(
     for match in matches:
         anchor = match.nodes_map[p_anchor]
         val_map: dict[Node, Any] = {}
+        for pp in p_placeholders:  # an input made by an earlier replacement: its new node
+            match.nodes_map[pp] = resolve(match.nodes_map[pp])
         for rp, pp in zip(r_placeholders, p_placeholders):
-            val_map[rp] = resolve(match.nodes_map[pp])
+            val_map[rp] = match.nodes_map[pp]
         users = sorted(anchor.users, key=lambda u: order.get(u, len(order)))
         insert_at = users[0] if users else anchor.next
         with original_graph.inserting_before(insert_at):

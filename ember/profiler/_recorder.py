@@ -408,6 +408,14 @@ _SCHEMAS = {
     ),
     "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps", None),
     "group_norm": ("input", "num_groups", "weight", "bias", "eps", None),
+    # the random factories (their tensor-less arguments all show as [])
+    "randn": ("size", "dtype", "layout", "device", "pin_memory"),
+    "rand": ("size", "dtype", "layout", "device", "pin_memory"),
+    "randperm": ("n", "dtype", "layout", "device", "pin_memory"),
+    "randint": ("low", "high", "size", "dtype", "layout", "device", "pin_memory"),
+    "randn_like": ("input", "dtype", "layout", "device", "pin_memory", "memory_format"),
+    "rand_like": ("input", "dtype", "layout", "device", "pin_memory", "memory_format"),
+    "normal": ("mean", "std", "size", "generator", "dtype", "layout", "device", "pin_memory"),
 }  # fmt: skip
 
 
