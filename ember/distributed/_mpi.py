@@ -17,6 +17,8 @@ between the ranks of one MPI job.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from concurrent.futures import Future
 
 import numpy as np
@@ -109,16 +111,110 @@ def _put(t, buf: np.ndarray) -> None:
     t._data[...] = buf.view(t._data.dtype) if buf.dtype == np.uint16 else buf
 
 
+class _Request:
+    """An MPI request that two threads may poll: the caller waiting for it and the progress
+    thread (MPI forbids testing one request from two threads at once, hence the lock)."""
+
+    __slots__ = ("request", "lock", "done", "source", "polled")
+
+    def __init__(self, request) -> None:
+        self.request = request
+        self.lock = threading.Lock()
+        self.done = False
+        self.source = None
+        self.polled = True  # whether the progress thread still tests it
+
+    def test(self, block: bool = False) -> bool:
+        """Advance the request (``block``: until it completes); return whether it did."""
+        if not self.lock.acquire(blocking=block):
+            return False  # the other thread is on it
+        try:
+            if not self.done:
+                status = _mpi().Status()
+                if block:
+                    self.request.Wait(status)
+                    self.done = True
+                else:
+                    self.done = self.request.Test(status)
+                if self.done:
+                    self.source = status.Get_source()
+            return self.done
+        finally:
+            self.lock.release()
+
+
+class _Progress:
+    """A daemon thread that tests the outstanding non-blocking requests every ``interval``
+    seconds while there are any.
+
+    MPICH advances a non-blocking collective only inside MPI calls; without this an
+    ``Iallreduce`` started from a gradient hook waits, untouched, until ``backward`` is over
+    and DDP waits for it. Each test drives MPI's whole progress engine (every outstanding
+    operation), with the GIL released, so the reduction runs while the main thread computes
+    the rest of ``backward``. ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds
+    (default 200; 0 turns the thread off)."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.pending: list[_Request] = []
+        self.wake = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def add(self, req: _Request) -> None:
+        with self.wake:
+            self.pending.append(req)
+            if self.thread is None:
+                self.thread = threading.Thread(
+                    target=self._run, name="ember-mpi-progress", daemon=True
+                )
+                self.thread.start()
+            self.wake.notify()
+
+    def _run(self) -> None:
+        MPI = _mpi()
+        while True:
+            with self.wake:
+                self.pending = [r for r in self.pending if r.polled and not r.done]
+                while not self.pending:
+                    self.wake.wait()
+                todo = list(self.pending)
+            if MPI.Is_finalized():
+                return
+            for r in todo:
+                try:
+                    r.test()
+                except Exception:  # the waiting caller gets the error from its own Wait
+                    r.polled = False
+            time.sleep(self.interval)
+
+
+_PROGRESS: _Progress | None = None
+
+
+def _progress() -> _Progress | None:
+    global _PROGRESS
+    if _PROGRESS is None:
+        interval = float(os.environ.get("EMBER_MPI_PROGRESS_US", "200")) * 1e-6
+        if interval <= 0:
+            return None
+        _PROGRESS = _Progress(interval)
+    return _PROGRESS
+
+
 def _work(request, finish, result) -> Work:
-    """A :class:`Work` over an MPI request; ``finish()`` runs once it completed."""
+    """A :class:`Work` over an MPI request; ``finish()`` runs once it completed. The
+    progress thread keeps the request moving until someone waits for it."""
+    req = _Request(request)
 
     def complete():
-        status = _mpi().Status()
-        request.Wait(status)
+        req.test(block=True)
         finish()
-        return status.Get_source()
+        return req.source
 
-    return Work(Future(), complete, request.Test, result)
+    progress = _progress()
+    if progress is not None:
+        progress.add(req)
+    return Work(Future(), complete, req.test, result)
 
 
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
@@ -286,16 +382,15 @@ def irecv(pg, tensor, peer: int | None, tag: int) -> Work:
     MPI = _mpi()
     buf, copy = _buffer(tensor)
     source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
-    request = pg._comm.Irecv(buf, source, tag)
+    req = _Request(pg._comm.Irecv(buf, source, tag))
 
     def complete():
-        status = MPI.Status()
-        request.Wait(status)
+        req.test(block=True)
         if copy:
             _put(tensor, buf)
-        return pg._ranks[status.Get_source()]
+        return pg._ranks[req.source]
 
-    return Work(Future(), complete, request.Test, [tensor])
+    return Work(Future(), complete, req.test, [tensor])
 
 
 # ------------------------------------------------------------------------------- objects
