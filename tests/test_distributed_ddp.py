@@ -210,3 +210,17 @@ def test_zero_equals_adam_with_sharded_state(n):
     # sharded by whole parameters, as torch's: the two 300x300 weights bound the best split
     assert sum(held) == total and max(held) < (0.6 if n == 2 else 0.5) * total
     assert sorted(got[0][2]["state"]) == list(range(8))
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_all_gather_into_tensor_of_different_sizes_raises_on_every_rank(n):
+    def fn(rank, group):
+        size = 3 + (rank == n - 1)
+        with pytest.raises(RuntimeError, match="differ"):
+            dist.all_gather_into_tensor(ember.zeros(n * size), ember.ones(size), group=group)
+        out = ember.zeros(n * 3)  # the group still works
+        dist.all_gather_into_tensor(out, ember.full((3,), float(rank)), group=group)
+        return out.tolist()
+
+    got = run_ranks(fn, n)
+    assert got[0] == [float(r) for r in range(n) for _ in range(3)]

@@ -310,6 +310,13 @@ def all_gather_into(pg, out: np.ndarray, inp: np.ndarray, finish, async_op: bool
     return _call(pg, "Allgather", "Iallgather", (_raw(inp), out), finish, async_op, result)
 
 
+def all_sizes(pg, size: int) -> list[int]:
+    """Return every rank's ``size`` (one small blocking ``Allgather``)."""
+    out = np.empty(pg.size(), np.int64)
+    pg._comm.Allgather(np.array([size], np.int64), out)
+    return out.tolist()
+
+
 def gathered(out_tensor, n: int, like: np.ndarray) -> tuple[np.ndarray, bool]:
     """Return the contiguous receive array of an all-gather into ``out_tensor`` (or None)."""
     if out_tensor is not None and out_tensor._data.flags.c_contiguous:
