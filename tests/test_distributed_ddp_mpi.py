@@ -1,7 +1,8 @@
 """DDP and ZeroRedundancyOptimizer on the MPI backend under ``mpiexec -n 2`` and ``-n 4``: the
 parameters after k steps equal one process training on the joined batch (and ZeRO's equal
 plain Adam's); the progress thread completes an asynchronous all-reduce while the caller
-computes; mismatched all-gather sizes across ranks raise. No torch needed."""
+computes; mismatched all-gather sizes across ranks raise; a rank that hangs outside a
+collective ends the job within the group's timeout. No torch needed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -114,3 +116,38 @@ def test_ddp_and_zero_on_mpi_equal_one_process(tmp_path, n):
     assert done.returncode == 0, done.stdout + done.stderr
     for r in range(n):
         assert f"ok {r}" in done.stdout, done.stdout + done.stderr
+
+
+HUNG = textwrap.dedent(
+    """
+    import datetime, time
+    import ember
+    import ember.distributed as dist
+
+    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=2))
+    t = ember.ones(1000)
+    dist.all_reduce(t)
+    if dist.get_rank() == 1:
+        time.sleep(120)  # hangs outside the collective the others are in
+    dist.all_reduce(t)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_hung_rank_ends_the_job_within_the_timeout(tmp_path):
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    start = time.monotonic()
+    done = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+    )
+    took = time.monotonic() - start
+    assert done.returncode != 0
+    assert "[rank 0] MPI_Allreduce on a group of 2 timed out after 2000 ms" in done.stderr
+    assert took < 60, took  # (the hung rank would sleep 120 s)

@@ -5,7 +5,10 @@ A group holds an MPI communicator (``COMM_WORLD`` duplicated for the default gro
 zero-copy: a C-contiguous tensor's NumPy array is the MPI buffer (``MPI.IN_PLACE`` for
 ``all_reduce`` and the root of ``reduce``); a non-contiguous one goes through a contiguous
 copy. ``async_op=True`` uses the non-blocking calls (``Iallreduce``, ``Ibcast``, ...) behind
-:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request.
+:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request;
+a progress thread tests the outstanding requests meanwhile (MPICH advances them only inside
+MPI calls), so DDP's bucket all-reduces run during ``backward``. A watchdog ends the job when
+a blocking call outlives the group's ``timeout`` (MPI cannot interrupt it).
 
 MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
 arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
@@ -20,6 +23,7 @@ import os
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -115,10 +119,12 @@ class _Request:
     """An MPI request that two threads may poll: the caller waiting for it and the progress
     thread (MPI forbids testing one request from two threads at once, hence the lock)."""
 
-    __slots__ = ("request", "lock", "done", "source", "polled")
+    __slots__ = ("request", "lock", "done", "source", "polled", "what", "timeout")
 
-    def __init__(self, request) -> None:
+    def __init__(self, request, what: str = "a non-blocking operation", timeout=None) -> None:
         self.request = request
+        self.what = what
+        self.timeout = timeout
         self.lock = threading.Lock()
         self.done = False
         self.source = None
@@ -132,7 +138,8 @@ class _Request:
             if not self.done:
                 status = _mpi().Status()
                 if block:
-                    self.request.Wait(status)
+                    with _watch(self.what, self.timeout):
+                        self.request.Wait(status)
                     self.done = True
                 else:
                     self.done = self.request.Test(status)
@@ -201,10 +208,70 @@ def _progress() -> _Progress | None:
     return _PROGRESS
 
 
-def _work(request, finish, result) -> Work:
+class _Watchdog:
+    """Ends the MPI job when a blocking MPI call outlives its group's ``timeout``.
+
+    MPI cannot interrupt a blocked call, and MPICH does not notice a peer that died or hangs
+    (``mpiexec`` ends the job when a rank exits, but not when one is stuck or was started by
+    other means): so, as torch's NCCL watchdog, a thread checks twice a second the deadlines
+    of the calls in flight and, when one has passed, prints which operation timed out on which
+    rank and aborts the job (``MPI_Abort``: every rank exits with status 1)."""
+
+    def __init__(self) -> None:
+        self.calls: dict = {}
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    @contextmanager
+    def watch(self, what: str, timeout: float | None):
+        if timeout is None or timeout <= 0:
+            yield
+            return
+        token = object()
+        with self.lock:
+            self.calls[token] = (time.monotonic() + timeout, what, timeout)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="ember-mpi-watchdog")
+                self.thread.daemon = True
+                self.thread.start()
+        try:
+            yield
+        finally:
+            with self.lock:
+                del self.calls[token]
+
+    def _run(self) -> None:
+        import sys
+
+        MPI = _mpi()
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            with self.lock:
+                late = [(what, t) for deadline, what, t in self.calls.values() if deadline <= now]
+            if late and not MPI.Is_finalized():
+                what, t = late[0]
+                rank = MPI.COMM_WORLD.Get_rank()
+                sys.stderr.write(
+                    f"[rank {rank}] {what} timed out after {t * 1000:.0f} ms (the process "
+                    "group's timeout): another rank is missing from it (it died, hangs, or "
+                    "runs a different collective). Aborting the MPI job.\n"
+                )
+                sys.stderr.flush()
+                MPI.COMM_WORLD.Abort(1)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _watch(what: str, timeout: float | None):
+    return _WATCHDOG.watch(what, timeout)
+
+
+def _work(request, finish, result, what: str = "", timeout=None) -> Work:
     """A :class:`Work` over an MPI request; ``finish()`` runs once it completed. The
     progress thread keeps the request moving until someone waits for it."""
-    req = _Request(request)
+    req = _Request(request, what, timeout)
 
     def complete():
         req.test(block=True)
@@ -219,9 +286,11 @@ def _work(request, finish, result) -> Work:
 
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     comm = pg._comm
+    what = f"MPI_{blocking} on a group of {pg.size()}"
     if async_op:
-        return _work(getattr(comm, nonblocking)(*args), finish, result)
-    getattr(comm, blocking)(*args)
+        return _work(getattr(comm, nonblocking)(*args), finish, result, what, pg._timeout)
+    with _watch(what, pg._timeout):
+        getattr(comm, blocking)(*args)
     finish()
     return None
 
@@ -313,7 +382,8 @@ def all_gather_into(pg, out: np.ndarray, inp: np.ndarray, finish, async_op: bool
 def all_sizes(pg, size: int) -> list[int]:
     """Return every rank's ``size`` (one small blocking ``Allgather``)."""
     out = np.empty(pg.size(), np.int64)
-    pg._comm.Allgather(np.array([size], np.int64), out)
+    with _watch(f"MPI_Allgather on a group of {pg.size()}", pg._timeout):
+        pg._comm.Allgather(np.array([size], np.int64), out)
     return out.tolist()
 
 
@@ -382,14 +452,15 @@ def barrier(pg, async_op: bool):
 
 def isend(pg, tensor, peer: int, tag: int) -> Work:
     buf = _raw(tensor._data)
-    return _work(pg._comm.Isend(buf, pg._ranks.index(peer), tag), lambda: None, [tensor])
+    request = pg._comm.Isend(buf, pg._ranks.index(peer), tag)
+    return _work(request, lambda: None, [tensor], f"MPI_Isend to rank {peer}", pg._timeout)
 
 
 def irecv(pg, tensor, peer: int | None, tag: int) -> Work:
     MPI = _mpi()
     buf, copy = _buffer(tensor)
     source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
-    req = _Request(pg._comm.Irecv(buf, source, tag))
+    req = _Request(pg._comm.Irecv(buf, source, tag), f"MPI_Irecv from rank {peer}", pg._timeout)
 
     def complete():
         req.test(block=True)
@@ -401,29 +472,36 @@ def irecv(pg, tensor, peer: int | None, tag: int) -> Work:
 
 
 # ------------------------------------------------------------------------------- objects
+def _objects(pg, what: str, call, *args):
+    with _watch(f"{what} on a group of {pg.size()}", pg._timeout):
+        return call(*args)
+
+
 def all_gather_object(pg, obj) -> list:
-    return pg._comm.allgather(obj)
+    return _objects(pg, "MPI_Allgather (objects)", pg._comm.allgather, obj)
 
 
 def broadcast_object(pg, obj, root: int):
-    return pg._comm.bcast(obj, root)
+    return _objects(pg, "MPI_Bcast (objects)", pg._comm.bcast, obj, root)
 
 
 def gather_object(pg, obj, root: int):
-    return pg._comm.gather(obj, root)
+    return _objects(pg, "MPI_Gather (objects)", pg._comm.gather, obj, root)
 
 
 def scatter_object(pg, objs, root: int):
-    return pg._comm.scatter(objs, root)
+    return _objects(pg, "MPI_Scatter (objects)", pg._comm.scatter, objs, root)
 
 
 def send_object(pg, obj, peer: int) -> None:
-    pg._comm.send(obj, pg._ranks.index(peer), tag=-7 & 0x7FFF)
+    with _watch(f"MPI_Send (object) to rank {peer}", pg._timeout):
+        pg._comm.send(obj, pg._ranks.index(peer), tag=-7 & 0x7FFF)
 
 
 def recv_object(pg, peer: int | None):
     MPI = _mpi()
     status = MPI.Status()
     source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
-    obj = pg._comm.recv(source=source, tag=-7 & 0x7FFF, status=status)
+    with _watch(f"MPI_Recv (object) from rank {peer}", pg._timeout):
+        obj = pg._comm.recv(source=source, tag=-7 & 0x7FFF, status=status)
     return obj, pg._ranks[status.Get_source()]
