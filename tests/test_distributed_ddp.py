@@ -179,12 +179,21 @@ def test_ddp_shape_mismatch_raises_at_construction():
 
 
 @pytest.mark.parametrize("n", [2, 4])
-def test_zero_equals_adam_with_sharded_state(n):
+@pytest.mark.parametrize("as_view", [False, True])
+def test_zero_equals_adam_with_sharded_state(n, as_view):
     def fn(rank, group):
         m = make_model()
         opt = ZeroRedundancyOptimizer(
-            m.parameters(), ember.optim.Adam, process_group=group, lr=1e-2
+            m.parameters(),
+            ember.optim.Adam,
+            process_group=group,
+            parameters_as_bucket_view=as_view,
+            lr=1e-2,
         )
+        if as_view:  # each rank's parameters (one dtype) are views of one flat tensor
+            assert len(opt._buckets) == n
+            for p in m.parameters():
+                assert any(np.shares_memory(p._data, flat._data) for _, flat in opt._buckets)
         ddp = DDP(m, process_group=group)
         out = train(ddp, opt, part(rank, n))
         held = sum(v.numel() for st in opt.optim.state.values() for v in st.values() if v.ndim)
@@ -224,3 +233,35 @@ def test_all_gather_into_tensor_of_different_sizes_raises_on_every_rank(n):
 
     got = run_ranks(fn, n)
     assert got[0] == [float(r) for r in range(n) for _ in range(3)]
+
+
+def test_zero_load_state_dict_resumes_each_shard():
+    def fn(rank, group):
+        def zero(m):
+            return ZeroRedundancyOptimizer(
+                m.parameters(), ember.optim.Adam, process_group=group, lr=1e-2
+            )
+
+        m = make_model()
+        ddp = DDP(m, process_group=group)
+        opt = zero(m)
+        train(ddp, opt, part(rank, 2), steps=2)
+        opt.consolidate_state_dict(to=0)
+        saved = [opt.state_dict() if rank == 0 else None]
+        dist.broadcast_object_list(saved, group=group, group_src=0)
+        snapshot = {k: v.clone() for k, v in m.state_dict().items()}
+        going_on = train(ddp, opt, part(rank, 2), steps=2)
+
+        m2 = make_model()
+        m2.load_state_dict(snapshot)
+        ddp2 = DDP(m2, process_group=group)
+        opt2 = zero(m2)
+        opt2.load_state_dict(saved[0])
+        assert not opt2.state  # the whole dict is not kept: only the local share
+        mine = {i for i, p in enumerate(m2.parameters()) if opt2._owner[id(p)] == rank}
+        assert len(opt2.optim.state) == len(mine)
+        return going_on, train(ddp2, opt2, part(rank, 2), steps=2)
+
+    for going_on, resumed in run_ranks(fn):
+        for a, b in zip(going_on, resumed, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
