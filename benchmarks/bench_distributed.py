@@ -88,16 +88,23 @@ def worker(
         import ember.distributed as dist
 
         dist.init_process_group("gloo")
+        comm = dist.distributed_c10d._default_pg()._comm  # (MPI: the group's communicator)
         for nb in sizes:
             a = ember.ones(nb // 4)
             dist.barrier()
-            out.append(
-                {
-                    "kind": kind,
-                    "bytes": nb,
-                    "seconds": _timeit(lambda a=a: dist.all_reduce(a), _reps(nb)),
-                }
-            )
+            row = {"kind": kind, "bytes": nb}
+            row["seconds"] = _timeit(lambda a=a: dist.all_reduce(a), _reps(nb))
+            if comm is not None:  # ember's overhead: ember and raw mpi4py interleaved
+                from mpi4py import MPI
+
+                raw, ours = [], []
+                for _ in range(5):
+                    dist.barrier()
+                    raw.append(_timeit(lambda a=a: comm.Allreduce(MPI.IN_PLACE, a._data), 20))
+                    dist.barrier()
+                    ours.append(_timeit(lambda a=a: dist.all_reduce(a), 20))
+                row["overhead"] = min(ours) / min(raw) - 1
+            out.append(row)
         if not allreduce_only:
             out += _ddp(kind, ember, dist, quick)
         rank = dist.get_rank()
@@ -267,6 +274,10 @@ def main(argv=None) -> int:
                 bw = 2 * (n - 1) / n * nb / r["seconds"] / 1e9 if r else None
                 cells.append(f"{bw:16.3f}" if r else f"{'-':>16}")
             print(f"{_size(nb):>8} " + " ".join(cells))
+        over = [r for r in rows.get("ember-mpi", []) if "overhead" in r]
+        if over:
+            cells = ", ".join(f"{_size(r['bytes'])} {100 * r['overhead']:+.1f}%" for r in over)
+            print(f"ember-mpi vs mpi4py on the same communicator, interleaved (min of 5): {cells}")
         for k in kinds:
             for r in rows[k]:
                 if "ddp_step_s" in r:

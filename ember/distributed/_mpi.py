@@ -73,18 +73,25 @@ def _mpi():
     return MPI
 
 
+_OPS: dict = {}
+
+
 def _op(op):
-    MPI = _mpi()
-    return {
-        ReduceOp.SUM: MPI.SUM,
-        ReduceOp.AVG: MPI.SUM,
-        ReduceOp.PRODUCT: MPI.PROD,
-        ReduceOp.MIN: MPI.MIN,
-        ReduceOp.MAX: MPI.MAX,
-        ReduceOp.BAND: MPI.BAND,
-        ReduceOp.BOR: MPI.BOR,
-        ReduceOp.BXOR: MPI.BXOR,
-    }[op]
+    if not _OPS:
+        MPI = _mpi()
+        _OPS.update(
+            {
+                ReduceOp.SUM: MPI.SUM,
+                ReduceOp.AVG: MPI.SUM,
+                ReduceOp.PRODUCT: MPI.PROD,
+                ReduceOp.MIN: MPI.MIN,
+                ReduceOp.MAX: MPI.MAX,
+                ReduceOp.BAND: MPI.BAND,
+                ReduceOp.BOR: MPI.BOR,
+                ReduceOp.BXOR: MPI.BXOR,
+            }
+        )
+    return _OPS[op]
 
 
 _WIDEN = {"bfloat16": np.float32, "float16": np.float32, "bool": np.uint8}
