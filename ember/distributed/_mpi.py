@@ -23,7 +23,6 @@ import os
 import threading
 import time
 from concurrent.futures import Future
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -67,10 +66,16 @@ def world_comm():
     return MPI.COMM_WORLD.Dup()
 
 
-def _mpi():
-    from mpi4py import MPI
+_MPI = None
 
-    return MPI
+
+def _mpi():
+    global _MPI
+    if _MPI is None:
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
 
 
 _OPS: dict = {}
@@ -95,16 +100,27 @@ def _op(op):
 
 
 _WIDEN = {"bfloat16": np.float32, "float16": np.float32, "bool": np.uint8}
+_HALF = ("bfloat16", "float16")
+_NAMES: dict = {}
+
+
+def _name(dtype: np.dtype) -> str:
+    """``dtype.name``, cached (NumPy computes it in Python: ~30 us a call on a loaded machine,
+    three calls were most of a small all-reduce's cost)."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = dtype.name
+    return name
 
 
 def _buffer(t, reduce: bool = False) -> tuple[np.ndarray, bool]:
     """Return the array MPI reads/writes for tensor ``t`` and whether it must be copied
     back (a non-contiguous tensor, or a dtype MPI cannot reduce)."""
     a = t._data
-    wide = _WIDEN.get(a.dtype.name) if reduce else None
+    wide = _WIDEN.get(_name(a.dtype)) if reduce else None
     if wide is not None:
         return a.astype(wide), True
-    if a.dtype.name in ("bfloat16", "float16"):
+    if _name(a.dtype) in _HALF:
         a = a.view(np.uint16) if a.flags.c_contiguous else np.ascontiguousarray(a).view(np.uint16)
         return a, not t._data.flags.c_contiguous
     if a.flags.c_contiguous:
@@ -115,7 +131,7 @@ def _buffer(t, reduce: bool = False) -> tuple[np.ndarray, bool]:
 def _raw(a: np.ndarray) -> np.ndarray:
     """A view MPI can type (16-bit floats travel as uint16: bits are bits)."""
     a = np.ascontiguousarray(a)
-    return a.view(np.uint16) if a.dtype.name in ("bfloat16", "float16") else a
+    return a.view(np.uint16) if _name(a.dtype) in _HALF else a
 
 
 def _put(t, buf: np.ndarray) -> None:
@@ -229,23 +245,10 @@ class _Watchdog:
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
-    @contextmanager
-    def watch(self, what: str, timeout: float | None):
-        if timeout is None or timeout <= 0:
-            yield
-            return
-        token = object()
-        with self.lock:
-            self.calls[token] = (time.monotonic() + timeout, what, timeout)
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="ember-mpi-watchdog")
-                self.thread.daemon = True
-                self.thread.start()
-        try:
-            yield
-        finally:
-            with self.lock:
-                del self.calls[token]
+    def _start(self) -> None:
+        self.thread = threading.Thread(target=self._run, name="ember-mpi-watchdog")
+        self.thread.daemon = True
+        self.thread.start()
 
     def _run(self) -> None:
         import sys
@@ -268,11 +271,33 @@ class _Watchdog:
                 MPI.COMM_WORLD.Abort(1)
 
 
+class _Watched:
+    """The ``with`` block of one blocking call the watchdog keeps an eye on."""
+
+    __slots__ = ("dog", "what", "timeout")
+
+    def __init__(self, dog: _Watchdog, what: str, timeout: float | None) -> None:
+        self.dog, self.what, self.timeout = dog, what, timeout
+
+    def __enter__(self) -> None:
+        if self.timeout is not None and self.timeout > 0:
+            dog = self.dog
+            with dog.lock:
+                dog.calls[self] = (time.monotonic() + self.timeout, self.what, self.timeout)
+                if dog.thread is None:
+                    dog._start()
+
+    def __exit__(self, *exc) -> None:
+        if self.timeout is not None and self.timeout > 0:
+            with self.dog.lock:
+                del self.dog.calls[self]
+
+
 _WATCHDOG = _Watchdog()
 
 
-def _watch(what: str, timeout: float | None):
-    return _WATCHDOG.watch(what, timeout)
+def _watch(what: str, timeout: float | None) -> _Watched:
+    return _Watched(_WATCHDOG, what, timeout)
 
 
 def _work(request, finish, result, what: str = "", timeout=None) -> Work:
@@ -329,7 +354,7 @@ def _half_op(dtype: np.dtype, op):
 
 def all_reduce(pg, tensor, op, async_op: bool):
     a = tensor._data
-    if a.dtype.name in ("bfloat16", "float16") and op in _HALF_UFUNCS and a.flags.c_contiguous:
+    if _name(a.dtype) in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
         raw = a.reshape(-1).view(np.uint16)
         n = pg.size()
 
@@ -405,7 +430,7 @@ def reduce_scatter(pg, output, stacked: np.ndarray, op, async_op: bool):
     """Reduce ``stacked`` (``n`` blocks) across ranks; block ``rank`` lands in ``output``."""
     out, _ = _buffer(output, reduce=True)
     out = np.ascontiguousarray(out)
-    wide = _WIDEN.get(stacked.dtype.name)
+    wide = _WIDEN.get(_name(stacked.dtype))
     send = np.ascontiguousarray(stacked if wide is None else stacked.astype(wide))
     n = pg.size()
 
