@@ -77,22 +77,78 @@ def reference(opt_class, **kw):
     return train(m, opt_class(m.parameters(), **kw), X)
 
 
+def part(rank: int, n: int) -> np.ndarray:
+    """Rank ``rank``'s share of the joined batch ``X`` among ``n`` ranks."""
+    k = len(X) // n
+    return X[rank * k : rank * k + k]
+
+
+@pytest.mark.parametrize("n", [2, 4])
 @pytest.mark.parametrize("as_view", [False, True])
-def test_ddp_buckets_equal_one_process(as_view):
+def test_ddp_buckets_equal_one_process(as_view, n):
     def fn(rank, group):
         m = make_model()
         ddp = DDP(m, process_group=group, bucket_cap_mb=0.2, gradient_as_bucket_view=as_view)
-        sizes = [len(b.index) for b in ddp._buckets]
-        out = train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), X[rank * 4 : rank * 4 + 4])
-        return out, sizes, [b.index for b in ddp._buckets]
+        first = [b.index for b in ddp._buckets]
+        out = train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), part(rank, n))
+        return out, first, [b.index for b in ddp._buckets]
 
-    got = run_ranks(fn)
+    got = run_ranks(fn, n)
     want = reference(ember.optim.SGD, lr=0.1)
-    for r in range(2):
+    for r in range(n):
         for a, b in zip(got[r][0], want, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    # reverse order, several buckets: the last layer's parameters come first
-    assert got[0][2][0][0] == 7 and len(got[0][1]) > 1
+    # one bucket until the first backward, then buckets cut in the order gradients came
+    # (0.2 MiB each: the last layer's parameters first)
+    assert got[0][1] == [list(range(7, -1, -1))]
+    assert all(g[2] == [[7, 6, 5, 4], [3, 2], [1, 0]] for g in got)
+
+
+# torch 2.13's rebuilt buckets (``_get_ddp_logging_data()["rebuilt_per_bucket_param_indices"]``
+# after 11 iterations, 2 ranks on gloo) for this layer and these caps
+TORCH_REBUILT = {
+    None: [[7, 6], [5, 4, 10, 11, 3, 2, 1, 0, 8, 9]],
+    4: [[7, 6, 5, 4, 10, 11, 3, 2, 1, 0, 8, 9]],
+    2: [[7, 6, 5, 4], [10, 11, 3, 2, 1, 0, 8, 9]],
+    0.5: [[7, 6], [5, 4], [10, 11, 3, 2, 1, 0], [8, 9]],
+}
+
+
+def test_ddp_rebuilt_buckets_are_torchs():
+    def fn(rank, group):
+        ember.manual_seed(0)
+        layer = ember.nn.TransformerEncoderLayer(
+            256, 4, 1024, dropout=0.0, batch_first=True, norm_first=True
+        )
+        got = {}
+        for cap in TORCH_REBUILT:
+            ddp = DDP(layer, process_group=group, bucket_cap_mb=cap)
+            assert len(ddp._buckets) == 1  # torch: one bucket before the rebuild
+            if cap is None:  # the order gradients arrive in, from a real backward
+                x = ember.randn(2, 4, 256)
+                for _ in range(2):
+                    ddp(x).sum().backward()
+                order = [i for b in ddp._buckets for i in b.index]
+            else:  # the same order: the rebuild is a function of it and the cap
+                ddp._ready_order, ddp._reductions = list(order), 1
+                ddp._maybe_rebuild()
+            got[cap] = [b.index for b in ddp._buckets]
+        return got
+
+    got = run_ranks(fn)
+    assert got[0] == got[1] == TORCH_REBUILT
+
+
+def test_ddp_find_unused_buckets_are_not_rebuilt():
+    def fn(rank, group):
+        ddp = DDP(make_model(), process_group=group, bucket_cap_mb=0.2, find_unused_parameters=True)
+        first = [b.index for b in ddp._buckets]
+        train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), X[rank * 4 : rank * 4 + 4])
+        return first, [b.index for b in ddp._buckets]
+
+    first, after = run_ranks(fn)[0]
+    # torch: cut in parameter order (0.2 MiB each), reduced last bucket first; kept
+    assert first == after == [[5, 6, 7], [3, 4], [0, 1, 2]]
 
 
 def test_ddp_no_sync_accumulates_locally():
@@ -122,14 +178,24 @@ def test_ddp_shape_mismatch_raises_at_construction():
     run_ranks(fn)
 
 
-def test_zero_equals_adam_with_sharded_state():
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("as_view", [False, True])
+def test_zero_equals_adam_with_sharded_state(n, as_view):
     def fn(rank, group):
         m = make_model()
         opt = ZeroRedundancyOptimizer(
-            m.parameters(), ember.optim.Adam, process_group=group, lr=1e-2
+            m.parameters(),
+            ember.optim.Adam,
+            process_group=group,
+            parameters_as_bucket_view=as_view,
+            lr=1e-2,
         )
+        if as_view:  # each rank's parameters (one dtype) are views of one flat tensor
+            assert len(opt._buckets) == n
+            for p in m.parameters():
+                assert any(np.shares_memory(p._data, flat._data) for _, flat in opt._buckets)
         ddp = DDP(m, process_group=group)
-        out = train(ddp, opt, X[rank * 4 : rank * 4 + 4])
+        out = train(ddp, opt, part(rank, n))
         held = sum(v.numel() for st in opt.optim.state.values() for v in st.values() if v.ndim)
         opt.consolidate_state_dict(to=0)
         sd = opt.state_dict() if rank == 0 else None
@@ -141,13 +207,61 @@ def test_zero_equals_adam_with_sharded_state():
     def plain(rank, group):  # DDP with an unsharded Adam (Adam's first steps are sign-like:
         # vs one process, float32 rounding of near-zero gradients would flip some)
         ddp = DDP(make_model(), process_group=group)
-        return train(ddp, ember.optim.Adam(ddp.parameters(), lr=1e-2), X[rank * 4 : rank * 4 + 4])
+        return train(ddp, ember.optim.Adam(ddp.parameters(), lr=1e-2), part(rank, n))
 
-    got = run_ranks(fn)
-    want = run_ranks(plain)[0]
-    for r in range(2):
+    got = run_ranks(fn, n)
+    want = run_ranks(plain, n)[0]
+    for r in range(n):
         for a, b in zip(got[r][0], want, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     total = sum(p.numel() for p in make_model().parameters()) * 2  # exp_avg + exp_avg_sq
-    assert got[0][1] + got[1][1] == total and max(got[0][1], got[1][1]) < 0.6 * total
+    held = [g[1] for g in got]
+    # sharded by whole parameters, as torch's: the two 300x300 weights bound the best split
+    assert sum(held) == total and max(held) < (0.6 if n == 2 else 0.5) * total
     assert sorted(got[0][2]["state"]) == list(range(8))
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_all_gather_into_tensor_of_different_sizes_raises_on_every_rank(n):
+    def fn(rank, group):
+        size = 3 + (rank == n - 1)
+        with pytest.raises(RuntimeError, match="differ"):
+            dist.all_gather_into_tensor(ember.zeros(n * size), ember.ones(size), group=group)
+        out = ember.zeros(n * 3)  # the group still works
+        dist.all_gather_into_tensor(out, ember.full((3,), float(rank)), group=group)
+        return out.tolist()
+
+    got = run_ranks(fn, n)
+    assert got[0] == [float(r) for r in range(n) for _ in range(3)]
+
+
+def test_zero_load_state_dict_resumes_each_shard():
+    def fn(rank, group):
+        def zero(m):
+            return ZeroRedundancyOptimizer(
+                m.parameters(), ember.optim.Adam, process_group=group, lr=1e-2
+            )
+
+        m = make_model()
+        ddp = DDP(m, process_group=group)
+        opt = zero(m)
+        train(ddp, opt, part(rank, 2), steps=2)
+        opt.consolidate_state_dict(to=0)
+        saved = [opt.state_dict() if rank == 0 else None]
+        dist.broadcast_object_list(saved, group=group, group_src=0)
+        snapshot = {k: v.clone() for k, v in m.state_dict().items()}
+        going_on = train(ddp, opt, part(rank, 2), steps=2)
+
+        m2 = make_model()
+        m2.load_state_dict(snapshot)
+        ddp2 = DDP(m2, process_group=group)
+        opt2 = zero(m2)
+        opt2.load_state_dict(saved[0])
+        assert not opt2.state  # the whole dict is not kept: only the local share
+        mine = {i for i, p in enumerate(m2.parameters()) if opt2._owner[id(p)] == rank}
+        assert len(opt2.optim.state) == len(mine)
+        return going_on, train(ddp2, opt2, part(rank, 2), steps=2)
+
+    for going_on, resumed in run_ranks(fn):
+        for a, b in zip(going_on, resumed, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

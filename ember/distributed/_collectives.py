@@ -390,6 +390,18 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     return _run(pg, run, async_op, tensor_list)
 
 
+def _same_sizes(name: str, sizes: list[int]) -> None:
+    """Raise on every rank when the ranks passed inputs of different sizes (MPI's collective
+    would otherwise fail on one rank and leave garbage in another's output)."""
+    if len(set(sizes)) > 1:
+        each = ", ".join(f"rank {r}: {s}" for r, s in enumerate(sizes))
+        raise RuntimeError(
+            f"{name}: the ranks passed input tensors of different sizes ({each} elements); "
+            "every rank must pass the same size. Is there a distributed collective mismatch "
+            "in your code?"
+        )
+
+
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group=None, async_op: bool = False
 ):
@@ -406,6 +418,7 @@ def all_gather_into_tensor(
     if output_tensor.dtype != input_tensor.dtype:
         raise ValueError("output tensor must have the same type as input tensor")
     if pg._comm is not None:
+        _same_sizes("all_gather_into_tensor", _mpi.all_sizes(pg, input_tensor.numel()))
         recv, copy = _mpi.gathered(output_tensor, n, input_tensor._data)
 
         def finish():
@@ -415,7 +428,7 @@ def all_gather_into_tensor(
         return _mpi.all_gather_into(pg, recv, input_tensor._data, finish, async_op, [output_tensor])
 
     def run(key):
-        parts = _exchange(pg, key, input_tensor._data)
+        parts = _exchange(pg, key, input_tensor._data)  # (raises when the sizes differ)
         output_tensor._data[...] = np.stack(parts).reshape(output_tensor.shape)
 
     return _run(pg, run, async_op, [output_tensor])

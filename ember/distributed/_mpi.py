@@ -5,7 +5,10 @@ A group holds an MPI communicator (``COMM_WORLD`` duplicated for the default gro
 zero-copy: a C-contiguous tensor's NumPy array is the MPI buffer (``MPI.IN_PLACE`` for
 ``all_reduce`` and the root of ``reduce``); a non-contiguous one goes through a contiguous
 copy. ``async_op=True`` uses the non-blocking calls (``Iallreduce``, ``Ibcast``, ...) behind
-:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request.
+:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request;
+a progress thread tests the outstanding requests meanwhile (MPICH advances them only inside
+MPI calls), so DDP's bucket all-reduces run during ``backward``. A watchdog ends the job when
+a blocking call outlives the group's ``timeout`` (MPI cannot interrupt it).
 
 MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
 arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
@@ -17,6 +20,8 @@ between the ranks of one MPI job.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from concurrent.futures import Future
 
 import numpy as np
@@ -61,37 +66,61 @@ def world_comm():
     return MPI.COMM_WORLD.Dup()
 
 
-def _mpi():
-    from mpi4py import MPI
+_MPI = None
 
-    return MPI
+
+def _mpi():
+    global _MPI
+    if _MPI is None:
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
+
+
+_OPS: dict = {}
 
 
 def _op(op):
-    MPI = _mpi()
-    return {
-        ReduceOp.SUM: MPI.SUM,
-        ReduceOp.AVG: MPI.SUM,
-        ReduceOp.PRODUCT: MPI.PROD,
-        ReduceOp.MIN: MPI.MIN,
-        ReduceOp.MAX: MPI.MAX,
-        ReduceOp.BAND: MPI.BAND,
-        ReduceOp.BOR: MPI.BOR,
-        ReduceOp.BXOR: MPI.BXOR,
-    }[op]
+    if not _OPS:
+        MPI = _mpi()
+        _OPS.update(
+            {
+                ReduceOp.SUM: MPI.SUM,
+                ReduceOp.AVG: MPI.SUM,
+                ReduceOp.PRODUCT: MPI.PROD,
+                ReduceOp.MIN: MPI.MIN,
+                ReduceOp.MAX: MPI.MAX,
+                ReduceOp.BAND: MPI.BAND,
+                ReduceOp.BOR: MPI.BOR,
+                ReduceOp.BXOR: MPI.BXOR,
+            }
+        )
+    return _OPS[op]
 
 
 _WIDEN = {"bfloat16": np.float32, "float16": np.float32, "bool": np.uint8}
+_HALF = ("bfloat16", "float16")
+_NAMES: dict = {}
+
+
+def _name(dtype: np.dtype) -> str:
+    """``dtype.name``, cached (NumPy computes it in Python: ~30 us a call on a loaded machine,
+    three calls were most of a small all-reduce's cost)."""
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = dtype.name
+    return name
 
 
 def _buffer(t, reduce: bool = False) -> tuple[np.ndarray, bool]:
     """Return the array MPI reads/writes for tensor ``t`` and whether it must be copied
     back (a non-contiguous tensor, or a dtype MPI cannot reduce)."""
     a = t._data
-    wide = _WIDEN.get(a.dtype.name) if reduce else None
+    wide = _WIDEN.get(_name(a.dtype)) if reduce else None
     if wide is not None:
         return a.astype(wide), True
-    if a.dtype.name in ("bfloat16", "float16"):
+    if _name(a.dtype) in _HALF:
         a = a.view(np.uint16) if a.flags.c_contiguous else np.ascontiguousarray(a).view(np.uint16)
         return a, not t._data.flags.c_contiguous
     if a.flags.c_contiguous:
@@ -102,30 +131,198 @@ def _buffer(t, reduce: bool = False) -> tuple[np.ndarray, bool]:
 def _raw(a: np.ndarray) -> np.ndarray:
     """A view MPI can type (16-bit floats travel as uint16: bits are bits)."""
     a = np.ascontiguousarray(a)
-    return a.view(np.uint16) if a.dtype.name in ("bfloat16", "float16") else a
+    return a.view(np.uint16) if _name(a.dtype) in _HALF else a
 
 
 def _put(t, buf: np.ndarray) -> None:
     t._data[...] = buf.view(t._data.dtype) if buf.dtype == np.uint16 else buf
 
 
-def _work(request, finish, result) -> Work:
-    """A :class:`Work` over an MPI request; ``finish()`` runs once it completed."""
+class _Request:
+    """An MPI request that two threads may poll: the caller waiting for it and the progress
+    thread (MPI forbids testing one request from two threads at once, hence the lock)."""
+
+    __slots__ = ("request", "lock", "done", "source", "polled", "what", "timeout")
+
+    def __init__(self, request, what: str = "a non-blocking operation", timeout=None) -> None:
+        self.request = request
+        self.what = what
+        self.timeout = timeout
+        self.lock = threading.Lock()
+        self.done = False
+        self.source = None
+        self.polled = True  # whether the progress thread still tests it
+
+    def test(self, block: bool = False) -> bool:
+        """Advance the request (``block``: until it completes); return whether it did."""
+        if not self.lock.acquire(blocking=block):
+            return False  # the other thread is on it
+        try:
+            if not self.done:
+                status = _mpi().Status()
+                if block:
+                    with _watch(self.what, self.timeout):
+                        self.request.Wait(status)
+                    self.done = True
+                else:
+                    self.done = self.request.Test(status)
+                if self.done:
+                    self.source = status.Get_source()
+            return self.done
+        finally:
+            self.lock.release()
+
+
+class _Progress:
+    """A daemon thread that tests the outstanding non-blocking requests every ``interval``
+    seconds while there are any.
+
+    MPICH advances a non-blocking collective only inside MPI calls; without this an
+    ``Iallreduce`` started from a gradient hook waits, untouched, until ``backward`` is over
+    and DDP waits for it. Each test drives MPI's whole progress engine (every outstanding
+    operation), with the GIL released, so the reduction runs while the main thread computes
+    the rest of ``backward``. ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds
+    (default 200; 0 turns the thread off)."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.pending: list[_Request] = []
+        self.wake = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def add(self, req: _Request) -> None:
+        with self.wake:
+            self.pending.append(req)
+            if self.thread is None:
+                self.thread = threading.Thread(
+                    target=self._run, name="ember-mpi-progress", daemon=True
+                )
+                self.thread.start()
+            self.wake.notify()
+
+    def _run(self) -> None:
+        MPI = _mpi()
+        while True:
+            with self.wake:
+                self.pending = [r for r in self.pending if r.polled and not r.done]
+                while not self.pending:
+                    self.wake.wait()
+                todo = list(self.pending)
+            if MPI.Is_finalized():
+                return
+            for r in todo:
+                try:
+                    r.test()
+                except Exception:  # the waiting caller gets the error from its own Wait
+                    r.polled = False
+            time.sleep(self.interval)
+
+
+_PROGRESS: _Progress | None = None
+
+
+def _progress() -> _Progress | None:
+    global _PROGRESS
+    if _PROGRESS is None:
+        interval = float(os.environ.get("EMBER_MPI_PROGRESS_US", "200")) * 1e-6
+        if interval <= 0:
+            return None
+        _PROGRESS = _Progress(interval)
+    return _PROGRESS
+
+
+class _Watchdog:
+    """Ends the MPI job when a blocking MPI call outlives its group's ``timeout``.
+
+    MPI cannot interrupt a blocked call, and MPICH does not notice a peer that died or hangs
+    (``mpiexec`` ends the job when a rank exits, but not when one is stuck or was started by
+    other means): so, as torch's NCCL watchdog, a thread checks twice a second the deadlines
+    of the calls in flight and, when one has passed, prints which operation timed out on which
+    rank and aborts the job (``MPI_Abort``: every rank exits with status 1)."""
+
+    def __init__(self) -> None:
+        self.calls: dict = {}
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def _start(self) -> None:
+        self.thread = threading.Thread(target=self._run, name="ember-mpi-watchdog")
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _run(self) -> None:
+        import sys
+
+        MPI = _mpi()
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            with self.lock:
+                late = [(what, t) for deadline, what, t in self.calls.values() if deadline <= now]
+            if late and not MPI.Is_finalized():
+                what, t = late[0]
+                rank = MPI.COMM_WORLD.Get_rank()
+                sys.stderr.write(
+                    f"[rank {rank}] {what} timed out after {t * 1000:.0f} ms (the process "
+                    "group's timeout): another rank is missing from it (it died, hangs, or "
+                    "runs a different collective). Aborting the MPI job.\n"
+                )
+                sys.stderr.flush()
+                MPI.COMM_WORLD.Abort(1)
+
+
+class _Watched:
+    """The ``with`` block of one blocking call the watchdog keeps an eye on."""
+
+    __slots__ = ("dog", "what", "timeout")
+
+    def __init__(self, dog: _Watchdog, what: str, timeout: float | None) -> None:
+        self.dog, self.what, self.timeout = dog, what, timeout
+
+    def __enter__(self) -> None:
+        if self.timeout is not None and self.timeout > 0:
+            dog = self.dog
+            with dog.lock:
+                dog.calls[self] = (time.monotonic() + self.timeout, self.what, self.timeout)
+                if dog.thread is None:
+                    dog._start()
+
+    def __exit__(self, *exc) -> None:
+        if self.timeout is not None and self.timeout > 0:
+            with self.dog.lock:
+                del self.dog.calls[self]
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _watch(what: str, timeout: float | None) -> _Watched:
+    return _Watched(_WATCHDOG, what, timeout)
+
+
+def _work(request, finish, result, what: str = "", timeout=None) -> Work:
+    """A :class:`Work` over an MPI request; ``finish()`` runs once it completed. The
+    progress thread keeps the request moving until someone waits for it."""
+    req = _Request(request, what, timeout)
 
     def complete():
-        status = _mpi().Status()
-        request.Wait(status)
+        req.test(block=True)
         finish()
-        return status.Get_source()
+        return req.source
 
-    return Work(Future(), complete, request.Test, result)
+    progress = _progress()
+    if progress is not None:
+        progress.add(req)
+    return Work(Future(), complete, req.test, result)
 
 
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     comm = pg._comm
+    what = f"MPI_{blocking} on a group of {pg.size()}"
     if async_op:
-        return _work(getattr(comm, nonblocking)(*args), finish, result)
-    getattr(comm, blocking)(*args)
+        return _work(getattr(comm, nonblocking)(*args), finish, result, what, pg._timeout)
+    with _watch(what, pg._timeout):
+        getattr(comm, blocking)(*args)
     finish()
     return None
 
@@ -157,7 +354,7 @@ def _half_op(dtype: np.dtype, op):
 
 def all_reduce(pg, tensor, op, async_op: bool):
     a = tensor._data
-    if a.dtype.name in ("bfloat16", "float16") and op in _HALF_UFUNCS and a.flags.c_contiguous:
+    if _name(a.dtype) in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
         raw = a.reshape(-1).view(np.uint16)
         n = pg.size()
 
@@ -214,6 +411,14 @@ def all_gather_into(pg, out: np.ndarray, inp: np.ndarray, finish, async_op: bool
     return _call(pg, "Allgather", "Iallgather", (_raw(inp), out), finish, async_op, result)
 
 
+def all_sizes(pg, size: int) -> list[int]:
+    """Return every rank's ``size`` (one small blocking ``Allgather``)."""
+    out = np.empty(pg.size(), np.int64)
+    with _watch(f"MPI_Allgather on a group of {pg.size()}", pg._timeout):
+        pg._comm.Allgather(np.array([size], np.int64), out)
+    return out.tolist()
+
+
 def gathered(out_tensor, n: int, like: np.ndarray) -> tuple[np.ndarray, bool]:
     """Return the contiguous receive array of an all-gather into ``out_tensor`` (or None)."""
     if out_tensor is not None and out_tensor._data.flags.c_contiguous:
@@ -225,7 +430,7 @@ def reduce_scatter(pg, output, stacked: np.ndarray, op, async_op: bool):
     """Reduce ``stacked`` (``n`` blocks) across ranks; block ``rank`` lands in ``output``."""
     out, _ = _buffer(output, reduce=True)
     out = np.ascontiguousarray(out)
-    wide = _WIDEN.get(stacked.dtype.name)
+    wide = _WIDEN.get(_name(stacked.dtype))
     send = np.ascontiguousarray(stacked if wide is None else stacked.astype(wide))
     n = pg.size()
 
@@ -279,49 +484,56 @@ def barrier(pg, async_op: bool):
 
 def isend(pg, tensor, peer: int, tag: int) -> Work:
     buf = _raw(tensor._data)
-    return _work(pg._comm.Isend(buf, pg._ranks.index(peer), tag), lambda: None, [tensor])
+    request = pg._comm.Isend(buf, pg._ranks.index(peer), tag)
+    return _work(request, lambda: None, [tensor], f"MPI_Isend to rank {peer}", pg._timeout)
 
 
 def irecv(pg, tensor, peer: int | None, tag: int) -> Work:
     MPI = _mpi()
     buf, copy = _buffer(tensor)
     source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
-    request = pg._comm.Irecv(buf, source, tag)
+    req = _Request(pg._comm.Irecv(buf, source, tag), f"MPI_Irecv from rank {peer}", pg._timeout)
 
     def complete():
-        status = MPI.Status()
-        request.Wait(status)
+        req.test(block=True)
         if copy:
             _put(tensor, buf)
-        return pg._ranks[status.Get_source()]
+        return pg._ranks[req.source]
 
-    return Work(Future(), complete, request.Test, [tensor])
+    return Work(Future(), complete, req.test, [tensor])
 
 
 # ------------------------------------------------------------------------------- objects
+def _objects(pg, what: str, call, *args):
+    with _watch(f"{what} on a group of {pg.size()}", pg._timeout):
+        return call(*args)
+
+
 def all_gather_object(pg, obj) -> list:
-    return pg._comm.allgather(obj)
+    return _objects(pg, "MPI_Allgather (objects)", pg._comm.allgather, obj)
 
 
 def broadcast_object(pg, obj, root: int):
-    return pg._comm.bcast(obj, root)
+    return _objects(pg, "MPI_Bcast (objects)", pg._comm.bcast, obj, root)
 
 
 def gather_object(pg, obj, root: int):
-    return pg._comm.gather(obj, root)
+    return _objects(pg, "MPI_Gather (objects)", pg._comm.gather, obj, root)
 
 
 def scatter_object(pg, objs, root: int):
-    return pg._comm.scatter(objs, root)
+    return _objects(pg, "MPI_Scatter (objects)", pg._comm.scatter, objs, root)
 
 
 def send_object(pg, obj, peer: int) -> None:
-    pg._comm.send(obj, pg._ranks.index(peer), tag=-7 & 0x7FFF)
+    with _watch(f"MPI_Send (object) to rank {peer}", pg._timeout):
+        pg._comm.send(obj, pg._ranks.index(peer), tag=-7 & 0x7FFF)
 
 
 def recv_object(pg, peer: int | None):
     MPI = _mpi()
     status = MPI.Status()
     source = MPI.ANY_SOURCE if peer is None else pg._ranks.index(peer)
-    obj = pg._comm.recv(source=source, tag=-7 & 0x7FFF, status=status)
+    with _watch(f"MPI_Recv (object) from rank {peer}", pg._timeout):
+        obj = pg._comm.recv(source=source, tag=-7 & 0x7FFF, status=status)
     return obj, pg._ranks[status.Get_source()]

@@ -68,7 +68,10 @@ def launch(tmp_path, *args, mode=None, text=LAUNCHED):
 @pytest.mark.parametrize("mode", [None, pytest.param("local", marks=pytest.mark.slow)])
 def test_launcher_sets_torchrun_environment_and_reports_a_failed_rank(tmp_path, mode):
     done = launch(tmp_path, "fail", mode=mode)  # both ranks print, then rank 1 exits with code 7
-    assert sorted(done.stdout.splitlines()) == [
+    # (when rank 0 is still exiting as the launcher stops the job, mpiexec adds its "BAD
+    # TERMINATION" banner to stdout: timing, more likely on a loaded machine)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    assert sorted(lines) == [
         "rank 0 local 0 of 2 sum 3.0 args ['fail']",
         "rank 1 local 1 of 2 sum 3.0 args ['fail']",
     ]

@@ -167,6 +167,7 @@ def test_ddp_training_same_as_full_batch_and_torch(observed):
         # differ, so only the Linear layers' relation is exact up to rounding)
         np.testing.assert_allclose(e[rank]["ref_params"][-1], t[rank]["ref_params"][-1], 1e-5)
         keys = ["no_sync_local", "no_sync_after", "unused", "no_unused_ok", "sampler"]
+        keys += ["static_False", "static_True"]
         for key in keys + ["ddp_subgroup", "join_True", "join_False", "join_throw"]:
             assert same(e[rank][key], t[rank][key]), key
         assert e[rank]["err_unfinished"] == t[rank]["err_unfinished"]

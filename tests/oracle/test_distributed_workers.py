@@ -271,6 +271,20 @@ def ddp(rank: int, lib, dist, world: int) -> dict:
         d3(lib.ones(2, 3) * (rank + 1), use_b=rank == 1).sum().backward()
     out["unused"] = [None if p.grad is None else _np(p.grad) for p in m3.parameters()]
 
+    # static_graph: the parameters used (b on rank 1 only, c never) found in the first
+    # iteration and taken as fixed; with and without find_unused_parameters
+    for fu in (False, True):
+        m8 = _TwoHeads.make(lib, nn)
+        _load(m8, [a[:2, :3] if a.ndim == 2 else a[:2] for a in init[:2]] * 3, lib)
+        d8 = DDP(m8, static_graph=True, find_unused_parameters=fu)
+        grads = []
+        for i in range(3):
+            for p in m8.parameters():
+                p.grad = None
+            d8(lib.ones(2, 3) * (rank + 1 + i), use_b=rank == 1).sum().backward()
+            grads.append([None if p.grad is None else _np(p.grad) for p in m8.parameters()])
+        out[f"static_{fu}"] = grads
+
     # an unused parameter without find_unused_parameters: the next forward fails
     m4 = _TwoHeads.make(lib, nn)
     d4 = DDP(m4)

@@ -5,12 +5,16 @@ The parameters are split between the ranks (largest first, each to the rank hold
 elements so far, as torch's partition); each rank builds ``optimizer_class`` over its own
 share only, so it keeps about ``1/N`` of the state (Adam's moments, ...). ``step`` updates the
 local share and then broadcasts every parameter from the rank that owns it, so all replicas
-stay identical. ``consolidate_state_dict(to)`` gathers the shards' states on rank ``to``, whose
-``state_dict()`` then is the unsharded optimizer's.
+stay identical (``parameters_as_bucket_view=True``: the parameters of each rank are views of
+one flat tensor per dtype, broadcast as one message). ``consolidate_state_dict(to)`` gathers
+the shards' states on rank ``to``, whose ``state_dict()`` then is the unsharded optimizer's;
+``load_state_dict`` takes such a whole state dict on every rank and keeps each rank's share.
+``overlap_with_ddp`` (which needs DDP communication hooks) is not implemented.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import ember.distributed as dist
@@ -53,6 +57,30 @@ class ZeroRedundancyOptimizer(Optimizer):
                 )
         self.optim = optimizer_class(local_groups, **defaults) if local_groups else None
         self._consolidated: dict | None = None
+        self._buckets = self._bucket_views() if parameters_as_bucket_view else []
+
+    def _bucket_views(self) -> list:
+        """Make each rank's parameters (per dtype) views of one flat tensor, so that ``step``
+        broadcasts one message per rank and dtype instead of one per parameter."""
+        import numpy as np
+
+        import ember
+
+        buckets = []
+        for r in range(self.world_size):
+            by_dtype: dict = {}
+            for p in self._all_params:
+                if self._owner[id(p)] == r:
+                    by_dtype.setdefault(p.dtype, []).append(p)
+            for params in by_dtype.values():
+                flat = np.concatenate([p._data.reshape(-1) for p in params])
+                offset = 0
+                for p in params:
+                    n = p._data.size
+                    p.data = ember.from_numpy(flat[offset : offset + n].reshape(p._data.shape))
+                    offset += n
+                buckets.append((r, ember.from_numpy(flat)))
+        return buckets
 
     def _partition(self) -> dict:
         sizes = [0] * self.world_size
@@ -75,8 +103,13 @@ class ZeroRedundancyOptimizer(Optimizer):
             loss = self.optim.step(closure)
         elif closure is not None:
             loss = closure()
-        for p in self._all_params:
-            dist.broadcast(p.detach(), group=self.process_group, group_src=self._owner[id(p)])
+        if self._buckets:
+            for r, flat in self._buckets:
+                dist.broadcast(flat, group=self.process_group, group_src=r)
+        else:
+            for p in self._all_params:
+                owner = self._owner[id(p)]
+                dist.broadcast(p.detach(), group=self.process_group, group_src=owner)
         return loss
 
     def _groups_with_local(self) -> list:
@@ -116,3 +149,17 @@ class ZeroRedundancyOptimizer(Optimizer):
         packed = super().state_dict()
         packed["state"] = dict(sorted(self._consolidated.items()))
         return packed
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a whole optimizer's state dict (as :meth:`state_dict` returns after
+        :meth:`consolidate_state_dict`): each rank keeps the state of its own share only."""
+        super().load_state_dict(state_dict)
+        whole, self.state = self.state, defaultdict(dict)
+        if self.optim is not None:
+            for p, st in whole.items():
+                if self._owner.get(id(p)) == self.rank:
+                    self.optim.state[p] = st
+            for g, lg in zip(self._groups_with_local(), self.optim.param_groups, strict=True):
+                for k, v in g.items():
+                    if k != "params":
+                        lg[k] = v

@@ -1,0 +1,153 @@
+"""DDP and ZeroRedundancyOptimizer on the MPI backend under ``mpiexec -n 2`` and ``-n 4``: the
+parameters after k steps equal one process training on the joined batch (and ZeRO's equal
+plain Adam's); the progress thread completes an asynchronous all-reduce while the caller
+computes; mismatched all-gather sizes across ranks raise; a rank that hangs outside a
+collective ends the job within the group's timeout. No torch needed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytest.importorskip("mpi4py")
+MPIEXEC = shutil.which(
+    "mpiexec", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+)
+if MPIEXEC is None:
+    pytest.skip("mpiexec is not installed (pip install mpich)", allow_module_level=True)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+WORKER = textwrap.dedent(
+    """
+    import time
+    import numpy as np
+    import ember
+    import ember.distributed as dist
+    from ember.distributed.optim import ZeroRedundancyOptimizer
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("mpi")
+    r, n = dist.get_rank(), dist.get_world_size()
+    X = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    k = len(X) // n
+
+    def model():
+        ember.manual_seed(0)  # the same initial weights in every process and in the reference
+        return ember.nn.Sequential(
+            ember.nn.Linear(16, 64), ember.nn.Tanh(), ember.nn.Linear(64, 64),
+            ember.nn.Linear(64, 1),
+        )
+
+    def train(m, opt, x, steps=3):
+        for _ in range(steps):
+            opt.zero_grad()
+            m(ember.from_numpy(x)).pow(2).mean().backward()
+            opt.step()
+        return [p.detach().numpy().copy() for p in m.parameters()]
+
+    ref = model()
+    want = train(ref, ember.optim.SGD(ref.parameters(), lr=0.1), X)
+    for view in (False, True):
+        ddp = DDP(model(), bucket_cap_mb=0.01, gradient_as_bucket_view=view)
+        got = train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), X[r * k : r * k + k])
+        assert len(ddp._buckets) > 1  # rebuilt after the first backward
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    # ZeRO == plain Adam under the same DDP (Adam's first steps are sign-like, so the joined
+    # batch's float32 rounding could flip near-zero gradients: compare with DDP + Adam)
+    ddp = DDP(model())
+    plain = train(ddp, ember.optim.Adam(ddp.parameters(), lr=1e-2), X[r * k : r * k + k])
+    m = model()
+    zero = ZeroRedundancyOptimizer(m.parameters(), ember.optim.Adam, lr=1e-2)
+    got = train(DDP(m), zero, X[r * k : r * k + k])
+    for a, b in zip(got, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    held = sum(v.numel() for st in zero.optim.state.values() for v in st.values() if v.ndim)
+    everyone = [None] * n
+    dist.all_gather_object(everyone, held)
+    assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters())
+
+    # the progress thread finishes an all-reduce nobody tests or waits for
+    big = ember.ones(1 << 20)
+    w = dist.all_reduce(big, async_op=True)
+    deadline = time.monotonic() + 20
+    request = w._ready.__self__
+    while not request.done and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert request.done
+    w.wait()
+    assert big[0].item() == n
+
+    # ranks passing different sizes to all_gather_into_tensor raise, on every rank
+    size = 3 + r
+    try:
+        dist.all_gather_into_tensor(ember.zeros(n * size), ember.ones(size))
+    except RuntimeError as e:
+        assert "all_gather_into_tensor" in str(e) and "sizes" in str(e), e
+    else:
+        raise AssertionError("no error")
+    dist.barrier()
+    dist.destroy_process_group()
+    print(f"ok {r}", flush=True)
+    """
+)
+
+
+def mpirun(tmp_path, n: int, timeout: float = 240):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = [MPIEXEC, "-n", str(n), sys.executable, str(script)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 4])
+def test_ddp_and_zero_on_mpi_equal_one_process(tmp_path, n):
+    done = mpirun(tmp_path, n)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for r in range(n):
+        assert f"ok {r}" in done.stdout, done.stdout + done.stderr
+
+
+HUNG = textwrap.dedent(
+    """
+    import datetime, time
+    import ember
+    import ember.distributed as dist
+
+    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=2))
+    t = ember.ones(1000)
+    dist.all_reduce(t)
+    if dist.get_rank() == 1:
+        time.sleep(120)  # hangs outside the collective the others are in
+    dist.all_reduce(t)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_hung_rank_ends_the_job_within_the_timeout(tmp_path):
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    start = time.monotonic()
+    done = subprocess.run(
+        [MPIEXEC, "-n", "2", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+    )
+    took = time.monotonic() - start
+    assert done.returncode != 0
+    assert "[rank 0] MPI_Allreduce on a group of 2 timed out after 2000 ms" in done.stderr
+    assert took < 60, took  # (the hung rank would sleep 120 s)
