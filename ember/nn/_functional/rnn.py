@@ -137,13 +137,12 @@ def _gru_forward(xp, h0, w_hh, b_hh, reverse, batch_sizes):
     hprev = new((T, B, H), xp.dtype)
     gates = new((T, B, G), xp.dtype)  # r, z, n after activation
     ghn = new((T, B, H), xp.dtype)  # W_hn h + b_hn (r multiplies it)
-    w_t = w_hh.T
     h = h0.copy()
     for t in _steps(T, reverse):
         n = _rows(batch_sizes, t, B)
         hp = h[:n]
         hprev[t, :n] = hp
-        gh = hp @ w_t
+        gh = np.matmul(w_hh, hp.T).T  # transposed product, as in the LSTM (faster in OpenBLAS)
         if b_hh is not None:
             gh += b_hh
         g = gates[t, :n]
@@ -318,7 +317,7 @@ def _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes):
         dh_[:, : 2 * H] = d[:, : 2 * H]
         np.multiply(dn, r, out=dh_[:, 2 * H :])
         d_h *= z
-        d_h += dh_ @ w_hh
+        d_h += np.matmul(w_hh.T, dh_.T).T
     return dG, dGh, dh
 
 
