@@ -6,6 +6,7 @@
     python benchmarks/run.py --only nn,optim      # a subset (script names without bench_)
     python benchmarks/run.py --update-readme      # also rewrite README.md's Performance section
     python benchmarks/run.py --from-json benchmarks/results/latest.json --update-readme
+    python benchmarks/run.py --contend 2 --only nn  # quiet vs 2 busy processes, 5 runs each
     python -m benchmarks ...                      # the same
 
 The workloads are discovered by glob (``bench_*.py`` next to this file), so a new script joins
@@ -18,15 +19,26 @@ that exits non-zero, times out or writes no records gets a FAILED row with the t
 output; the others carry on. Exit status: 1 if any script FAILED, else 0 (PASS/MISS never
 affects it). ``--update-readme`` rewrites the part of README.md between ``<!-- perf:start -->``
 and ``<!-- perf:end -->`` from the JSON, so that table is never edited by hand.
+
+``--contend N`` measures behaviour on a busy machine: every selected script runs
+``--contend-repeats`` times (default 5) quiet and as often with N busy processes started by the
+runner beside it (pure-Python spin loops, each bounded in time by itself and killed when the run
+ends), quiet and contended runs alternating. Per case and library it reports the median of the
+scripts' medians over the quiet runs and over the contended runs with their spread (min-max),
+the slowdown factor (contended median / quiet median) and the worst contended run over its
+median, and writes them under ``"contention"`` in ``results/contend-N[-only-NAMES].json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import platform
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -309,6 +321,207 @@ def update_readme(readme: Path, results: dict) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Contention mode (--contend N)
+# ---------------------------------------------------------------------------------------------
+
+# One busy process: a pure-Python spin loop that ends by itself after argv[1] seconds, so a
+# runner that dies cannot leave it spinning for long.
+BUSY = (
+    "import sys, time\n"
+    "end = time.monotonic() + float(sys.argv[1])\n"
+    "n = 0\n"
+    "while time.monotonic() < end:\n"
+    "    n += 1\n"
+)
+
+
+@contextlib.contextmanager
+def busy_processes(n: int, seconds: float):
+    """Start ``n`` busy processes (each ends by itself after ``seconds``); kill them on exit."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUSY, f"{seconds:g}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(n)
+    ]
+    try:
+        yield procs
+    finally:
+        for p in procs:  # only the processes started here, by their handles
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def _spread(values: list) -> dict:
+    """Return median, min, max and the values themselves (None entries: failed runs)."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return {"median": None, "min": None, "max": None, "n": 0, "values": values}
+    return {
+        "median": statistics.median(vals),
+        "min": min(vals),
+        "max": max(vals),
+        "n": len(vals),
+        "values": values,
+    }
+
+
+_RATIO_TARGET = re.compile(r"ember/(torch|numpy) <= ([0-9.]+)$")
+
+
+def _restatus(record: dict) -> dict:
+    """Judge a ratio target again from the record's (median) figures."""
+    m = _RATIO_TARGET.match(record.get("target") or "")
+    if m:
+        ember, ref = record.get("ember"), record.get(m.group(1))
+        record["status"] = (
+            None if ember is None or not ref else "PASS" if ember / ref <= float(m[2]) else "MISS"
+        )
+    return record
+
+
+def summarize_contention(runs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Fold the runs' records into (quiet median records, contention cases).
+
+    ``runs`` are ``{"contended": bool, "records": [...]}``; a case's figure from a run that
+    failed or lacks the case counts as missing (None) in its values.
+    """
+    keys: list[tuple] = []
+    for run in runs:
+        for r in run["records"]:
+            if (r["workload"], r["case"]) not in keys:
+                keys.append((r["workload"], r["case"]))
+    records, cases = [], []
+    for key in keys:
+        found = [
+            (
+                run["contended"],
+                next((r for r in run["records"] if (r["workload"], r["case"]) == key), None),
+            )
+            for run in runs
+        ]
+        first = next(r for _, r in found if r is not None)
+        case = {"workload": key[0], "case": key[1], "unit": first.get("unit")}
+        quiet_rec = dict(first)
+        for lib in ("ember", "torch", "numpy"):
+            quiet = _spread([r.get(lib) if r else None for c, r in found if not c])
+            busy = _spread([r.get(lib) if r else None for c, r in found if c])
+            quiet_rec[lib] = quiet["median"]
+            if lib == "numpy":
+                continue
+            qm, bm = quiet["median"], busy["median"]
+            case[lib] = {
+                "quiet": quiet,
+                "contended": busy,
+                "slowdown": bm / qm if qm and bm is not None else None,
+                "worst_over_median": busy["max"] / bm if bm else None,
+            }
+        records.append(_restatus(quiet_rec))
+        cases.append(case)
+    return records, cases
+
+
+def run_contended(opts, scripts: dict[str, Path]) -> tuple[list, list, list, list]:
+    """Run each script quiet and beside ``opts.contend`` busy processes, alternating."""
+    n, repeats = opts.contend, opts.contend_repeats
+    records, failed, scripts_run, cases = [], [], [], []
+    for workload, path in scripts.items():
+        runs = []
+        for i in range(2 * repeats):
+            contended = (i % 2 == 1) if (i // 2) % 2 == 0 else (i % 2 == 0)  # qc, cq, qc, ...
+            label = f"contended x{n}" if contended else "quiet"
+            print(f"[{workload}] run {i // 2 + 1}/{repeats} {label} ...", end="", flush=True)
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+            if contended:
+                with busy_processes(n, opts.timeout + 60):
+                    time.sleep(0.2)  # let the busy processes start spinning
+                    res = run_script(workload, path, quick=opts.quick, timeout=opts.timeout)
+            else:
+                res = run_script(workload, path, quick=opts.quick, timeout=opts.timeout)
+            verdict = "FAILED" if res.error else "ok"
+            print(f" {verdict} ({res.seconds:.1f} s, load {load:.2f})", flush=True)
+            runs.append({"contended": contended, "records": res.records if not res.error else []})
+            scripts_run.append(
+                {
+                    "workload": workload,
+                    "contended": contended,
+                    "seconds": round(res.seconds, 2),
+                    "returncode": res.returncode,
+                    "load_average": load,
+                }
+            )
+            if res.error:
+                failed.append({"workload": workload, "summary": res.summary, "error": res.error})
+        if any(r["records"] for r in runs):
+            recs, cs = summarize_contention(runs)
+            records += recs
+            cases += cs
+    return records, failed, scripts_run, cases
+
+
+def _fig(s: dict) -> str:
+    if s["median"] is None:
+        return "-"
+    return f"{_num(s['median'])} [{_num(s['min'])}-{_num(s['max'])}]"
+
+
+CONTEND_HEADER = [
+    "workload",
+    "case",
+    "unit",
+    "lib",
+    "quiet median [min-max]",
+    "contended median [min-max]",
+    "slowdown",
+    "worst/median",
+]
+
+
+def format_contention(contention: dict) -> str:
+    """Return the contention table: per case and library, quiet vs contended figures."""
+    body = []
+    for c in contention["cases"]:
+        for lib in ("ember", "torch"):
+            d = c.get(lib)
+            if not d or d["quiet"]["median"] is None:
+                continue
+            sd, wm = d["slowdown"], d["worst_over_median"]
+            body.append(
+                [
+                    c["workload"],
+                    str(c["case"]),
+                    c.get("unit") or "ms",
+                    lib,
+                    _fig(d["quiet"]),
+                    _fig(d["contended"]),
+                    "-" if sd is None else f"{sd:.2f}x",
+                    "-" if wm is None else f"{wm:.2f}x",
+                ]
+            )
+    rows_ = [CONTEND_HEADER, *body]
+    widths = [max(len(r[i]) for r in rows_) for i in range(len(CONTEND_HEADER))]
+    right = {4, 5, 6, 7}
+
+    def line(row):
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ]
+        return "  ".join(cells).rstrip()
+
+    head = (
+        f"Contention: {contention['busy']} busy processes, {contention['repeats']} quiet and "
+        f"{contention['repeats']} contended runs per script (alternating)"
+    )
+    return "\n".join(
+        [head, line(CONTEND_HEADER), "  ".join("-" * w for w in widths)] + [line(r) for r in body]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def parse_args(argv=None):
@@ -336,6 +549,20 @@ def parse_args(argv=None):
         help="run nothing: load results from PATH (with --update-readme: just rewrite the README)",
     )
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per script (default 900)")
+    p.add_argument(
+        "--contend",
+        type=int,
+        metavar="N",
+        help="also run every script beside N busy processes started by the runner; report quiet "
+        "and contended medians, spread and slowdown (results/contend-N.json)",
+    )
+    p.add_argument(
+        "--contend-repeats",
+        type=int,
+        default=5,
+        metavar="R",
+        help="with --contend: quiet and contended runs of each script (default 5)",
+    )
     p.add_argument("--bench-dir", type=Path, default=HERE, help=argparse.SUPPRESS)
     p.add_argument("-v", "--verbose", action="store_true", help="show each script's own output")
     return p.parse_args(argv)
@@ -352,6 +579,22 @@ def run_all(opts) -> dict:
         scripts = {w: scripts[w] for w in scripts if w in wanted}
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_facts()
+    if opts.contend:
+        records, failed, scripts_run, cases = run_contended(opts, scripts)
+        return {
+            "date": date,
+            "quick": opts.quick,
+            "machine": machine,
+            "scripts": scripts_run,
+            "records": records,
+            "failed": failed,
+            "contention": {
+                "busy": opts.contend,
+                "repeats": opts.contend_repeats,
+                "load_average_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+                "cases": cases,
+            },
+        }
     records, failed, scripts_run = [], [], []
     for workload, path in scripts.items():
         print(f"[{workload}] {path.name} ...", end="" if not opts.verbose else "\n", flush=True)
@@ -378,9 +621,17 @@ def main(argv=None) -> int:
     opts = parse_args(argv)
     if opts.only and opts.update_readme:
         raise SystemExit("--update-readme needs a run of every workload: drop --only")
+    if opts.contend is not None:
+        if opts.contend < 1 or opts.contend_repeats < 1:
+            raise SystemExit("--contend and --contend-repeats take a count >= 1")
+        if opts.update_readme:
+            raise SystemExit("--update-readme renders a quiet run: drop --contend")
     if opts.out is None:
         names = "-".join(w.strip() for w in (opts.only or "").split(",") if w.strip())
-        opts.out = RESULTS.with_name(f"only-{names}.json") if names else RESULTS
+        stem = f"only-{names}" if names else "latest"
+        if opts.contend:
+            stem = f"contend-{opts.contend}" + (f"-only-{names}" if names else "")
+        opts.out = RESULTS.with_name(f"{stem}.json")
     if opts.from_json is not None:
         results = json.loads(opts.from_json.read_text())
     else:
@@ -390,6 +641,9 @@ def main(argv=None) -> int:
     print()
     print(f"{results['date']} | {describe_machine(results['machine'])}")
     print(format_table(results))
+    if results.get("contention"):
+        print()
+        print(format_contention(results["contention"]))
     if opts.from_json is None:
         print(f"\nwrote {opts.out}")
     if opts.update_readme:

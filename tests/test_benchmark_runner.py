@@ -9,6 +9,7 @@ import importlib.util
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,114 @@ def test_only_run_never_replaces_the_full_results(bench_dir, tmp_path, monkeypat
     assert not (tmp_path / "results" / "latest.json").exists()
     with pytest.raises(SystemExit, match="drop --only"):
         run.main(["--bench-dir", str(bench_dir), "--only", "good", "--update-readme"])
+
+
+# A fake workload that counts the runner's busy processes (its siblings running run.BUSY):
+# ember = 1 + that count, torch = 1, so quiet runs report 1 and contended ones 1 + N.
+COUNTING = """
+import argparse, json, os
+ap = argparse.ArgumentParser()
+ap.add_argument("--quick", action="store_true")
+ap.add_argument("--json")
+a = ap.parse_args()
+busy = 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        ppid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        continue
+    if ppid == os.getppid() and "time.monotonic() < end" in cmd:
+        busy += 1
+json.dump([{"workload": "count", "case": "c", "unit": "ms", "ember": 1.0 + busy, "torch": 1.0,
+            "numpy": None, "target": "ember/torch <= 1.5", "status": None}], open(a.json, "w"))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_contend_runs_quiet_and_busy_alternately(bench_dir, capsys):
+    (bench_dir / "bench_count.py").write_text(textwrap.dedent(COUNTING))
+    rc, out = _main(bench_dir, "--only", "count", "--contend", "2", "--contend-repeats", "2")
+    assert rc == 0
+    results = json.loads(out.read_text())
+    runs = results["scripts"]
+    assert [r["contended"] for r in runs] == [False, True, True, False]
+    assert all(r["load_average"] is not None for r in runs)
+    con = results["contention"]
+    assert con["busy"] == 2 and con["repeats"] == 2
+    (case,) = con["cases"]
+    e, t = case["ember"], case["torch"]
+    assert e["quiet"]["values"] == [1.0, 1.0] and e["contended"]["values"] == [3.0, 3.0]
+    assert e["slowdown"] == 3.0 and e["worst_over_median"] == 1.0
+    assert t["slowdown"] == 1.0
+    # the main table holds the quiet medians, with the ratio target judged again
+    (rec,) = results["records"]
+    assert rec["ember"] == 1.0 and rec["status"] == "PASS"
+    text = capsys.readouterr().out
+    assert "Contention: 2 busy processes" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("count") and " ember " in ln)
+    assert line.split()[3:] == [
+        "ember",
+        "1.00",
+        "[1.00-1.00]",
+        "3.00",
+        "[3.00-3.00]",
+        "3.00x",
+        "1.00x",
+    ]
+    # no busy process outlives the run
+    time.sleep(0.1)
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _is_busy_child(p)]
+
+
+def _is_busy_child(p: Path) -> bool:
+    import os
+
+    try:
+        cmd = (p / "cmdline").read_bytes().decode(errors="replace")
+        ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return False
+    return ppid == os.getpid() and "time.monotonic() < end" in cmd
+
+
+def test_busy_process_ends_by_itself():
+    with run.busy_processes(1, 0.2) as (proc,):
+        assert proc.wait(timeout=10) == 0  # bounded in time even if nobody kills it
+
+
+def test_summarize_contention_spread_and_missing_runs():
+    def rec(e, t):
+        return {
+            "workload": "w",
+            "case": "c",
+            "unit": "ms",
+            "ember": e,
+            "torch": t,
+            "numpy": None,
+            "target": "ember/torch <= 1.1",
+            "status": None,
+        }
+
+    runs = [
+        {"contended": False, "records": [rec(1.0, 1.0)]},
+        {"contended": True, "records": [rec(2.0, 3.0)]},
+        {"contended": True, "records": []},  # a failed run
+        {"contended": False, "records": [rec(1.4, 1.0)]},
+        {"contended": True, "records": [rec(6.0, 3.0)]},
+        {"contended": False, "records": [rec(1.2, 1.2)]},
+    ]
+    (quiet,), (case,) = run.summarize_contention(runs)
+    assert quiet["ember"] == 1.2 and quiet["torch"] == 1.0 and quiet["status"] == "MISS"
+    e = case["ember"]
+    assert e["quiet"] == {"median": 1.2, "min": 1.0, "max": 1.4, "n": 3, "values": [1.0, 1.4, 1.2]}
+    assert e["contended"]["values"] == [2.0, None, 6.0] and e["contended"]["n"] == 2
+    assert e["slowdown"] == pytest.approx(4.0 / 1.2) and e["worst_over_median"] == 1.5
+    assert case["torch"]["slowdown"] == 3.0
+
+
+def test_contend_refuses_readme_and_bad_counts(bench_dir):
+    with pytest.raises(SystemExit, match="drop --contend"):
+        _main(bench_dir, "--contend", "2", "--update-readme")
+    with pytest.raises(SystemExit, match=">= 1"):
+        _main(bench_dir, "--contend", "0")
