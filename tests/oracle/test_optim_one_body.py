@@ -91,3 +91,25 @@ def test_one_update_body():
     for cls in (ember.optim.Adam, ember.optim.SGD, ember.optim.RMSprop, ember.optim.NAdam):
         assert issubclass(cls, ElementwiseOptimizer)
         assert not hasattr(cls, "_single_step") and not hasattr(cls, "_flat_step")
+
+
+@pytest.mark.parametrize("layout", ["dup_in_group", "dup_across_groups"])
+def test_state_dict_numbers_duplicates_as_torch(layout):
+    import warnings
+
+    out = []
+    for lib in (ember, torch):
+        p, q = lib.zeros(2, requires_grad=True), lib.zeros(3, requires_grad=True)
+        if layout == "dup_in_group":
+            groups = [{"params": [p, q, p]}]
+        else:
+            groups = [{"params": [p, q]}, {"params": [q], "lr": 0.5}]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                opt = lib.optim.SGD(groups, lr=0.1)
+            except ValueError as e:
+                out.append(str(e))
+                continue
+        out.append(([g["params"] for g in opt.state_dict()["param_groups"]], repr(opt)))
+    assert out[0] == out[1]
