@@ -70,6 +70,9 @@ class ElementwiseOptimizer(Optimizer):
     _sparse_error: str | None = None
     # complex parameters update as they are (SGD: the update is linear) instead of raising
     _complex_ok = False
+    # the update runs through ``fg.run_blocks``, which reads the gradients block by block (no
+    # gather of the whole flat gradient first)
+    _blockwise = False
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -149,7 +152,8 @@ class ElementwiseOptimizer(Optimizer):
                     scalars=self._flat_scalars,
                     init=lambda p, st, group=group: self._init_state(group, p, st),
                 )
-                fg.gather()
+                if not self._blockwise:
+                    fg.gather()
                 self._update(hyper, fg, **flags)
                 fg.scatter(self._writes(hyper))
             else:

@@ -65,6 +65,8 @@ class Adam(ElementwiseOptimizer):
     }
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
+    _blockwise = True
+
     def _use_flat(self, group) -> bool:
         return group["foreach"] is not False or bool(group["fused"])
 

@@ -73,6 +73,8 @@ class SGD(ElementwiseOptimizer):
     _flat_scalars = ()
     _complex_ok = True  # (the update is linear: complex numbers update as they are)
 
+    _blockwise = True
+
     def _use_flat(self, group) -> bool:
         return group["foreach"] is not False or bool(group["fused"])
 
