@@ -276,120 +276,139 @@ def execute(roots, targets, keep_graph: bool, create_graph: bool, accumulate: bo
     target is captured and returned in order, and nodes run only if they lead to a target.
     No targets with ``accumulate``: every node runs.
     """
-    root_nodes = []
-    buffers: dict = {}
-    for node, nr, g in roots:
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node._n_outputs
-            root_nodes.append(node)
-        _add(buf, nr, g)
+    task = _GraphTask(roots, targets, accumulate)
     del roots
-
-    deps, parents = _dependencies(root_nodes, bool(targets))
-    captures = None
-    needed = None
-    if targets:
-        captures = {}
-        if accumulate:
-            marked = {node for node, _ in targets if node is not None}
-            needed = _ancestors(marked, parents) | marked
-        else:
-            for i, (node, nr) in enumerate(targets):
-                if node is not None:
-                    captures.setdefault(node, []).append((nr, i))
-            needed = _ancestors(set(captures), parents)
-    del parents
-    captured = [None] * len(targets)
-
-    # the nodes gradients are delivered to (None: all of them)
-    wanted = None if needed is None else needed | set(captures)
-    ready: list = []
-    tie = 0
-    for node in root_nodes:
-        if deps.get(node, 0) == 0 and (wanted is None or node in wanted):
-            heapq.heappush(ready, (-node._seq, tie, node))
-            tie += 1
-    del root_nodes
-
-    push, pop = heapq.heappush, heapq.heappop
-    anomaly = _ANOMALY.enabled
-    profiled = NODE_PROFILER[0] if NODE_PROFILER else None
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     # reentrant checkpointing needs a plain backward(): no grad(), no inputs=
     GRAPH_TASKS.append((next(_task_ids), accumulate and not targets))
     try:
-        while ready:
-            node = pop(ready)[2]
-            grads = buffers.pop(node, None) or [None] * node._n_outputs
-            if captures is not None and node in captures:
-                if node not in needed:
-                    # only captured: its tensor hooks run, the node itself does not
-                    grads = _tensor_pre_hooks(node, grads)
-                    for nr, i in captures[node]:
-                        captured[i] = grads[nr]
-                    continue
-                for nr, i in captures[node]:  # captured before the node's hooks, as torch
-                    captured[i] = grads[nr]
-            if profiled is not None:  # a profiler records: the node runs inside its events
-                outputs = profiled(node, grads, anomaly)
-            elif anomaly:
-                outputs = _call_function_anomaly(node, grads)
-            elif (
-                node._tensor_hooks is None
-                and node._retain_hooks is None
-                and node._pre_hooks is None
-                and node._post_hooks is None
-                and type(node) is not AccumulateGrad
-                and _any_defined(grads)
-            ):
-                outputs = node.apply(grads)  # the common case: no hooks
-            else:
-                outputs = _call_function(node, grads)
-            del grads
-            if not keep_graph:
-                node.release()
-            edges = node.next_functions
-            if len(outputs) != len(edges):
-                raise RuntimeError(
-                    f"function {node.name()} returned an incorrect number of gradients "
-                    f"(expected {len(edges)}, got {len(outputs)})"
-                )
-            meta = node._input_meta
-            i = -1
-            for nxt, nr in edges:
-                i += 1
-                if nxt is None:
-                    continue
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if wanted is not None and nxt not in wanted:
-                    continue
-                g = outputs[i]
-                if g is not None:
-                    m = meta[i]
-                    if type(g) is not Tensor or (
-                        m is not None and (g._data.shape != m[0] or g.dtype is not m[1])
-                    ):
-                        g = _validate(node, i, g, m)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt._n_outputs
-                    old = buf[nr]
-                    if old is None:
-                        buf[nr] = g
-                    else:
-                        buf[nr] = old + g if type(old) is Tensor else _buffer_add(old, g)
-                    del g, old
-                if left == 0:
-                    push(ready, (-nxt._seq, tie, nxt))
-                    tie += 1
-            del outputs
+        _run(task, _node_caller(), keep_graph)
     finally:
         STATE.grad_enabled = prev
         GRAPH_TASKS.pop()
-    return captured
+    return task.captured
+
+
+class _GraphTask:
+    """The plan of one backward pass, made before any node runs, and its running state.
+
+    ``buffers``: the gradients collected so far for each node's outputs; ``deps``: how many
+    edges into each node have not delivered yet; ``wanted``: the nodes gradients go to (None:
+    all); ``captures``: ``{node: [(output_nr, index into captured)]}`` for ``grad()``'s inputs
+    and ``needed`` the nodes that must run for them (both None without targets); ``ready``:
+    the heap of nodes whose every edge has delivered, newest (highest sequence number) first.
+    """
+
+    __slots__ = ("buffers", "deps", "wanted", "captures", "needed", "captured", "ready", "tie")
+
+    def __init__(self, roots, targets, accumulate: bool) -> None:
+        root_nodes = []
+        self.buffers = buffers = {}
+        for node, nr, g in roots:
+            buf = buffers.get(node)
+            if buf is None:
+                buf = buffers[node] = [None] * node._n_outputs
+                root_nodes.append(node)
+            _add(buf, nr, g)
+        self.deps, parents = _dependencies(root_nodes, bool(targets))
+        self.captures = self.needed = self.wanted = None
+        if targets:
+            self.captures = captures = {}
+            if accumulate:
+                marked = {node for node, _ in targets if node is not None}
+                self.needed = _ancestors(marked, parents) | marked
+            else:
+                for i, (node, nr) in enumerate(targets):
+                    if node is not None:
+                        captures.setdefault(node, []).append((nr, i))
+                self.needed = _ancestors(set(captures), parents)
+            self.wanted = self.needed | set(captures)
+        self.captured = [None] * len(targets)
+        self.tie = itertools.count()  # (heap ties: insertion order)
+        self.ready = [
+            (-node._seq, next(self.tie), node)
+            for node in root_nodes
+            if self.deps.get(node, 0) == 0 and (self.wanted is None or node in self.wanted)
+        ]
+        heapq.heapify(self.ready)
+
+
+def _run(task: _GraphTask, call, keep_graph: bool) -> None:
+    """The loop (micrograd's, in torch's order): take the newest ready node and the gradients
+    collected for it, run it, free what it saved, send its gradients on."""
+    ready, buffers, captures, pop = task.ready, task.buffers, task.captures, heapq.heappop
+    while ready:
+        node = pop(ready)[2]
+        grads = buffers.pop(node, None) or [None] * node._n_outputs
+        if captures is not None and node in captures and not _capture(task, node, grads):
+            continue
+        outputs = call(node, grads)
+        del grads  # (AccumulateGrad steals a gradient nobody else references)
+        if not keep_graph:
+            node.release()
+        _send(task, node, outputs)
+        del outputs
+
+
+def _capture(task: _GraphTask, node, grads: list) -> bool:
+    """Record the gradients reaching ``grad()``'s inputs at ``node``; return whether the node
+    itself runs. A node only captured runs its tensor hooks and not its backward; a node that
+    also leads to another input is captured before its hooks, as torch."""
+    places = task.captures[node]
+    if node not in task.needed:
+        grads = _tensor_pre_hooks(node, grads)
+        for nr, i in places:
+            task.captured[i] = grads[nr]
+        return False
+    for nr, i in places:
+        task.captured[i] = grads[nr]
+    return True
+
+
+def _send(task: _GraphTask, node, outputs) -> None:
+    """Deliver ``node``'s gradients along its edges: each is fixed to its input's shape and
+    dtype (``_validate``), added into the next node's buffer, and the next node becomes ready
+    once all its edges have delivered."""
+    edges = node.next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(edges)}, got {len(outputs)})"
+        )
+    deps, wanted, buffers, meta = task.deps, task.wanted, task.buffers, node._input_meta
+    for i, (nxt, nr) in enumerate(edges):
+        if nxt is None:
+            continue
+        left = deps[nxt] = deps[nxt] - 1
+        if wanted is not None and nxt not in wanted:
+            continue
+        g = outputs[i]
+        if g is not None:
+            m = meta[i]
+            if type(g) is not Tensor or (
+                m is not None and (g._data.shape != m[0] or g.dtype is not m[1])
+            ):
+                g = _validate(node, i, g, m)
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt._n_outputs
+            old = buf[nr]
+            if old is None:
+                buf[nr] = g
+            else:
+                buf[nr] = old + g if type(old) is Tensor else _buffer_add(old, g)
+        if left == 0:
+            heapq.heappush(task.ready, (-nxt._seq, next(task.tie), nxt))
+
+
+def _node_caller():
+    """How the nodes of this pass run: inside the profiler's events while it records, with
+    anomaly checks in anomaly mode, else torch's ``call_function`` (hooks, then backward)."""
+    if NODE_PROFILER:
+        profiled, anomaly = NODE_PROFILER[0], _ANOMALY.enabled
+        return lambda node, grads: profiled(node, grads, anomaly)
+    return _call_function_anomaly if _ANOMALY.enabled else _call_function
 
 
 # ember.profiler's view of backward nodes: while a profiler records, one function

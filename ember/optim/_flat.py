@@ -53,7 +53,7 @@ import numpy as np
 from ember._core.tensor import Tensor, _wrap
 from ember._core.threads import PARALLEL_MIN, get_num_threads, parallel_pair
 
-__all__ = ["FlatGroup", "can_fuse", "flat_group", "lerp_"]
+__all__ = ["FlatGroup", "OneParam", "can_fuse", "flat_group", "lerp_"]
 
 
 # a block of the update: p, g, state and scratch blocks of this size fit a core's L2 cache
@@ -373,30 +373,32 @@ class FlatGroup:
             return self._gw
         return self.g
 
-    def scatter(self) -> None:
-        """Finish a step: bump the versions of the re-pointed parameters, write the others back
-        (re-pointing those that became sole holders), and re-point persistent gradients."""
+    def scatter(self, writes: int = 1) -> None:
+        """Finish a step: bump the versions of the re-pointed parameters (by ``writes``, the
+        in-place ops torch's update makes on a parameter), write the others back (re-pointing
+        those that became sole holders), and re-point persistent gradients."""
         for p in self.bound_params:
-            p._vc[0] += 1
+            p._vc[0] += writes
         if self.unbound:
-            self._scatter_unbound()
+            self._scatter_unbound(writes)
         grads, self._grads = self._grads, None
         if tuple(map(id, grads)) == self.last_gids:
             self._bind_grads(grads)
         self.last_gids = tuple(id(p.grad) for p in self.params)
 
-    def _scatter_unbound(self) -> None:
+    def _scatter_unbound(self, writes: int) -> None:
         params, views, still = self.params, self.views, []
         for i in self.unbound:
             p = params[i]
             if _owns(p._data):
                 p._data = views[i]
-                p._vc[0] += 1
+                p._vc[0] += writes
                 self.bound_params.append(p)
                 self.bound_views.append(views[i])
                 del self._wrappers[i]
             else:
                 p.copy_(self._wrappers[i])
+                p._vc[0] += writes - 1
                 still.append(i)
         self.unbound = still
 
@@ -463,6 +465,61 @@ class FlatGroup:
         if values.min() == values.max():
             return values.flat[0].item()
         return np.repeat(values.astype(self.p.dtype), self.sizes)
+
+
+class OneParam:
+    """One parameter seen through :class:`FlatGroup`'s interface, so that an optimizer's one
+    update body also runs per parameter (``foreach=False``, mixed dtypes, shared state): ``p``,
+    ``bufs`` and ``scalars`` are the parameter's and its state's own arrays (updated in place),
+    ``tmp``/``scratch`` are fresh, and ``done()`` bumps the version counters as torch's in-place
+    ops do."""
+
+    __slots__ = ("param", "p", "tmp", "bufs", "scalars", "steps", "sizes", "_scratch", "_owned")
+
+    def __init__(self, param: Tensor, state: dict, keys, scalars) -> None:
+        self.param = param
+        self.p = param._data
+        self.tmp = np.empty_like(self.p)
+        self.sizes = np.array([self.p.size], dtype=np.int64)
+        self.bufs = {k: state[k]._data for k in keys}
+        self.scalars = {k: state[k]._data.reshape(1) for k in scalars}
+        self.steps = self.scalars.get("step")
+        self._scratch: list[np.ndarray] = []
+        self._owned = [state[k] for k in keys] + [state[k] for k in scalars]
+
+    def grad(self, writable: bool = False) -> np.ndarray:
+        """Return the gradient's array (a copy the update may overwrite when ``writable``)."""
+        g = self.param.grad._data
+        return np.array(g, dtype=self.p.dtype) if writable else g
+
+    def prepared_grad(self, maximize: bool, weight_decay: float = 0) -> np.ndarray:
+        """As :meth:`FlatGroup.prepared_grad`, for this parameter."""
+        g = self.grad(writable=maximize or weight_decay != 0)
+        if maximize:
+            np.negative(g, out=g)
+        if weight_decay != 0:
+            np.multiply(self.p, weight_decay, out=self.tmp)
+            g += self.tmp
+        return g
+
+    def scratch(self, i: int) -> np.ndarray:
+        while len(self._scratch) <= i:
+            self._scratch.append(np.empty_like(self.p))
+        return self._scratch[i]
+
+    def per_element(self, values: np.ndarray) -> float:
+        return values.flat[0].item()
+
+    def run_blocks(self, fn, *arrays, writable: bool = False) -> None:
+        """Run ``fn(g, *arrays)`` once, over the whole parameter."""
+        fn(self.grad(writable), *arrays)
+
+    def done(self, writes: int = 1) -> None:
+        """Bump the versions of the parameter (by ``writes``, as :meth:`FlatGroup.scatter`) and
+        of the state the update wrote."""
+        self.param._vc[0] += writes
+        for t in self._owned:
+            t._vc[0] += 1
 
 
 def lerp_(m: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray) -> None:

@@ -1,4 +1,8 @@
-"""A base for optimizers whose update is written per parameter with ember's in-place ops."""
+"""The base of the optimizers whose update is elementwise: each algorithm's update is written
+once, as ``_update(group, fg)`` over NumPy arrays, and runs either over a whole param group's
+flat buffers (:class:`FlatGroup`, the default) or over one parameter at a time
+(:class:`OneParam`: ``foreach=False``, mixed dtypes, state in shared memory, a group with sparse
+gradients)."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from ember._core.dtype import float32
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor
 from ember._ops import API
-from ember.optim._flat import FlatGroup, can_fuse, flat_group
+from ember.optim._flat import FlatGroup, OneParam, can_fuse, flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
 _COMPLEX = (
@@ -48,19 +52,27 @@ def check_common(lr, eps=None, betas=None, weight_decay=None, differentiable=Fal
         raise NotImplementedError("ember.optim: differentiable=True is not supported")
 
 
-class SingleTensorOptimizer(Optimizer):
-    """Runs ``_init_state`` once per parameter and ``_update`` for each parameter with a grad.
+class ElementwiseOptimizer(Optimizer):
+    """Runs ``_init_state`` once per parameter and the one update body ``_update``.
 
-    A subclass that sets ``_flat_keys`` (its per-element state) and ``_flat_scalars`` (its 0-d
-    float32 state) and writes ``_flat_update(group, fg)`` over a :class:`FlatGroup` also has the
-    fused path, taken unless the group says ``foreach=False`` (see ``_flat.py``).
+    A subclass sets ``_flat_keys`` (its per-element state; or overrides ``_flat_state_keys``)
+    and ``_flat_scalars`` (its 0-d float32 state) and writes ``_update(group, fg, **flags)``
+    with ``fg`` a :class:`FlatGroup` or a :class:`OneParam`; ``_flags`` gives the facts the
+    update needs that the state does not hold yet (SGD's "first step" of a momentum buffer).
+    Sparse gradients, which have no array, go to ``_sparse_update`` (Adagrad's and SGD's own
+    index-based update) or raise ``_sparse_error``.
     """
 
     _group_defaults: dict = {}
-    _flat_keys: tuple[str, ...] | None = None
+    _flat_keys: tuple[str, ...] = ()
     _flat_scalars: tuple[str, ...] = ("step",)
     # torch's error for a sparse gradient (None: the optimizer takes sparse gradients)
     _sparse_error: str | None = None
+    # complex parameters update as they are (SGD: the update is linear) instead of raising
+    _complex_ok = False
+    # the update runs through ``fg.run_blocks``, which reads the gradients block by block (no
+    # gather of the whole flat gradient first)
+    _blockwise = False
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -71,14 +83,32 @@ class SingleTensorOptimizer(Optimizer):
     def _init_state(self, group: dict, p, state: dict) -> None:
         raise NotImplementedError
 
-    def _update(self, group: dict, p, grad, state: dict) -> None:
-        raise NotImplementedError
-
     def _flat_state_keys(self, group: dict) -> tuple[str, ...]:
         return self._flat_keys
 
-    def _flat_update(self, group: dict, fg: FlatGroup) -> None:
+    def _flags(self, group: dict, params: list) -> dict | None:
+        """Keyword arguments of ``_update`` for ``params``, read before their state is
+        made; None when the parameters disagree (each is then updated on its own)."""
+        return {}
+
+    def _update(self, group: dict, fg: FlatGroup | OneParam, **flags) -> None:
         raise NotImplementedError
+
+    def _writes(self, group: dict) -> int:
+        """How many in-place ops torch's update makes on each parameter (its version bumps)."""
+        return 1
+
+    def _check_sparse(self, group: dict) -> None:
+        """Raise torch's error when a group with a sparse gradient cannot be updated."""
+        if self._sparse_error is not None:
+            raise RuntimeError(self._sparse_error)
+
+    def _sparse_update(self, group: dict, p, grad, state: dict) -> None:
+        """Update ``p`` from its sparse gradient ``grad`` (already negated for ``maximize``)."""
+        raise NotImplementedError
+
+    def _use_flat(self, group: dict) -> bool:
+        return group.get("foreach") is not False
 
     # state in shared memory (Hogwild) must stay where it is: such an optimizer never takes the
     # fused path, whose flat buffers would copy the state out of the shared memory
@@ -87,7 +117,7 @@ class SingleTensorOptimizer(Optimizer):
     def _state_is_shared(self, params) -> bool:
         state = self.state
         return any(
-            isinstance(t, Tensor) and t.dim() > 0 and t.is_shared()
+            isinstance(t, Tensor) and not t.is_sparse and t.dim() > 0 and t.is_shared()
             for p in params
             if p in state
             for t in state[p].values()
@@ -104,13 +134,16 @@ class SingleTensorOptimizer(Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            if self._sparse_error is not None and any(p.grad.is_sparse for p in params):
-                raise RuntimeError(self._sparse_error)
-            fused = self._flat_keys is not None and group.get("foreach") is not False
-            if fused and self._flat.get(index) is None and self._state_is_shared(params):
+            if any(p.grad.is_sparse for p in params):
+                self._check_sparse(group)
+            lr = group["lr"]  # (a Tensor lr is read once, as a number)
+            hyper = {**group, "lr": lr.item()} if isinstance(lr, Tensor) else group
+            keys = self._flat_state_keys(group)
+            flat = self._use_flat(group)
+            if flat and self._flat.get(index) is None and self._state_is_shared(params):
                 self._shared_state = True  # e.g. Adagrad.share_memory() then sent to a process
-            if fused and not self._shared_state and can_fuse(params, True):
-                keys = self._flat_state_keys(group)
+            flags = self._flags(group, params) if flat else None
+            if flags is not None and not self._shared_state and can_fuse(params, True):
                 fg = flat_group(  # new parameters get torch's initial state first
                     self,
                     index,
@@ -119,16 +152,27 @@ class SingleTensorOptimizer(Optimizer):
                     scalars=self._flat_scalars,
                     init=lambda p, st, group=group: self._init_state(group, p, st),
                 )
-                fg.gather()
-                self._flat_update(group, fg)
-                fg.scatter()
-                continue
-            for p in params:
-                if p.is_complex():
-                    raise NotImplementedError(_COMPLEX)
-                state = self.state[p]
-                if len(state) == 0:
-                    self._init_state(group, p, state)
-                grad = p.grad if not group["maximize"] else -p.grad
-                self._update(group, p, grad, state)
+                if not self._blockwise:
+                    fg.gather()
+                self._update(hyper, fg, **flags)
+                fg.scatter(self._writes(hyper))
+            else:
+                self._step_each(hyper, params, keys)
         return loss
+
+    def _step_each(self, group: dict, params: list, keys: tuple[str, ...]) -> None:
+        """The same update, one parameter at a time."""
+        for p in params:
+            if p.is_complex() and not self._complex_ok:
+                raise NotImplementedError(_COMPLEX)
+            state = self.state[p]
+            if p.grad.is_sparse:
+                grad = p.grad if not group["maximize"] else -p.grad
+                self._sparse_update(group, p, grad, state)
+                continue
+            flags = self._flags(group, [p])
+            if len(state) == 0 or any(state.get(k) is None for k in keys):
+                self._init_state(group, p, state)
+            one = OneParam(p, state, keys, self._flat_scalars)
+            self._update(group, one, **flags)
+            one.done(self._writes(group))

@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(SingleTensorOptimizer):
+class Adadelta(ElementwiseOptimizer):
     """Implements Adadelta, as ``torch.optim.Adadelta``."""
 
     _sparse_error = "Adadelta does not support sparse gradients"
@@ -57,20 +57,7 @@ class Adadelta(SingleTensorOptimizer):
         state["square_avg"] = _zeros_like(p)
         state["acc_delta"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        rho, eps = group["rho"], group["eps"]
-        state["step"].add_(1)
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
-        delta.div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        p.add_(delta, alpha=-group["lr"])
-
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         rho, eps = group["rho"], group["eps"]
         fg.steps += 1
         g = fg.prepared_grad(group["maximize"], group["weight_decay"])

@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ember.optim._single import SingleTensorOptimizer, _full_like, check, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _full_like, check, check_common, scalar
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(SingleTensorOptimizer):
+class Adagrad(ElementwiseOptimizer):
     """Implements Adagrad, as ``torch.optim.Adagrad`` (state is created for every parameter)."""
 
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
@@ -67,27 +67,30 @@ class Adagrad(SingleTensorOptimizer):
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
 
-    def _update(self, group, p, grad, state) -> None:
-        sparse = grad.is_sparse
-        if sparse and group["fused"]:
+    def _check_sparse(self, group) -> None:
+        if group["fused"]:
             raise RuntimeError("`fused` does not support sparse grad or complex param")
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+
+    def _sparse_update(self, group, p, grad, state) -> None:
+        # torch's sparse Adagrad: only the rows the (coalesced) gradient touches change
+        if len(state) == 0:
+            self._init_state(group, p, state)
         step_t = state["step"]
         step_t.add_(1)
-        step = step_t.item()
-        if group["weight_decay"] != 0:
-            if sparse:
-                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
-            grad = grad.add(p, alpha=group["weight_decay"])
-        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
-        if sparse:
-            _sparse_update(p, grad, state["sum"], clr, group["eps"])
+        clr = group["lr"] / (1 + (step_t.item() - 1) * group["lr_decay"])
+        grad = grad.coalesce()  # the update is non-linear: indices must be unique
+        values = grad._values()
+        if values.numel() == 0:
             return
+        where = tuple(grad._indices().unbind(0))
         state_sum = state["sum"]
-        state_sum.addcmul_(grad, grad, value=1)
-        std = state_sum.sqrt().add_(group["eps"])
-        p.addcdiv_(grad, std, value=-clr)
+        state_sum.index_put_(where, values.pow(2), accumulate=True)
+        std_values = state_sum[where].sqrt_().add_(group["eps"])
+        p.index_put_(where, (values / std_values).mul_(-clr), accumulate=True)
 
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         fg.steps += 1
         g = fg.prepared_grad(group["maximize"], group["weight_decay"])
         p, tmp = fg.p, fg.tmp
@@ -101,15 +104,3 @@ class Adagrad(SingleTensorOptimizer):
         np.divide(g, tmp, out=tmp)
         tmp *= clr
         p -= tmp
-
-
-def _sparse_update(p, grad, state_sum, clr: float, eps: float) -> None:
-    # torch's sparse Adagrad: only the rows the (coalesced) gradient touches change
-    grad = grad.coalesce()  # the update is non-linear: indices must be unique
-    values = grad._values()
-    if values.numel() == 0:
-        return
-    where = tuple(grad._indices().unbind(0))
-    state_sum.index_put_(where, values.pow(2), accumulate=True)
-    std_values = state_sum[where].sqrt_().add_(eps)
-    p.index_put_(where, (values / std_values).mul_(-clr), accumulate=True)

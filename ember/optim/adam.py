@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
-from ember._core.dtype import float32
-from ember._core.grad_mode import enable_grad
-from ember._ops import API
-from ember.optim._flat import can_fuse, flat_group
-from ember.optim._single import _COMPLEX
-from ember.optim.optimizer import Optimizer, _no_grad_step
-from ember.optim.sgd import _check_lr
+from ember.optim._flat import lerp_
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
 
 __all__ = ["Adam"]
 
-_zeros_like = API["zeros_like"]
-_tensor = API["tensor"]
-_maximum = API["maximum"]
 
-
-class Adam(Optimizer):
+class Adam(ElementwiseOptimizer):
     """Implements the Adam algorithm, as ``torch.optim.Adam``.
 
     ``weight_decay`` adds ``weight_decay * param`` to the gradient (L2) unless
@@ -45,17 +36,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if differentiable:
-            raise NotImplementedError("ember.optim: differentiable=True is not supported")
+        check_common(lr, eps, betas, weight_decay, differentiable)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         defaults = dict(
@@ -73,91 +54,38 @@ class Adam(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def __setstate__(self, state) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            group.setdefault("decoupled_weight_decay", False)
+    _group_defaults = {
+        "amsgrad": False,
+        "maximize": False,
+        "foreach": None,
+        "capturable": False,
+        "differentiable": False,
+        "fused": None,
+        "decoupled_weight_decay": False,
+    }
+    _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
-    @_no_grad_step
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Perform one optimization step; ``closure`` re-evaluates the model, returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        for index, group in enumerate(self.param_groups):
-            params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
-            if any(p.grad.is_sparse for p in params):  # (AdamW too: torch's words)
-                raise RuntimeError(
-                    "Adam does not support sparse gradients, please consider SparseAdam instead"
-                )
-            use_flat = group["foreach"] is not False or group["fused"]
-            if use_flat and can_fuse(params, True):
-                self._flat_step(index, group, params)
-            else:
-                self._single_step(group, params)
-        return loss
+    _blockwise = True
 
-    def _init_state(self, p, amsgrad: bool) -> dict:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _tensor(0.0, dtype=float32)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _zeros_like(p)
-        return state
+    def _use_flat(self, group) -> bool:
+        return group["foreach"] is not False or bool(group["fused"])
 
-    def _single_step(self, group, params) -> None:
+    def _writes(self, group) -> int:
+        return 1 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
+
+    def _init_state(self, group, p, state) -> None:
+        state["step"] = scalar(0.0)
+        state["exp_avg"] = _zeros_like(p)
+        state["exp_avg_sq"] = _zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _zeros_like(p)
+
+    def _flat_state_keys(self, group) -> tuple[str, ...]:
+        return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
+    def _update(self, group, fg) -> None:
         lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
         beta1, beta2 = group["betas"]
-        for p in params:
-            if p.is_complex():
-                raise NotImplementedError(_COMPLEX)
-            state = self._init_state(p, amsgrad)
-            grad = p.grad if not group["maximize"] else -p.grad
-            step_t = state["step"]
-            step_t.add_(1)
-            if wd != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * wd)
-                else:
-                    grad = grad.add(p, alpha=wd)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            step = step_t.item()
-            bias_correction1 = 1 - beta1**step
-            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-            step_size = lr / bias_correction1
-            if amsgrad:
-                mx = state["max_exp_avg_sq"]
-                mx.copy_(_maximum(mx, exp_avg_sq))
-                denom = (mx.sqrt() / bias_correction2_sqrt).add_(eps)
-            else:
-                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            p.addcdiv_(exp_avg, denom, value=-step_size)
-
-    def _flat_step(self, index, group, params) -> None:
-        lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-        beta1, beta2 = group["betas"]
-        keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-        fg = flat_group(  # new parameters get torch's zero state before the buffers are built
-            self,
-            index,
-            params,
-            keys,
-            with_step=True,
-            init=lambda p, st: self._init_state(p, amsgrad),
-        )
         l2 = wd != 0 and not group["decoupled_weight_decay"]
         maximize, decoupled = group["maximize"], group["decoupled_weight_decay"]
         fg.steps += 1
@@ -174,10 +102,7 @@ class Adam(Optimizer):
                 else:
                     np.multiply(p, wd, out=tmp)
                     g += tmp
-            # exp_avg.lerp_(grad, 1 - beta1) == exp_avg + (1 - beta1) * (grad - exp_avg)
-            np.subtract(g, m, out=tmp)
-            tmp *= 1 - beta1
-            m += tmp
+            lerp_(m, g, 1 - beta1, tmp)
             v *= beta2
             np.multiply(g, g, out=tmp)
             tmp *= 1 - beta2
@@ -204,4 +129,3 @@ class Adam(Optimizer):
             bias_correction2_sqrt,
             writable=maximize or l2,
         )
-        fg.scatter()

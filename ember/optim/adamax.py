@@ -7,12 +7,17 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember.optim._flat import lerp_
-from ember.optim._single import SingleTensorOptimizer, _maximum, _zeros_like, check_common, scalar
+from ember.optim._single import (
+    ElementwiseOptimizer,
+    _zeros_like,
+    check_common,
+    scalar,
+)
 
 __all__ = ["Adamax"]
 
 
-class Adamax(SingleTensorOptimizer):
+class Adamax(ElementwiseOptimizer):
     """Implements Adamax, as ``torch.optim.Adamax``."""
 
     _sparse_error = "Adamax does not support sparse gradients"
@@ -56,19 +61,7 @@ class Adamax(SingleTensorOptimizer):
         state["exp_avg"] = _zeros_like(p)
         state["exp_inf"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        beta1, beta2 = group["betas"]
-        step_t = state["step"]
-        step_t.add_(1)
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.copy_(_maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"])))
-        clr = group["lr"] / (1 - beta1 ** step_t.item())
-        p.addcdiv_(exp_avg, exp_inf, value=-clr)
-
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         beta1, beta2 = group["betas"]
         fg.steps += 1
         g = fg.prepared_grad(group["maximize"], group["weight_decay"])

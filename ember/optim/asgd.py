@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
 
 __all__ = ["ASGD"]
 
 
-class ASGD(SingleTensorOptimizer):
+class ASGD(ElementwiseOptimizer):
     """Implements averaged SGD, as ``torch.optim.ASGD`` (the average is ``state["ax"]``)."""
 
     _sparse_error = "ASGD does not support sparse gradients"
@@ -51,32 +51,18 @@ class ASGD(SingleTensorOptimizer):
         )
         super().__init__(params, defaults)
 
+    def _writes(self, group) -> int:
+        return 2  # (mul_ then add_)
+
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["eta"] = scalar(float(group["lr"]))
         state["mu"] = scalar(1.0)
         state["ax"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        lr, lambd = group["lr"], group["lambd"]
-        step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
-        step_t.add_(1)
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        eta_value = eta.item()
-        p.mul_(1 - lambd * eta_value)
-        p.add_(grad, alpha=-eta_value)
-        if mu.item() != 1:
-            ax.add_(p.sub(ax).mul_(mu))
-        else:
-            ax.copy_(p)
-        step = step_t.item()
-        eta.fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
-        mu.fill_(1 / max(1, step - group["t0"]))
-
     _flat_scalars = ("step", "eta", "mu")
 
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         lr, lambd = group["lr"], group["lambd"]
         fg.steps += 1
         g = fg.prepared_grad(group["maximize"], group["weight_decay"])

@@ -7,12 +7,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember.optim._flat import lerp_
-from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["NAdam"]
 
 
-class NAdam(SingleTensorOptimizer):
+class NAdam(ElementwiseOptimizer):
     """Implements NAdam, as ``torch.optim.NAdam`` (momentum_decay, decoupled_weight_decay)."""
 
     _sparse_error = "NAdam does not support sparse gradients"
@@ -57,40 +57,18 @@ class NAdam(SingleTensorOptimizer):
         )
         super().__init__(params, defaults)
 
+    def _writes(self, group) -> int:
+        return 2 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
+
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["mu_product"] = scalar(1.0)
         state["exp_avg"] = _zeros_like(p)
         state["exp_avg_sq"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        lr, wd, md = group["lr"], group["weight_decay"], group["momentum_decay"]
-        beta1, beta2 = group["betas"]
-        step_t, mu_product = state["step"], state["mu_product"]
-        step_t.add_(1)
-        step = step_t.item()
-        bias_correction2 = 1 - beta2**step
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
-        mu_product.mul_(mu)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = exp_avg_sq.div(bias_correction2).sqrt()
-        mu_prod = mu_product.item()
-        mu_product_next = mu_prod * mu_next
-        denom.add_(group["eps"])
-        p.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_prod)))
-        p.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
-
     _flat_scalars = ("step", "mu_product")
 
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         lr, wd, md = group["lr"], group["weight_decay"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
         decoupled = group["decoupled_weight_decay"]

@@ -12,7 +12,6 @@ import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
-from itertools import chain
 from typing import Any
 
 from ember._core import profiling as _profiler
@@ -84,22 +83,43 @@ def _step_range(opt) -> str:
 
 
 def _run_hooked(step, self, args, kwargs):
-    """Run the pre-hooks, ``step`` and the post-hooks."""
-    for pre_hook in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-        result = pre_hook(self, args, kwargs)
-        if result is not None:
-            if isinstance(result, tuple) and len(result) == 2:
-                args, kwargs = result
-            else:
-                raise RuntimeError(
-                    f"{step} must return None or a tuple of (new_args, new_kwargs), "
-                    f"but got {result}."
-                )
+    """Run ``step`` between its hooks: global pre-hooks first, then the optimizer's (any may hand
+    back new ``(args, kwargs)``); after it the optimizer's post-hooks, then the global ones."""
+    before = (*_global_pre_hooks.values(), *self._optimizer_step_pre_hooks.values())
+    for hook in before:
+        replaced = hook(self, args, kwargs)
+        if replaced is None:
+            continue
+        if not isinstance(replaced, tuple) or len(replaced) != 2:
+            raise RuntimeError(
+                f"{step} must return None or a tuple of (new_args, new_kwargs), but got {replaced}."
+            )
+        args, kwargs = replaced
     out = step(*args, **kwargs)
     self._opt_called = True
-    for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
-        post_hook(self, args, kwargs)
+    after = (*self._optimizer_step_post_hooks.values(), *_global_post_hooks.values())
+    for hook in after:
+        hook(self, args, kwargs)
     return out
+
+
+def _fold(hooks: OrderedDict, value, *lead):
+    """Call every hook as ``hook(*lead, value)``; a hook returning something replaces ``value``."""
+    for hook in hooks.values():
+        replaced = hook(*lead, value)
+        value = value if replaced is None else replaced
+    return value
+
+
+# the optimizer's own hook tables (all empty on a new or unpickled optimizer)
+_HOOK_TABLES = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
 
 
 def _no_grad_step(step):
@@ -129,13 +149,9 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
-        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
-        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
-        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
-        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
-        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
-        self._flat: dict = {}
+        for table in _HOOK_TABLES:
+            setattr(self, table, OrderedDict())
+        self._flat: dict = {}  # flat buffers per group index (optim/_flat.py)
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be "
@@ -154,29 +170,24 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        for name in (
-            "_optimizer_step_pre_hooks",
-            "_optimizer_step_post_hooks",
-            "_optimizer_state_dict_pre_hooks",
-            "_optimizer_state_dict_post_hooks",
-            "_optimizer_load_state_dict_pre_hooks",
-            "_optimizer_load_state_dict_post_hooks",
-        ):
-            self.__dict__.setdefault(name, OrderedDict())
-        # flat buffers (optim/_flat.py) survive: a stale one is rebuilt from at the next step
-        self.__dict__.setdefault("_flat", {})
-        self.defaults.setdefault("differentiable", False)
+    def __setstate__(self, state: dict) -> None:
+        # pickles and ``load_state_dict`` land here: hook tables missing from an old pickle
+        # start empty, flat buffers survive (a stale one is rebuilt from at the next step), and
+        # an old pickle's defaults get the ``differentiable`` flag every optimizer now has
+        vars(self).update(state)
+        own = vars(self)
+        for table in _HOOK_TABLES + ("_flat",):
+            if table not in own:
+                own[table] = {} if table == "_flat" else OrderedDict()
+        if "differentiable" not in self.defaults:
+            self.defaults["differentiable"] = False
 
     def __repr__(self) -> str:
-        s = self.__class__.__name__ + " ("
-        for i, group in enumerate(self.param_groups):
-            s += f"\nParameter Group {i}\n"
-            for key in sorted(group.keys()):
-                if key != "params":
-                    s += f"    {key}: {group[key]}\n"
-        return s + ")"
+        lines = [f"{type(self).__name__} ("]
+        for number, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {number}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
+        return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
 
     # -- hooks ---------------------------------------------------------------------------------
     def _register(self, hooks: OrderedDict, hook: Callable, prepend: bool = False):
@@ -213,30 +224,29 @@ class Optimizer:
     # -- state dict ----------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Return ``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``."""
-        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
-            pre_hook(self)
-        mapping: dict[int, int] = {}
-        start = 0
-
-        def pack_group(group):
-            nonlocal start
-            packed = {k: v for k, v in group.items() if k != "params"}
-            for i, p in enumerate(group["params"], start):
-                mapping.setdefault(id(p), i)
-            packed["params"] = [mapping[id(p)] for p in group["params"]]
-            start += len(packed["params"])
-            return packed
-
-        param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {
-            (mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
-        }
-        state_dict = {"state": packed_state, "param_groups": param_groups}
-        for post_hook in self._optimizer_state_dict_post_hooks.values():
-            result = post_hook(self, state_dict)
-            if result is not None:
-                state_dict = result
-        return state_dict
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        # a parameter is numbered by its position over all groups: within a group by its last
+        # place, across groups by the first group that lists it (torch's numbering)
+        number: dict[int, int] = {}
+        position = 0
+        groups = []
+        for group in self.param_groups:
+            params = group["params"]
+            local = {id(p): position + i for i, p in enumerate(params)}
+            for key, value in local.items():
+                number.setdefault(key, value)
+            position += len(params)
+            saved = dict(group)
+            del saved["params"]
+            saved["params"] = [number[id(p)] for p in params]
+            groups.append(saved)
+        state = {}
+        for key, value in self.state.items():
+            state[number[id(key)] if isinstance(key, Tensor) else key] = value
+        return _fold(
+            self._optimizer_state_dict_post_hooks, {"state": state, "param_groups": groups}, self
+        )
 
     @staticmethod
     def _cast_state_value(param: Tensor, value: Tensor, fused_or_capturable: bool, key) -> Tensor:
@@ -248,11 +258,7 @@ class Optimizer:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state dict made by ``state_dict()`` (of this library or torch's)."""
-        state_dict = state_dict.copy()
-        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
-            result = pre_hook(self, state_dict)
-            if result is not None:
-                state_dict = result
+        state_dict = _fold(self._optimizer_load_state_dict_pre_hooks, state_dict.copy(), self)
         if not getattr(self, "_loads_8bit", False) and any(
             isinstance(s, dict) and "absmax1" in s for s in state_dict["state"].values()
         ):  # an 8-bit optimizer's quantized states (optim/optim8bit.py): dequantize them
@@ -268,44 +274,41 @@ class Optimizer:
                 "loaded state dict contains a parameter group "
                 "that doesn't match the size of optimizer's group"
             )
-        id_map = dict(
-            zip(
-                chain.from_iterable(g["params"] for g in saved_groups),
-                chain.from_iterable(g["params"] for g in groups),
-            )
-        )
-        flags = {}
-        for g in state_dict["param_groups"]:
-            for i in g["params"]:
-                flags[i] = bool(g.get("fused", False) or g.get("capturable", False))
+        # saved number -> (this optimizer's parameter, whether its group steps fused/capturable:
+        # those keep ``step`` as float32)
+        target: dict = {}
+        for group, saved in zip(groups, saved_groups):
+            for p, n in zip(group["params"], saved["params"]):
+                target[n] = p
+        float_step = {
+            n: bool(g.get("fused", False) or g.get("capturable", False))
+            for g in state_dict["param_groups"]
+            for n in g["params"]
+        }
 
-        def cast(param, value, pid, key=None):
+        def cast(param, value, n, key=None):
+            # tensors take the parameter's floating dtype (``step`` aside); containers recurse
             if isinstance(value, Tensor):
-                return self._cast_state_value(param, value, flags.get(pid, False), key)
+                return self._cast_state_value(param, value, float_step.get(n, False), key)
             if isinstance(value, dict):
-                return {k: cast(param, v, pid, k) for k, v in value.items()}
+                return {k: cast(param, v, n, k) for k, v in value.items()}
             if isinstance(value, Iterable) and not isinstance(value, str):
-                return type(value)(cast(param, v, pid) for v in value)
+                return type(value)(cast(param, v, n) for v in value)
             return value
 
         state: defaultdict = defaultdict(dict)
-        for k, v in state_dict["state"].items():
-            if k in id_map:
-                param = id_map[k]
-                state[param] = cast(param, v, k)
+        for n, value in state_dict["state"].items():
+            if n in target:
+                state[target[n]] = cast(target[n], value, n)
             else:
-                state[k] = v
-
-        def update_group(group, new_group):
-            new_group["params"] = group["params"]
-            if "param_names" in group and "param_names" not in new_group:
-                new_group["param_names"] = group["param_names"]
-            return new_group
-
-        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
-        self.__setstate__({"state": state, "param_groups": param_groups})
-        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
-            post_hook(self)
+                state[n] = value
+        for group, saved in zip(groups, saved_groups):  # saved hyper-parameters, own tensors
+            saved["params"] = group["params"]
+            if "param_names" in group:
+                saved.setdefault("param_names", group["param_names"])
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     # -- gradients and groups ------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -372,22 +375,22 @@ class Optimizer:
                     "all optimizer params should be with/without names. "
                     "Some param names are missing"
                 )
+        leaves_only = not self.defaults.get("differentiable")
         for param in tensors:
             if not isinstance(param, Tensor):
                 raise TypeError(
                     "optimizer can only optimize Tensors, "
                     "but one of the params is " + _typename(param)
                 )
-            if not self.defaults.get("differentiable", None) and not (
-                param.is_leaf or param.retains_grad
-            ):
+            if leaves_only and not param.is_leaf and not param.retains_grad:
                 raise ValueError("can't optimize a non-leaf Tensor")
+        missing = [k for k, v in self.defaults.items() if v is required and k not in param_group]
+        if missing:
+            raise ValueError(
+                "parameter group didn't specify a value of required optimization "
+                f"parameter {missing[0]}"
+            )
         for name, default in self.defaults.items():
-            if default is required and name not in param_group:
-                raise ValueError(
-                    "parameter group didn't specify a value of required optimization "
-                    f"parameter {name}"
-                )
             param_group.setdefault(name, default)
         if len(tensors) != len({id(p) for p in tensors}):
             import warnings
@@ -398,11 +401,12 @@ class Optimizer:
                 "see github.com/pytorch/pytorch/issues/40967 for more information",
                 stacklevel=3,
             )
+        named = "param_names" in param_group
         seen: set[int] = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
-            if ("param_names" in param_group) != ("param_names" in group):
-                txt = "with names" if "param_names" in param_group else "without names"
+            if named is not ("param_names" in group):
+                txt = "with names" if named else "without names"
                 raise ValueError(
                     "all optimizer param groups should be with/without names. "
                     f"cannot add param group {txt} to the optimizer"

@@ -7,12 +7,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember.optim._flat import lerp_
-from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
 
 __all__ = ["RAdam"]
 
 
-class RAdam(SingleTensorOptimizer):
+class RAdam(ElementwiseOptimizer):
     """Implements RAdam, as ``torch.optim.RAdam``."""
 
     _sparse_error = "RAdam does not support sparse gradients"
@@ -54,40 +54,15 @@ class RAdam(SingleTensorOptimizer):
         )
         super().__init__(params, defaults)
 
+    def _writes(self, group) -> int:
+        return 1 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
+
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["exp_avg"] = _zeros_like(p)
         state["exp_avg_sq"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
-        beta1, beta2 = group["betas"]
-        step_t = state["step"]
-        step_t.add_(1)
-        step = step_t.item()
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        bias_correction1 = 1 - beta1**step
-        bias_correction2 = 1 - beta2**step
-        bias_corrected_exp_avg = exp_avg / bias_correction1
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        if rho_t > 5.0:
-            rect = (
-                (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
-            ) ** 0.5
-            adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
-            p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
-        else:
-            p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
-
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
         beta1, beta2 = group["betas"]
         decoupled = group["decoupled_weight_decay"]

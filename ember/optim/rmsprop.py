@@ -7,12 +7,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember.optim._flat import lerp_
-from ember.optim._single import SingleTensorOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
 
 __all__ = ["RMSprop"]
 
 
-class RMSprop(SingleTensorOptimizer):
+class RMSprop(ElementwiseOptimizer):
     """Implements RMSprop, as ``torch.optim.RMSprop`` (alpha, centered, momentum)."""
 
     _sparse_error = "RMSprop does not support sparse gradients"
@@ -68,27 +68,6 @@ class RMSprop(SingleTensorOptimizer):
         if group["centered"]:
             state["grad_avg"] = _zeros_like(p)
 
-    def _update(self, group, p, grad, state) -> None:
-        alpha, lr = group["alpha"], group["lr"]
-        state["step"].add_(1)
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        square_avg = state["square_avg"]
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-        if group["centered"]:
-            grad_avg = state["grad_avg"]
-            grad_avg.lerp_(grad, 1 - alpha)
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-        else:
-            avg = square_avg.sqrt()
-        avg = avg.add_(group["eps"])
-        if group["momentum"] > 0:
-            buf = state["momentum_buffer"]
-            buf.mul_(group["momentum"]).addcdiv_(grad, avg)
-            p.add_(buf, alpha=-lr)
-        else:
-            p.addcdiv_(grad, avg, value=-lr)
-
     def _flat_state_keys(self, group) -> tuple[str, ...]:
         keys = ("square_avg",)
         if group["momentum"] > 0:
@@ -97,7 +76,7 @@ class RMSprop(SingleTensorOptimizer):
             keys += ("grad_avg",)
         return keys
 
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         alpha, lr = group["alpha"], group["lr"]
         fg.steps += 1
         g = fg.prepared_grad(group["maximize"], group["weight_decay"])

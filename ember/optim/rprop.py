@@ -7,9 +7,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember.optim._single import (
-    SingleTensorOptimizer,
+    ElementwiseOptimizer,
     _full_like,
-    _where,
     _zeros_like,
     check_common,
     scalar,
@@ -18,7 +17,7 @@ from ember.optim._single import (
 __all__ = ["Rprop"]
 
 
-class Rprop(SingleTensorOptimizer):
+class Rprop(ElementwiseOptimizer):
     """Implements Rprop, as ``torch.optim.Rprop``."""
 
     _sparse_error = "Rprop does not support sparse gradients"
@@ -62,21 +61,7 @@ class Rprop(SingleTensorOptimizer):
         state["prev"] = _zeros_like(p)
         state["step_size"] = _full_like(p.grad, float(group["lr"]))
 
-    def _update(self, group, p, grad, state) -> None:
-        etaminus, etaplus = group["etas"]
-        step_size_min, step_size_max = group["step_sizes"]
-        prev, step_size = state["prev"], state["step_size"]
-        state["step"].add_(1)
-        s = grad.mul(prev).sign()
-        negative = s < 0
-        factor = _where(s > 0, etaplus, _where(negative, etaminus, 1.0)).to(s.dtype)
-        # clamp_min_/clamp_max_ rather than clamp_: ember's clamp_ fails on 0-d tensors for now
-        step_size.mul_(factor).clamp_min_(step_size_min).clamp_max_(step_size_max)
-        grad = _where(negative, 0.0, grad).to(grad.dtype)
-        p.addcmul_(grad.sign(), step_size, value=-1)
-        prev.copy_(grad)
-
-    def _flat_update(self, group, fg) -> None:
+    def _update(self, group, fg) -> None:
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         fg.steps += 1

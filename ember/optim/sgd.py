@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
-from ember._core.grad_mode import enable_grad
-from ember.optim._flat import can_fuse, flat_group
-from ember.optim.optimizer import Optimizer, _no_grad_step
+from ember.optim._single import ElementwiseOptimizer, _zeros_like
 
 __all__ = ["SGD"]
 
@@ -20,7 +18,7 @@ def _check_lr(lr) -> None:
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
-class SGD(Optimizer):
+class SGD(ElementwiseOptimizer):
     """Implements stochastic gradient descent (optionally with momentum), as ``torch.optim.SGD``.
 
     Weight decay is L2 regularisation folded into the gradient (``grad + weight_decay * param``)
@@ -65,61 +63,42 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def __setstate__(self, state) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _group_defaults = {
+        "nesterov": False,
+        "maximize": False,
+        "foreach": None,
+        "differentiable": False,
+        "fused": False,
+    }
+    _flat_scalars = ()
+    _complex_ok = True  # (the update is linear: complex numbers update as they are)
 
-    @_no_grad_step
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Perform one optimization step; ``closure`` re-evaluates the model, returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        for index, group in enumerate(self.param_groups):
-            params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
-            momentum = group["momentum"]
-            fresh = [self.state[p].get("momentum_buffer") is None for p in params]
-            mixed = momentum != 0 and any(fresh) and not all(fresh)
-            if group["fused"] and any(p.grad.is_sparse for p in params):
-                raise RuntimeError("`_fused_sgd` does not support sparse gradients")
-            use_flat = group["foreach"] is not False or group["fused"]
-            if use_flat and not mixed and can_fuse(params, True):
-                self._flat_step(index, group, params, fresh[0])
-            else:
-                self._single_step(group, params)
-        return loss
+    _blockwise = True
 
-    def _single_step(self, group, params) -> None:
-        lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
-        dampening, nesterov = group["dampening"], group["nesterov"]
-        for p in params:
-            grad = p.grad if not group["maximize"] else -p.grad
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = grad.clone().detach()
-                    state["momentum_buffer"] = buf
-                else:
-                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                grad = grad.add(buf, alpha=momentum) if nesterov else buf
-            p.add_(grad, alpha=-lr)
+    def _use_flat(self, group) -> bool:
+        return group["foreach"] is not False or bool(group["fused"])
 
-    def _flat_step(self, index, group, params, fresh: bool) -> None:
+    def _check_sparse(self, group) -> None:
+        if group["fused"]:
+            raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+
+    def _init_state(self, group, p, state) -> None:
+        if group["momentum"] != 0:  # (the first step writes the gradient into it)
+            state["momentum_buffer"] = _zeros_like(p)
+
+    def _flat_state_keys(self, group) -> tuple[str, ...]:
+        return ("momentum_buffer",) if group["momentum"] != 0 else ()
+
+    def _flags(self, group, params) -> dict | None:
+        # the first step of a momentum buffer copies the gradient: all or none of a group's
+        if group["momentum"] == 0:
+            return {"fresh": False}
+        fresh = [self.state[p].get("momentum_buffer") is None for p in params]
+        return None if any(fresh) and not all(fresh) else {"fresh": fresh[0]}
+
+    def _update(self, group, fg, fresh: bool) -> None:
         lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
         dampening = group["dampening"]
-        keys = ("momentum_buffer",) if momentum != 0 else ()
-        fg = flat_group(self, index, params, keys, with_step=False)
         writable = group["maximize"] or wd != 0 or (momentum != 0 and group["nesterov"])
         maximize, nesterov = group["maximize"], group["nesterov"]
         buf = fg.bufs["momentum_buffer"] if momentum != 0 else None
@@ -149,4 +128,18 @@ class SGD(Optimizer):
             p -= tmp
 
         fg.run_blocks(update, fg.p, fg.tmp, buf, writable=writable)
-        fg.scatter()
+
+    def _sparse_update(self, group, p, grad, state) -> None:
+        # a sparse gradient has no array: the same steps in sparse tensor ops (torch's sparse
+        # momentum buffer is the sparse gradient itself, then sums of sparse tensors)
+        lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
+        if wd != 0:
+            grad = grad.add(p, alpha=wd)
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.clone().detach()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-lr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ember
@@ -57,3 +58,31 @@ def test_window_requires_grad_and_errors():
         lambda lib: lib.signal.windows.cosine(4, layout=lib.sparse_coo),
     ):
         check_raises(f, [], match_message=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("M", [0, 1, 2, 7, 64])
+@pytest.mark.parametrize(
+    "name,signal_name,kw",
+    [
+        ("hann_window", "hann", {}),
+        ("hamming_window", "hamming", {}),
+        ("blackman_window", "blackman", {}),
+        ("bartlett_window", "bartlett", {}),
+        ("kaiser_window", "kaiser", {"beta": 5.0}),
+    ],
+)
+def test_window_functions_share_the_signal_formulas(name, signal_name, kw, M, dtype):
+    # torch.hann_window(M, periodic) and torch.signal.windows.hann(M, sym=not periodic) are one
+    # window: both match torch, and ember computes both with _ops/windows.py's formulas
+    for periodic in (True, False):
+        e = getattr(ember, name)(M, periodic, dtype=getattr(ember, dtype), **kw)
+        t = getattr(torch, name)(M, periodic, dtype=getattr(torch, dtype), **kw)
+        es = getattr(ember.signal.windows, signal_name)(
+            M, sym=not periodic, dtype=getattr(ember, dtype), **kw
+        )
+        tol = 2e-6 if dtype == "float32" else 1e-12  # (Kaiser's I0: a few ulp)
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(es.numpy(), e.numpy(), rtol=tol, atol=tol)
+    w = getattr(ember, name)(M, requires_grad=True)
+    assert w.requires_grad and w.is_leaf  # (a *_window result is a leaf, as torch's)

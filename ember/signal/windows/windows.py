@@ -5,6 +5,9 @@ Every window of length ``M`` is computed, as torch computes it, from the ``M`` p
 the values, and the graph when ``requires_grad``, are torch's); ``_begin`` holds the argument
 checks and the trivial windows (length 0, and length 1 where the formula would divide by 0).
 ``sym=False`` gives the periodic window (one point of a window of length ``M + 1`` dropped).
+The cosine sums (Hann, Hamming, Blackman, Nuttall, general cosine), Bartlett and Kaiser are
+``ember/_ops/windows.py``'s formulas, which ``torch.hann_window`` & co. run too (their
+``periodic=True`` is ``sym=False``); this module adds the ``signal.windows`` checks.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable, Iterable
 
 import ember
 from ember import Tensor
+from ember._ops import windows as _formulas
 
 __all__ = [
     "bartlett",
@@ -41,11 +45,10 @@ class _Spec:
         self.requires_grad = requires_grad
 
     def ramp(self, start, step) -> Tensor:
-        end = start + (self.M - 1) * step
-        return ember.linspace(
-            start, end, self.M, dtype=self.dtype, layout=self.layout, device=self.device,
-            requires_grad=self.requires_grad,
-        )  # fmt: skip
+        return _formulas.ramp(self.M, start, step, *self.options())
+
+    def options(self) -> tuple:
+        return self.dtype, self.layout, self.device, self.requires_grad
 
     def filled(self, n: int) -> Tensor:
         make = ember.empty if n == 0 else ember.ones
@@ -67,11 +70,6 @@ def _begin(name: str, spec: _Spec, check: Callable[[], None] | None = None, triv
     if check is not None:
         check()
     return spec.filled(spec.M) if spec.M in trivial else None
-
-
-def _span(M: int, sym: bool) -> int:
-    # the denominator of a symmetric window is M - 1; a periodic one is one point longer
-    return M - 1 if sym else M
 
 
 def exponential(
@@ -161,13 +159,7 @@ def kaiser(
 
     if (out := _begin("kaiser", spec, check, trivial=(0, 1))) is not None:
         return out
-    b = ember.tensor(beta, dtype=spec.dtype, device=device)
-    step = 2.0 * b / _span(M, sym)
-    k = ember.linspace(
-        -b, ember.minimum(b, -b + (M - 1) * step), M, dtype=spec.dtype, layout=layout,
-        device=device, requires_grad=requires_grad,
-    )  # fmt: skip
-    return ember.i0(ember.sqrt(b * b - ember.pow(k, 2))) / ember.i0(b)
+    return _formulas.kaiser(M, beta, sym, *spec.options())
 
 
 def bartlett(
@@ -183,7 +175,7 @@ def bartlett(
     spec = _Spec(M, dtype, layout, device, requires_grad)
     if (out := _begin("bartlett", spec, trivial=(0, 1))) is not None:
         return out
-    return 1 - ember.abs(spec.ramp(-1, 2 / _span(M, sym)))
+    return _formulas.bartlett(M, sym, *spec.options())
 
 
 def general_cosine(
@@ -210,13 +202,7 @@ def general_cosine(
     if (out := _begin("general_cosine", spec, trivial=(0, 1))) is not None:
         return out
     check()
-    k = spec.ramp(0, 2 * math.pi / _span(M, sym))
-    coef = ember.tensor(
-        [(-1) ** i * w for i, w in enumerate(a)], dtype=spec.dtype, device=device,
-        requires_grad=requires_grad,
-    )  # fmt: skip
-    i = ember.arange(coef.shape[0], dtype=spec.dtype, device=device, requires_grad=requires_grad)
-    return (coef.unsqueeze(-1) * ember.cos(i.unsqueeze(-1) * k)).sum(0)
+    return _formulas.cosine_sum(M, a, sym, *spec.options())
 
 
 def general_hamming(
