@@ -1301,11 +1301,15 @@ class _Compiler:
                 if base.node().kind() == "prim::ListConstruct" and not base.node().inputs():
                     base.setType(IR.ListType(v.type()))  # [] then append: the list's type
                     table[name] = base.type()
-                else:
-                    raise self.error(
-                        e,
-                        f"Could not match type {v.type().annotation_str()} to "
-                        f"{et.annotation_str()} in argument 'el': Type mismatch",
+                else:  # torch's schema-matching error
+                    got = v.type().annotation_str() + (" (inferred)" if v in self.inferred else "")
+                    raise RuntimeError(
+                        f"\n\naten::{name}.t(t[](a!) self, "
+                        + ("int idx, " if name == "insert" else "")
+                        + f"t(c -> *) el) -> {'t[](a!)' if name == 'append' else '()'}:\n"
+                        f"Could not match type {got} to t in argument 'el': Type variable 't' "
+                        f"previously matched to type {et.annotation_str()} is matched to type "
+                        f"{got}.\n:\n{self._where(e.func)}"
                     )
         if isinstance(t, IR.StringType) and name == "format":
             return self.emit("aten::format", [base, *args], table[name], e).output()
@@ -1704,26 +1708,8 @@ def layer_graph(m) -> IR.Graph | None:
         g.registerOutput(out)
         return g
     bns = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
-    # eval mode only: the graph does not spell the training count (num_batches_tracked.add_)
-    # as a node, so a training layer stays a method call (the archive writer spells it)
-    if type(m) in bns and m.track_running_stats and m.momentum is not None and not m.training:
-        g, s, (x,) = _layer_head(m)
-        w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
-        mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
-        training = _attr(g, s, "training", _B)
-
-        def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn, m=m):
-            if training and m.num_batches_tracked is not None:
-                m.num_batches_tracked.add_(1)
-            return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
-
-        out = _op(
-            g, "aten::batch_norm",
-            [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
-            payload=run_bn,
-        )  # fmt: skip
-        g.registerOutput(out)
-        return g
+    if type(m) in bns and m.track_running_stats and m.momentum is not None:
+        return _batch_norm_graph(m)
     if type(m) is nn.MaxPool2d and not m.return_indices:
         g, s, (x,) = _layer_head(m)
         stride = m.stride if m.stride not in (None, []) else m.kernel_size
@@ -1745,6 +1731,35 @@ def layer_graph(m) -> IR.Graph | None:
         g.registerOutput(x)
         return g
     return None
+
+
+def _batch_norm_graph(m) -> IR.Graph:
+    """``BatchNormNd.forward`` as torch's scripted graph computes it: in training the batch
+    count (``num_batches_tracked.add_(1)``, under ``prim::If(training)``), then one
+    ``aten::batch_norm`` whose training flag is the module's (running statistics updated
+    in place by the same kernel eager runs)."""
+    F = ember.nn.functional
+    g, s, (x,) = _layer_head(m)
+    n = g.insertNode(g.create("prim::If", [_attr(g, s, "training", _B)], 0))
+    body = n.addBlock()
+    n.addBlock()
+    with g.insert_point_guard(body):
+        count = _attr(g, s, "num_batches_tracked")
+        _op(g, "aten::add_", [count, 1, 1], payload=lambda t, v, alpha: t.add_(v, alpha=alpha))
+    training = _attr(g, s, "training", _B)
+    mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
+    w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
+
+    def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn):
+        return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
+
+    out = _op(
+        g, "aten::batch_norm",
+        [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
+        payload=run_bn,
+    )  # fmt: skip
+    g.registerOutput(out)
+    return g
 
 
 def compile_function(fn, module=None) -> IR.Graph:
