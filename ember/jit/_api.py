@@ -239,9 +239,11 @@ def _compile_exports(scripted, module) -> None:
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
-    """Return ``obj`` with torch's script surface. ember does not compile TorchScript: a
-    module becomes a ``RecursiveScriptModule`` and a function a ``ScriptFunction``, both
-    running the eager Python code; a class is returned unchanged."""
+    """Compile ``obj`` (a module's ``forward`` and what it calls, or a function) to a graph:
+    a module becomes a ``RecursiveScriptModule``, a function a ``ScriptFunction``, both
+    running the graph. What TorchScript rejects raises torch's error quoting the line; what
+    ember's compiler does not cover yet keeps the eager code (no ``graph``). A class is
+    returned unchanged."""
     from ember.nn import Module
 
     deprecated("script", "both")

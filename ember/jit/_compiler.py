@@ -46,6 +46,8 @@ def _ann_type(ann, glb) -> IR.Type:
         ann = eval(ann, dict(glb), names)  # noqa: S307
     if ann in (ember.Tensor,) or getattr(ann, "__name__", "") == "Tensor":
         return _T
+    if _script_class(ann):
+        return _class_type(ann)
     simple = {int: _I, float: _F, bool: _B, str: IR.StringType(), type(None): IR.NoneType()}
     if ann in simple:
         return simple[ann]
@@ -74,9 +76,77 @@ def _module_type(m) -> IR.Type:
     return module_type(m)
 
 
+def _script_class(cls) -> bool:
+    """Whether ``cls`` is a user's plain class TorchScript compiles as a class type (its
+    attributes typed from ``__init__``)."""
+    if not inspect.isclass(cls) or issubclass(cls, (BaseException, ember.nn.Module)):
+        return False
+    home = getattr(cls, "__module__", "") or ""
+    if home == "builtins" or home.split(".")[0] in ("ember", "typing", "numpy", "collections"):
+        return False
+    return inspect.isfunction(cls.__dict__.get("__init__"))
+
+
+_CLASSES: dict = {}  # qualified name -> the Python class
+_CLASS_ATTRS: dict = {}  # class -> its attributes' types
+
+
+def _class_type(cls) -> IR.ClassType:
+    name = f"__torch__.{cls.__module__}.{cls.__qualname__}"
+    _CLASSES[name] = cls
+    return IR.ClassType(name)
+
+
+def _class_attrs(cls) -> dict:
+    """``{attribute: IR type}`` of a TorchScript class, from its ``__init__``: ``self.a: T``
+    annotations, else the annotation of the argument assigned to it."""
+    cached = _CLASS_ATTRS.get(cls)
+    if cached is not None:
+        return cached
+    init = cls.__dict__["__init__"]
+    glb = dict(init.__globals__)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError) as err:
+        raise Unsupported(f"no source for {cls.__qualname__}: {err}") from None
+    hints = typing.get_type_hints(init)
+    attrs: dict = {}
+    for node in ast.walk(tree):
+        target, ann = None, None
+        if isinstance(node, ast.AnnAssign):
+            target, ann = node.target, node.annotation
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            continue
+        if ann is not None:
+            attrs[target.attr] = _ann_type(ast.unparse(ann), glb)
+        elif isinstance(node.value, ast.Name) and node.value.id in hints:
+            attrs.setdefault(target.attr, _ann_type(hints[node.value.id], glb))
+        elif target.attr not in attrs:
+            raise Unsupported(f"untyped attribute {cls.__qualname__}.{target.attr}")
+    _CLASS_ATTRS[cls] = attrs
+    return attrs
+
+
 def _py_type(x) -> IR.Type:
     if hasattr(x, "_data"):
         return _T
+    if _script_class(type(x)):
+        return _class_type(type(x))
+    if isinstance(x, dict):
+        if not x:
+            return IR.DictType(IR.StringType(), _T)
+        k, v = next(iter(x.items()))
+        return IR.DictType(_py_type(k), _py_type(v))
+    if isinstance(x, tuple):
+        return IR.TupleType([_py_type(e) for e in x])
+    if isinstance(x, list) and x and not all(isinstance(e, (int, float, bool, str)) for e in x):
+        return IR.ListType(_py_type(x[0]))
     try:
         return IR.constant_type(x)
     except RuntimeError as err:  # a Python object TorchScript has no type for
@@ -181,11 +251,10 @@ class _Compiler:
                 return None
             if isinstance(s, ast.Raise):
                 self.raise_stmt(s, env)
-                # nothing after a raise runs: the branch "returns" an uninitialized value
-                v = self.emit("prim::Uninitialized", [], self.ret_type, s).output()
+                # nothing after a raise runs: the function "returns" an uninitialized value
                 if top:
-                    return v
-                env[_RET] = v
+                    return self.emit("prim::Uninitialized", [], self.ret_type, s).output()
+                env[_RAISED] = True  # the enclosing if takes the other branch's values
                 return None
             self.stmt(s, env)
         return env.get(_RET) if top else None
@@ -210,13 +279,39 @@ class _Compiler:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 raise Unsupported("chained assignment")
-            self.assign(s.targets[0], self.expr(s.value, env), env, s)
+            target = s.targets[0]
+            if (
+                isinstance(target, ast.Name)
+                and isinstance(s.value, (ast.Name, ast.Attribute))
+                and not (isinstance(s.value, ast.Name) and s.value.id in env)
+                and inspect.isclass(self._resolve(s.value, env))
+            ):  # ``backend = SomeClass``: a name for the class, not a value
+                env.setdefault("__aliases__", {})[target.id] = self._resolve(s.value, env)
+                return
+            self.assign(target, self.expr(s.value, env), env, s)
         elif isinstance(s, ast.AnnAssign) and s.value is not None:
-            self.assign(s.target, self.expr(s.value, env), env, s)
+            want = _ann_type(ast.unparse(s.annotation), self.glb)
+            v = self.expr(s.value, env)
+            if v.type() != want and v.node().kind() not in ("prim::Param", "prim::GetAttr"):
+                if _assignable(v.type(), want):
+                    v.setType(want)  # ``xs: List[int] = []``, ``y: Optional[int] = None``
+            self.assign(s.target, v, env, s)
         elif isinstance(s, ast.AugAssign):
             if not isinstance(s.target, ast.Name):
                 raise Unsupported("augmented assignment to a non-name")
-            v = self.binop(s.op, self.expr(s.target, env), self.expr(s.value, env), s)
+            cur = self.expr(s.target, env)
+            if isinstance(cur.type(), IR.TensorType) and type(s.op) in _INPLACE:
+                # ``x += y`` on a tensor is in place, in Python as in TorchScript (aten::add_)
+                name, dunder = _INPLACE[type(s.op)]
+                rhs = self.expr(s.value, env)
+                ins = [cur, rhs] + ([self.const(1)] if name in ("add_", "sub_") else [])
+
+                def payload(x, y, *alpha, dunder=dunder):
+                    return getattr(x, dunder)(y)
+
+                v = self.emit(f"aten::{name}", ins, _T, s, payload=payload).output()
+            else:
+                v = self.binop(s.op, cur, self.expr(s.value, env), s)
             self.assign(s.target, v, env, s)
         elif isinstance(s, ast.Expr):
             self.expr(s.value, env)
@@ -272,6 +367,12 @@ class _Compiler:
             for o, et, e in zip(node.outputs(), elems, target.elts):
                 o.setType(et)
                 self.assign(e, o, env, s)
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Slice):
+            base = self.expr(target.value, env)
+            if not isinstance(base.type(), (IR.ListType, IR.DictType)):
+                raise Unsupported("item assignment to this value")
+            key = self.expr(target.slice, env)
+            self.emit("aten::_set_item", [base, key, v], node=s, n_out=0, payload=_set_item)
         else:
             raise Unsupported("assignment target")
 
@@ -328,6 +429,18 @@ class _Compiler:
             negate, test = not negate, test.operand
         res = None
         if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.left, ast.Attribute)
+            and isinstance(self._resolve(test.left.value, env), ember.nn.Module)
+            and _is_none(test.comparators[0])
+        ):  # ``self.layer is None``: a module attribute's type decides it
+            owner = self._resolve(test.left.value, env)
+            if hasattr(owner, test.left.attr):
+                is_none = getattr(owner, test.left.attr) is None
+                res = (is_none == isinstance(test.ops[0], ast.Is), None, None, None)
+        elif (
             isinstance(test, ast.Compare)
             and len(test.ops) == 1
             and isinstance(test.ops[0], (ast.Is, ast.IsNot))
@@ -394,6 +507,21 @@ class _Compiler:
                     self._refine_in(e, ref[1], ref[2], s.test)
                 self.block(body, e)
             envs.append((b, e))
+        raised = [_RAISED in e for _, e in envs]
+        if all(raised):
+            env[_RAISED] = True
+            return
+        if any(raised):  # a raising branch yields uninitialized values of the other's types
+            k_raise = raised.index(True)
+            b_r, e_r = envs[k_raise]
+            _, e_ok = envs[1 - k_raise]
+            e_r.pop(_RAISED)
+            merged = [k for k in self._assigned(s.body + s.orelse) if k in e_ok]
+            if _RET in e_ok and e_ok[_RET] is not env.get(_RET):
+                merged.append(_RET)
+            with self.g.insert_point_guard(b_r):
+                for k in merged:
+                    e_r[k] = self.emit("prim::Uninitialized", [], e_ok[k].type(), s).output()
         names = [
             k for k in self._assigned(s.body + s.orelse) if k in envs[0][1] and k in envs[1][1]
         ]
@@ -405,8 +533,12 @@ class _Compiler:
             (b0, e0), (b1, e1) = envs
             t0, t1 = e0[k].type(), e1[k].type()
             if t0 != t1:
-                if isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
+                if "prim::Uninitialized" in (e0[k].node().kind(), e1[k].node().kind()):
+                    t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
+                elif isinstance(t0, IR.TensorType) and isinstance(t1, IR.TensorType):
                     pass
+                elif k != _RET and _unify(t0, t1) is not None:
+                    t0 = _unify(t0, t1)
                 elif k.startswith("$") and k != _RET:  # the compiler's flags and return values
                     t0 = t1 if e0[k].node().kind() == "prim::Uninitialized" else t0
                 elif k == _RET and "prim::Uninitialized" in (
@@ -641,6 +773,8 @@ class _Compiler:
     def _resolve(self, node, env):
         """The Python object an expression names (globals, builtins, module attributes)."""
         if isinstance(node, ast.Name):
+            if node.id in env.get("__aliases__", {}):
+                return env["__aliases__"][node.id]
             if node.id in env:
                 v = env[node.id]
                 return env.get("__modules__", {}).get(v)
@@ -667,6 +801,8 @@ class _Compiler:
         if isinstance(e, ast.UnaryOp):
             v = self.expr(e.operand, env)
             if isinstance(e.op, ast.USub):
+                if isinstance(e.operand, ast.Constant) and type(e.operand.value) in (int, float):
+                    return self.const(-e.operand.value, e)  # ``-1``: one constant, as torch's
                 return self.emit("aten::neg", [v], v.type(), e).output()
             if isinstance(e.op, ast.Not):
                 return self.emit("aten::__not__", [self._val(self._bool(v, e))], _B, e).output()
@@ -679,6 +815,13 @@ class _Compiler:
             if isinstance(op, (ast.Is, ast.IsNot)):
                 kind = "aten::__is__" if isinstance(op, ast.Is) else "aten::__isnot__"
                 return self.emit(kind, [a, b], _B, e).output()
+            if isinstance(op, (ast.In, ast.NotIn)):
+                if not isinstance(b.type(), (IR.ListType, IR.DictType, IR.StringType)):
+                    raise Unsupported("in on this value")
+                out = self.emit("aten::__contains__", [b, a], _B, e, payload=_contains).output()
+                if isinstance(op, ast.NotIn):
+                    out = self.emit("aten::__not__", [out], _B, e).output()
+                return out
             names = {
                 ast.Lt: "lt",
                 ast.Gt: "gt",
@@ -689,7 +832,9 @@ class _Compiler:
             }
             kind = "aten::" + names[type(op)]
             tensor = any(isinstance(x.type(), IR.TensorType) for x in (a, b))
-            return self.emit(kind, [a, b], _T if tensor else _B, e).output()
+            if tensor:
+                return self.emit(kind, [a, b], _T, e).output()
+            return self.emit(kind, [a, b], _B, e, payload=_COMPARE[type(op)]).output()
         if isinstance(e, ast.BoolOp):
             vals = [self._val(self._bool(self.expr(x, env), x)) for x in e.values]
             kind = "aten::__and__" if isinstance(e.op, ast.And) else "aten::__or__"
@@ -820,7 +965,8 @@ class _Compiler:
                 v = self.expr(branch, dict(env))
             b.registerOutput(v)
             outs.append(v)
-        return n.addOutput(outs[0].type())
+        t = _unify(outs[0].type(), outs[1].type())
+        return n.addOutput(t if t is not None else outs[0].type())
 
     def comprehension(self, e, env):
         """``[f(x) for x in xs if c]`` (and dict comprehensions): an empty list or dict,
@@ -905,9 +1051,17 @@ class _Compiler:
                     return p(x, y)
 
             return self.emit(f"aten::{name}", ins, _T, e, payload=payload).output()
-        t = _F if name == "div" or _F in (a.type(), b.type()) else _I
-        if name == "floordiv":
-            name = "floordiv"
+        ta, tb = a.type(), b.type()
+        if isinstance(ta, IR.ListType) or isinstance(tb, IR.ListType):
+            if name == "add" and ta == tb:  # list concatenation
+                return self.emit("aten::add", [a, b], ta, e, payload=_concat).output()
+            if name == "mul":  # [x] * n
+                lst, n = (a, b) if isinstance(ta, IR.ListType) else (b, a)
+                return self.emit("aten::mul", [lst, n], lst.type(), e, payload=_repeat).output()
+            raise Unsupported("operator on lists")
+        if isinstance(ta, IR.StringType) and name == "add":
+            return self.emit("aten::add", [a, b], ta, e, payload=_concat).output()
+        t = _F if name == "div" or _F in (ta, tb) else _I
         return self.emit(f"aten::{name}", [a, b], t, e).output()
 
     def attribute(self, e, env):
@@ -928,6 +1082,14 @@ class _Compiler:
                 if not n.output().hasDebugName():
                     n.output().setDebugName(e.attr)
                 return n.output()
+            cls = _CLASSES.get(str(base.type()))
+            if cls is not None:  # a TorchScript class's attribute
+                attrs = _class_attrs(cls)
+                if e.attr not in attrs:
+                    raise self.error(e, f"Tried to access nonexistent attribute {e.attr}")
+                n = self.emit("prim::GetAttr", [base], attrs[e.attr], e)
+                n.s_("name", e.attr)
+                return n.output()
             if isinstance(base.type(), IR.TensorType):
                 if e.attr == "shape":
                     return self.emit("aten::size", [base], IR.ListType(_I), e).output()
@@ -935,7 +1097,9 @@ class _Compiler:
                     return self.emit(
                         "aten::numpy_T", [base], _T, e, payload=lambda x, a=e.attr: getattr(x, a)
                     ).output()
-                if e.attr in ("dtype", "device", "requires_grad", "is_cuda", "ndim"):
+                if e.attr == "ndim":
+                    return self.emit("aten::dim", [base], _I, e, payload=_dim).output()
+                if e.attr in ("dtype", "device", "requires_grad", "is_cuda"):
                     kind = "prim::" + e.attr
                     return self.emit(
                         kind, [base], IR.AnyType(), e, payload=lambda x, a=e.attr: getattr(x, a)
@@ -967,6 +1131,8 @@ class _Compiler:
                 base = self.expr(f.value, env)
                 if isinstance(base.type(), IR.TensorType):
                     return self.tensor_method(base, f.attr, e, kw, env)
+                if isinstance(base.type(), (IR.ListType, IR.DictType, IR.StringType)):
+                    return self.container_method(base, f.attr, e, kw, env)
         obj = self._resolve(f, env)
         if isinstance(f, ast.Name) and f.id in env and isinstance(env[f.id].type(), IR.ClassType):
             obj = env.get("__modules__", {}).get(env[f.id])
@@ -974,6 +1140,23 @@ class _Compiler:
                 return self.call_submodule(env[f.id], obj, e, env)
         if obj is None:
             raise self.error(f, "undefined value " + ast.unparse(f))
+        if obj is isinstance:
+            return self.isinstance_call(e, env)
+        if obj is list and len(e.args) == 1 and not kw:
+            inner = e.args[0]
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and self._resolve(inner.func, env) is range
+            ):  # list(range(...)): a comprehension, as TorchScript builds it
+                var = f"$i{id(inner)}"
+                comp = ast.ListComp(
+                    elt=_name(var),
+                    generators=[ast.comprehension(_name(var, True), inner, [], 0)],
+                )
+                return self.comprehension(
+                    ast.fix_missing_locations(ast.copy_location(comp, e)), env
+                )
         args = [self.expr(a, env) for a in e.args]
         kwvals = [self.expr(v, env) for v in kw.values()]
         names = list(kw)
@@ -983,6 +1166,15 @@ class _Compiler:
             t = {len: _I, int: _I, float: _F, bool: _B, str: IR.StringType()}[obj]
             if obj is len and isinstance(args[0].type(), IR.TensorType):
                 return self.emit(kind, args, t, e, payload=len).output()
+            return self.emit(kind, args, t, e, payload=obj).output()
+        if obj in (list, sorted) and len(args) == 1 and not kw:
+            t = args[0].type()
+            if isinstance(t, IR.DictType):  # list(d): its keys
+                t = IR.ListType(t.getKeyType())
+                args = [self.emit("aten::keys", args, t, e, payload=_keys).output()]
+            if not isinstance(t, IR.ListType):
+                raise Unsupported(f"{obj.__name__} of this value")
+            kind = "aten::list" if obj is list else "aten::sorted"
             return self.emit(kind, args, t, e, payload=obj).output()
         if obj is print:
             n = self.emit("prim::Print", args, node=e, n_out=0, payload=lambda *a: print(*a))
@@ -1015,6 +1207,8 @@ class _Compiler:
             callee = sf.graph if sf is not None and sf._graph is not None else None
             if callee is None:
                 callee = compile_function(obj if sf is None else sf._fn)
+            args = self._bind_args(obj if sf is None else sf._fn, args, dict(zip(names, kwvals)), e)
+            args = [self._coerce(a, v.type(), e) for a, v in zip(args, callee.inputs())]
             fv = self.g.insertNode(self.g.create("prim::Constant", []))
             fv.s_("name", obj.__name__ if sf is None else sf.name)
             fv.output().setType(IR.ClassType("Function"))
@@ -1023,6 +1217,113 @@ class _Compiler:
             set_callee(n, callee)
             return n.output()
         raise Unsupported(f"call to {obj!r}")
+
+    def _bind_args(self, fn, args: list, kwargs: dict, e) -> list:
+        """Positional values for a call of ``fn``: keywords placed, defaults as constants."""
+        if not kwargs and len(args) == fn.__code__.co_argcount:
+            return args
+        params = list(inspect.signature(fn).parameters.values())
+        out = list(args)
+        for p in params[len(args) :]:
+            if p.name in kwargs:
+                out.append(kwargs.pop(p.name))
+            elif p.default is not inspect.Parameter.empty:
+                out.append(self.const(p.default, e))
+            else:
+                raise self.error(e, f"{fn.__name__}() is missing value for argument '{p.name}'")
+        if kwargs:
+            bad = next(iter(kwargs))
+            raise self.error(e, f"Unknown keyword argument '{bad}' for {fn.__name__}()")
+        return out
+
+    def _coerce(self, v, want, e):
+        """A value passed where ``want`` is expected: a tuple becomes a list (torch's
+        ``prim::TupleUnpack`` + ``prim::ListConstruct``)."""
+        t = v.type()
+        if isinstance(want, IR.ListType) and isinstance(t, IR.TupleType):
+            items = []
+            if t.elements():  # an empty tuple: an empty list, nothing to unpack
+                n = self.emit("prim::TupleUnpack", [v], node=e, n_out=len(t.elements()))
+                for o, et in zip(n.outputs(), t.elements()):
+                    o.setType(et)
+                items = list(n.outputs())
+            return self.emit("prim::ListConstruct", items, want, e).output()
+        return v
+
+    def isinstance_call(self, e, env):
+        """``isinstance(x, T)`` where the types decide it: a constant, as torch's."""
+        if len(e.args) != 2 or e.keywords:
+            raise Unsupported("isinstance form")
+        t = self.expr(e.args[0], env).type()
+        want = self._resolve(e.args[1], env)
+        wants = want if isinstance(want, tuple) else (want,)
+        targets = [_ann_type(w, self.glb) for w in wants]
+        if isinstance(t, IR.OptionalType):
+            raise Unsupported("isinstance of an Optional outside an if test")
+        return self.const(any(_type_matches(t, w) for w in targets), e)
+
+    def container_method(self, base, name, e, kw, env):
+        """Methods of lists, dicts and strings (``xs.append(v)``, ``d.items()``,
+        ``s.split(",")``): ``aten::<name>`` nodes, as TorchScript's builtins."""
+        if kw:
+            raise Unsupported(f"keywords to {name}")
+        args = [self.expr(a, env) for a in e.args]
+        t = base.type()
+        if isinstance(t, IR.ListType):
+            et = t.getElementType()
+            table = {"append": t, "extend": None, "insert": None, "pop": et,
+                     "remove": None, "clear": None, "index": _I, "count": _I, "copy": t,
+                     "reverse": None}  # fmt: skip
+        elif isinstance(t, IR.DictType):
+            kt, vt = t.getKeyType(), t.getValueType()
+            table = {"keys": IR.ListType(kt), "values": IR.ListType(vt),
+                     "items": IR.ListType(IR.TupleType([kt, vt])), "get": IR.OptionalType(vt),
+                     "pop": vt, "setdefault": vt, "update": None, "clear": None,
+                     "copy": t, "popitem": IR.TupleType([kt, vt])}  # fmt: skip
+            if name == "get" and len(args) == 2:
+                table["get"] = vt
+        else:
+            S = IR.StringType()
+            table = {m: S for m in ("lower", "upper", "strip", "lstrip", "rstrip", "replace",
+                                    "capitalize", "title", "swapcase", "join", "format",
+                                    "zfill", "center", "ljust", "rjust", "expandtabs")}  # fmt: skip
+            table.update({m: _B for m in ("startswith", "endswith", "isdigit", "isalpha",
+                                          "isalnum", "isspace", "islower", "isupper",
+                                          "istitle", "isdecimal", "isnumeric")})  # fmt: skip
+            table.update({m: _I for m in ("find", "rfind", "index", "rindex", "count")})
+            table.update({m: IR.ListType(S) for m in ("split", "rsplit", "splitlines")})
+        if name not in table:
+            raise Unsupported(f"{t} method {name}")
+        if isinstance(t, IR.ListType) and name in ("append", "insert") and args:
+            v = args[-1]
+            if et != v.type() and not (isinstance(et, IR.TensorType) and isinstance(
+                v.type(), IR.TensorType)):  # fmt: skip
+                if base.node().kind() == "prim::ListConstruct" and not base.node().inputs():
+                    base.setType(IR.ListType(v.type()))  # [] then append: the list's type
+                    table[name] = base.type()
+                else:  # torch's schema-matching error
+                    got = v.type().annotation_str() + (" (inferred)" if v in self.inferred else "")
+                    raise RuntimeError(
+                        f"\n\naten::{name}.t(t[](a!) self, "
+                        + ("int idx, " if name == "insert" else "")
+                        + f"t(c -> *) el) -> {'t[](a!)' if name == 'append' else '()'}:\n"
+                        f"Could not match type {got} to t in argument 'el': Type variable 't' "
+                        f"previously matched to type {et.annotation_str()} is matched to type "
+                        f"{got}.\n:\n{self._where(e.func)}"
+                    )
+        if isinstance(t, IR.StringType) and name == "format":
+            return self.emit("aten::format", [base, *args], table[name], e).output()
+        out = table[name]
+
+        def payload(obj, *a, name=name):
+            r = getattr(obj, name)(*a)
+            if name in ("keys", "values", "items"):
+                return list(r)
+            return r
+
+        n = self.emit(f"aten::{name}", [base, *args], out, e, payload=payload,
+                      n_out=1 if out is not None else 0)  # fmt: skip
+        return n.output() if out is not None else self.const(None)
 
     def tensor_method(self, base, name, e, kw, env):
         args = [self.expr(a, env) for a in e.args]
@@ -1093,11 +1394,65 @@ class _Compiler:
 
 
 _RET = "$return"
+_RAISED = "$raised"
+_INPLACE = {ast.Add: ("add_", "__iadd__"), ast.Sub: ("sub_", "__isub__"),
+            ast.Mult: ("mul_", "__imul__"), ast.Div: ("div_", "__itruediv__")}  # fmt: skip
 _SIZE_FACTORIES = frozenset(f"aten::{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
 
 
 def _getitem(seq, i):
     return seq[i]
+
+
+def _dim(x):
+    return x.dim()
+
+
+def _keys(d):
+    return list(d)
+
+
+def _contains(xs, x):
+    return x in xs
+
+
+def _concat(a, b):
+    return a + b
+
+
+def _repeat(xs, n):
+    return xs * n
+
+
+_COMPARE = {ast.Lt: lambda a, b: a < b, ast.Gt: lambda a, b: a > b,
+            ast.LtE: lambda a, b: a <= b, ast.GtE: lambda a, b: a >= b,
+            ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}  # fmt: skip
+
+
+def _unify(a, b):
+    """The type two branches' values meet in (``None`` and ``T``: ``Optional[T]``), or None."""
+    if a == b:
+        return a
+    if isinstance(a, IR.TensorType) and isinstance(b, IR.TensorType):
+        return _T
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, IR.NoneType):
+            return y if isinstance(y, IR.OptionalType) else IR.OptionalType(y)
+        if isinstance(x, IR.OptionalType) and x.getElementType() == y:
+            return x
+    return None
+
+
+def _assignable(t, want) -> bool:
+    """Whether a value of type ``t`` may be declared ``want`` (``[]`` as ``List[int]``,
+    ``None`` or ``T`` as ``Optional[T]``)."""
+    if isinstance(want, IR.OptionalType):
+        return isinstance(t, IR.NoneType) or _assignable(t, want.getElementType())
+    if isinstance(want, IR.ListType) and isinstance(t, IR.ListType):
+        return True  # an empty or inferred list literal
+    if isinstance(want, IR.DictType) and isinstance(t, IR.DictType):
+        return True
+    return t == want or (isinstance(t, IR.TensorType) and isinstance(want, IR.TensorType))
 
 
 def _is_constant_attr(obj, name: str) -> bool:
@@ -1353,26 +1708,8 @@ def layer_graph(m) -> IR.Graph | None:
         g.registerOutput(out)
         return g
     bns = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
-    # eval mode only: the graph does not spell the training count (num_batches_tracked.add_)
-    # as a node, so a training layer stays a method call (the archive writer spells it)
-    if type(m) in bns and m.track_running_stats and m.momentum is not None and not m.training:
-        g, s, (x,) = _layer_head(m)
-        w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
-        mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
-        training = _attr(g, s, "training", _B)
-
-        def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn, m=m):
-            if training and m.num_batches_tracked is not None:
-                m.num_batches_tracked.add_(1)
-            return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
-
-        out = _op(
-            g, "aten::batch_norm",
-            [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
-            payload=run_bn,
-        )  # fmt: skip
-        g.registerOutput(out)
-        return g
+    if type(m) in bns and m.track_running_stats and m.momentum is not None:
+        return _batch_norm_graph(m)
     if type(m) is nn.MaxPool2d and not m.return_indices:
         g, s, (x,) = _layer_head(m)
         stride = m.stride if m.stride not in (None, []) else m.kernel_size
@@ -1394,6 +1731,35 @@ def layer_graph(m) -> IR.Graph | None:
         g.registerOutput(x)
         return g
     return None
+
+
+def _batch_norm_graph(m) -> IR.Graph:
+    """``BatchNormNd.forward`` as torch's scripted graph computes it: in training the batch
+    count (``num_batches_tracked.add_(1)``, under ``prim::If(training)``), then one
+    ``aten::batch_norm`` whose training flag is the module's (running statistics updated
+    in place by the same kernel eager runs)."""
+    F = ember.nn.functional
+    g, s, (x,) = _layer_head(m)
+    n = g.insertNode(g.create("prim::If", [_attr(g, s, "training", _B)], 0))
+    body = n.addBlock()
+    n.addBlock()
+    with g.insert_point_guard(body):
+        count = _attr(g, s, "num_batches_tracked")
+        _op(g, "aten::add_", [count, 1, 1], payload=lambda t, v, alpha: t.add_(v, alpha=alpha))
+    training = _attr(g, s, "training", _B)
+    mean, var = _attr(g, s, "running_mean"), _attr(g, s, "running_var")
+    w, b = _attr(g, s, "weight", _py_type(m.weight)), _attr(g, s, "bias", _py_type(m.bias))
+
+    def run_bn(x, w, b, mean, var, training, momentum, eps, cudnn):
+        return F.batch_norm(x, mean, var, w, b, training, momentum, eps)
+
+    out = _op(
+        g, "aten::batch_norm",
+        [x, w, b, mean, var, training, float(m.momentum), float(m.eps), True],
+        payload=run_bn,
+    )  # fmt: skip
+    g.registerOutput(out)
+    return g
 
 
 def compile_function(fn, module=None) -> IR.Graph:

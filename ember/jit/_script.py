@@ -1,13 +1,13 @@
 """Script and traced modules and functions, ``save``/``load``, ``freeze``.
 
-ember has no TorchScript compiler: a "scripted" or "traced" module runs the original module's
-eager ``forward`` (its Python control flow is kept, not frozen as torch's trace freezes it).
-It shares the original's parameters, buffers and submodules, so ``state_dict`` keys, training
-and attribute access are the original's. A traced object also keeps the ``graph`` recorded
-on the example inputs, for inspection.
+A scripted or traced object runs its compiled graph (``ember.jit.executor``): a trace's
+control flow is frozen as torch freezes it. Where ``jit.script``'s compiler does not cover a
+module (``Unsupported``), the module runs its eager ``forward`` and has no ``graph``. Either
+way it shares the original's parameters, buffers and submodules, so ``state_dict`` keys,
+training and attribute access are the original's.
 
 ``save`` writes torch's TorchScript archive (``ember.jit._save``): real ``torch.jit.load`` runs
-it. ``load`` reads ember's older own-format archives and refuses TorchScript archives.
+it. ``load`` reads TorchScript archives (``ember.jit._load``), torch's or ember's.
 """
 
 from __future__ import annotations
@@ -42,7 +42,16 @@ def deprecated(name: str, alternative: str) -> None:
 _FORMAT_VERSION = "1"
 
 
-class ScriptModule(Module):
+class _Saveable:
+    """``save`` of script modules and functions: one method, ``ember.jit.save`` (torch loads
+    a saved function as a module whose ``forward`` is the function)."""
+
+    def save(self, f, _extra_files=None) -> None:
+        """Save this object with ``ember.jit.save`` as a TorchScript archive."""
+        save(self, f, _extra_files)
+
+
+class ScriptModule(_Saveable, Module):
     """A module wrapping an eager ``nn.Module`` with torch's script-module surface."""
 
     def __init__(self, original: Module | None = None, graph=None):
@@ -126,8 +135,8 @@ class ScriptModule(Module):
         """The graph recorded when the module was traced."""
         if self._graph is None:
             raise RuntimeError(
-                f"{type(self).__name__} has no graph: ember does not compile TorchScript, it "
-                "runs the module eagerly. Use ember.jit.trace to record a graph."
+                f"{type(self).__name__} has no graph: ember's TorchScript compiler does not "
+                "cover this module, so it runs eagerly. Use ember.jit.trace to record a graph."
             )
         return self._graph
 
@@ -156,10 +165,6 @@ class ScriptModule(Module):
 
     def extra_repr(self) -> str:
         return f"original_name={self.original_name}"
-
-    def save(self, f, _extra_files=None) -> None:
-        """Save this module with ``ember.jit.save``."""
-        save(self, f, _extra_files)
 
 
 def _made(m: ScriptModule) -> ScriptModule:
@@ -253,7 +258,7 @@ class ScriptMethod:
         return f"<ember.jit.ScriptMethod object {self.name}>"
 
 
-class ScriptFunction:
+class ScriptFunction(_Saveable):
     """A scripted or traced function: calls the Python function; ``graph`` if traced."""
 
     def __init__(self, fn, graph=None):
@@ -279,8 +284,8 @@ class ScriptFunction:
     def graph(self):
         if self._graph is None:
             raise RuntimeError(
-                "this ScriptFunction has no graph: ember does not compile TorchScript. Use "
-                "ember.jit.trace to record one."
+                "this ScriptFunction has no graph: ember's TorchScript compiler does not cover "
+                "it, so it runs eagerly. Use ember.jit.trace to record one."
             )
         return self._graph
 
@@ -295,11 +300,6 @@ class ScriptFunction:
         from ember.jit._code import graph_to_code
 
         return graph_to_code(self.graph, self.name, method=False)
-
-    def save(self, f, _extra_files=None) -> None:
-        """Save this function with ``ember.jit.save`` (torch loads it as a module whose
-        ``forward`` is the function)."""
-        save(self, f, _extra_files)
 
     def __repr__(self) -> str:
         return f"<ember.jit.ScriptFunction object {self.name}>"

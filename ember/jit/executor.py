@@ -73,7 +73,9 @@ def _run_node(n, env: dict) -> None:
         results = _loop(n, args, env)
     else:
         results = _call(n, kind, args)
-        if len(outs) != 1:
+        if kind in ("prim::TupleUnpack", "prim::ListUnpack"):
+            pass  # one value per output, however many
+        elif len(outs) != 1:
             if len(outs) == 0:
                 return
         else:

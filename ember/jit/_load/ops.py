@@ -156,71 +156,68 @@ def _zeros(fn):
     return run
 
 
-def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
-    """``aten::lstm`` (input version): stacked, optionally bidirectional LSTM on ember ops."""
-    h0, c0 = hx
+def _stacked_recurrence(cell, x, states, params, has_biases, num_layers, dropout, train,
+                        bidirectional, batch_first):  # fmt: skip
+    """The driver the input versions of ``aten::lstm``/``gru``/``rnn_*`` share: layers, then
+    directions (the reverse one walks the steps backwards), ``cell(x_t, state, w_ih, w_hh,
+    b_ih, b_hh)`` per step returning the new state tuple (its first element the step's
+    output), dropout between layers. ``states`` are the initial stacked states (``(h0,)`` or
+    ``(h0, c0)``); returns the output and each final state stacked over layers and
+    directions."""
     per = 4 if has_biases else 2
     dirs = 2 if bidirectional else 1
-    seq = x.transpose(0, 1) if batch_first else x
-    hs, cs = [], []
-    layer_in = seq
+    layer_in = x.transpose(0, 1) if batch_first else x
+    finals = [[] for _ in states]
     for layer in range(num_layers):
         outs = []
         for d in range(dirs):
             k = (layer * dirs + d) * per
             w_ih, w_hh = params[k], params[k + 1]
             b_ih, b_hh = (params[k + 2], params[k + 3]) if has_biases else (None, None)
-            h, c = h0[layer * dirs + d], c0[layer * dirs + d]
+            state = tuple(s[layer * dirs + d] for s in states)
             steps = range(layer_in.shape[0])
-            if d == 1:
-                steps = reversed(steps)
             ys = [None] * layer_in.shape[0]
-            for t in steps:
-                gates = _F().linear(layer_in[t], w_ih, b_ih) + _F().linear(h, w_hh, b_hh)
-                i, f, g, o = gates.chunk(4, 1)
-                c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-                h = ember.sigmoid(o) * ember.tanh(c)
-                ys[t] = h
+            for t in reversed(steps) if d == 1 else steps:
+                state = cell(layer_in[t], state, w_ih, w_hh, b_ih, b_hh)
+                ys[t] = state[0]
             outs.append(ember.stack(ys, 0))
-            hs.append(h)
-            cs.append(c)
+            for acc, v in zip(finals, state):
+                acc.append(v)
         layer_in = outs[0] if dirs == 1 else ember.cat(outs, 2)
         if dropout and train and layer < num_layers - 1:
             layer_in = _F().dropout(layer_in, dropout, True)
     out = layer_in.transpose(0, 1) if batch_first else layer_in
-    return out, ember.stack(hs, 0), ember.stack(cs, 0)
+    return (out, *(ember.stack(acc, 0) for acc in finals))
+
+
+def _lstm_cell(x, state, w_ih, w_hh, b_ih, b_hh):
+    h, c = state
+    gates = _F().linear(x, w_ih, b_ih) + _F().linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, 1)
+    c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+    return ember.sigmoid(o) * ember.tanh(c), c
+
+
+def _gru_cell(x, state, w_ih, w_hh, b_ih, b_hh):
+    (h,) = state
+    ir, iz, in_ = _F().linear(x, w_ih, b_ih).chunk(3, 1)
+    hr, hz, hn = _F().linear(h, w_hh, b_hh).chunk(3, 1)
+    r = ember.sigmoid(ir + hr)
+    z = ember.sigmoid(iz + hz)
+    n = ember.tanh(in_ + r * hn)
+    return ((1 - z) * n + z * h,)
+
+
+def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """``aten::lstm`` (input version): stacked, optionally bidirectional LSTM on ember ops."""
+    args = (params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+    return _stacked_recurrence(_lstm_cell, x, tuple(hx), *args)
 
 
 def _gru(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
     """``aten::gru`` (input version): stacked, optionally bidirectional GRU on ember ops."""
-    per = 4 if has_biases else 2
-    dirs = 2 if bidirectional else 1
-    layer_in = x.transpose(0, 1) if batch_first else x
-    hs = []
-    for layer in range(num_layers):
-        outs = []
-        for d in range(dirs):
-            k = (layer * dirs + d) * per
-            w_ih, w_hh = params[k], params[k + 1]
-            b_ih, b_hh = (params[k + 2], params[k + 3]) if has_biases else (None, None)
-            h = hx[layer * dirs + d]
-            steps = range(layer_in.shape[0])
-            ys = [None] * layer_in.shape[0]
-            for t in reversed(steps) if d == 1 else steps:
-                ir, iz, in_ = _F().linear(layer_in[t], w_ih, b_ih).chunk(3, 1)
-                hr, hz, hn = _F().linear(h, w_hh, b_hh).chunk(3, 1)
-                r = ember.sigmoid(ir + hr)
-                z = ember.sigmoid(iz + hz)
-                n = ember.tanh(in_ + r * hn)
-                h = (1 - z) * n + z * h
-                ys[t] = h
-            outs.append(ember.stack(ys, 0))
-            hs.append(h)
-        layer_in = outs[0] if dirs == 1 else ember.cat(outs, 2)
-        if dropout and train and layer < num_layers - 1:
-            layer_in = _F().dropout(layer_in, dropout, True)
-    out = layer_in.transpose(0, 1) if batch_first else layer_in
-    return out, ember.stack(hs, 0)
+    args = (params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+    return _stacked_recurrence(_gru_cell, x, (hx,), *args)
 
 
 def _minmax(name):
@@ -340,32 +337,15 @@ def _no_nested(name):
 
 
 def _rnn(nonlinearity):
+    act = ember.tanh if nonlinearity == "tanh" else ember.relu
+
+    def cell(x, state, w_ih, w_hh, b_ih, b_hh):
+        return (act(_F().linear(x, w_ih, b_ih) + _F().linear(state[0], w_hh, b_hh)),)
+
     def run(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
         """``aten::rnn_tanh`` / ``aten::rnn_relu`` (input version) on ember ops."""
-        act = ember.tanh if nonlinearity == "tanh" else ember.relu
-        per = 4 if has_biases else 2
-        dirs = 2 if bidirectional else 1
-        layer_in = x.transpose(0, 1) if batch_first else x
-        hs = []
-        for layer in range(num_layers):
-            outs = []
-            for d in range(dirs):
-                k = (layer * dirs + d) * per
-                w_ih, w_hh = params[k], params[k + 1]
-                b_ih, b_hh = (params[k + 2], params[k + 3]) if has_biases else (None, None)
-                h = hx[layer * dirs + d]
-                ys = [None] * layer_in.shape[0]
-                steps = range(layer_in.shape[0])
-                for t in reversed(steps) if d == 1 else steps:
-                    h = act(_F().linear(layer_in[t], w_ih, b_ih) + _F().linear(h, w_hh, b_hh))
-                    ys[t] = h
-                outs.append(ember.stack(ys, 0))
-                hs.append(h)
-            layer_in = outs[0] if dirs == 1 else ember.cat(outs, 2)
-            if dropout and train and layer < num_layers - 1:
-                layer_in = _F().dropout(layer_in, dropout, True)
-        out = layer_in.transpose(0, 1) if batch_first else layer_in
-        return out, ember.stack(hs, 0)
+        args = (params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+        return _stacked_recurrence(cell, x, (hx,), *args)
 
     return run
 

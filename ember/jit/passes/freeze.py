@@ -13,6 +13,16 @@ def _tensor_constant(t):
     return _wrap(t._data.copy())
 
 
+def _all_nodes(block) -> list:
+    """The nodes of ``block`` and of its nodes' blocks, in program order."""
+    out = []
+    for n in block.nodes():
+        out.append(n)
+        for b in n.blocks():
+            out.extend(_all_nodes(b))
+    return out
+
+
 def freeze_graph(graph, module, preserved_attrs=()) -> None:
     """Turn the GetAttr chains from ``graph``'s first input (``module``) into constants,
     except attributes named in ``preserved_attrs``; in place."""
@@ -23,7 +33,7 @@ def freeze_graph(graph, module, preserved_attrs=()) -> None:
     self_value = graph.inputs()[0]
     preserved = set(preserved_attrs or ())
     objects = {self_value: module}
-    for n in list(graph.nodes()):
+    for n in _all_nodes(graph.block()):
         if n.kind() != "prim::GetAttr" or n.inputs()[0] not in objects:
             continue
         name = n.s("name")
