@@ -9,17 +9,18 @@ import os
 import warnings
 
 from ember._core.tensor import Tensor
-from ember.jit._trace import TracingError, Value, trace_graph
 from ember.onnx import (
     _dynamic,
     _symbolic_more,  # noqa: F401  (registers its translations)
     _symbolic_shape,  # noqa: F401
 )
 from ember.onnx._context import Context, onnx_type
-from ember.onnx._modules import MODULE_SYMBOLICS, leaf_modules
+from ember.onnx._graph import TracingError, Value, flatten, trace
+from ember.onnx._modules import MODULE_SYMBOLICS
 from ember.onnx._program import ONNXProgram
 from ember.onnx._state import EXPORTING, TrainingMode
 from ember.onnx._symbolic import lookup
+from ember.onnx._symbolic_aten import ATEN
 from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 DEFAULT_OPSET = 20  # torch's TorchScript-based exporter's default (torch.onnx._constants)
@@ -128,9 +129,7 @@ def export(
         }
 
     def run(a, k):
-        return trace_graph(
-            model, a, k, params, input_names, leaf_modules(), fold=do_constant_folding
-        )[0]
+        return trace(model, a, k, params, input_names, fold=do_constant_folding)
 
     EXPORTING[0] = True
     try:
@@ -175,13 +174,9 @@ def export(
 def _axes_from_shapes(model, args, kwargs, dynamic_shapes, input_names) -> dict:
     """Turn dynamo-style ``dynamic_shapes`` (per argument: ``{dim: name}`` or a list with one
     entry per dim) into ``dynamic_axes`` keyed by the graph's input names."""
-    from ember.jit._trace import _flatten
-
     fn = getattr(model, "forward", model)
     bound = inspect.signature(fn).bind(*args, **(kwargs or {}))
-    flat = [
-        t for t in _flatten(list(args) + list((kwargs or {}).values())) if isinstance(t, Tensor)
-    ]
+    flat = [t for t in flatten(list(args) + list((kwargs or {}).values())) if isinstance(t, Tensor)]
     names = list(input_names or [])
     if isinstance(dynamic_shapes, dict):
         specs = [(bound.arguments.get(k), v) for k, v in dynamic_shapes.items()]
@@ -243,12 +238,17 @@ def to_onnx(
         ins = [_onnx_arg(ctx, a) for a in node.inputs]
         if node.kind == "module":
             fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
+        elif node.positional:
+            fn = ATEN.get(f"aten::{node.name}")
         else:
             fn = lookup(node.name)
         ctx.scope = node.scope
         if fn is None:
             raise UnsupportedOperatorError(f"aten::{node.name}", opset, None)
-        outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
+        if node.positional:  # by node kind, on the node's positional arguments
+            outs = fn(ctx, node, *ins)
+        else:  # recorded without a schema: by op name, on the op's parameters
+            outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
         for v, name in zip(node.outputs, outs):
             if v is not None:
                 ctx.names[id(v)] = name

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.jit._trace import Value
 from ember.onnx._context import Context, onnx_type
+from ember.onnx._graph import Value
 from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 SYMBOLICS: dict = {}

@@ -93,11 +93,12 @@ def test_unsupported_operator_error():
     assert issubclass(torch.onnx.errors.UnsupportedOperatorError, torch.onnx.OnnxExporterError)
 
 
-def test_functional_max_pool_is_refused_with_a_hint():
-    with pytest.raises(UnsupportedOperatorError, match="nn.MaxPool"):
-        ember.onnx.export(
-            lambda x: ember.nn.functional.max_pool2d(x, 2), (ember.ones(1, 1, 4, 4),), io.BytesIO()
-        )
+def test_functional_max_pool_exports():
+    # read from the IR's aten::max_pool2d node (the functional form's indices stay unread)
+    x = _rng.normal(size=(1, 2, 6, 6)).astype(np.float32)
+    data = _export(ember, lambda t: ember.nn.functional.max_pool2d(t, 2), (ember.tensor(x),))
+    (y,) = _run(data, {"input.1": x})
+    np.testing.assert_allclose(y, torch.nn.functional.max_pool2d(torch.from_numpy(x), 2).numpy())
 
 
 def test_training_mode_export_is_refused():
