@@ -15,7 +15,7 @@ from ember.onnx import (
     _symbolic_shape,  # noqa: F401
 )
 from ember.onnx._context import Context, onnx_type
-from ember.onnx._graph import TracingError, Value, flatten, trace
+from ember.onnx._graph import ControlFlowError, TracingError, Value, flatten, scripted, trace
 from ember.onnx._modules import MODULE_SYMBOLICS
 from ember.onnx._program import ONNXProgram
 from ember.onnx._state import EXPORTING, TrainingMode
@@ -128,11 +128,10 @@ def export(
             **(dynamic_axes or {}),
         }
 
-    def run(a, k):
-        return trace(model, a, k, params, input_names, fold=do_constant_folding)
+    def build(script_graph):
+        def run(a, k):
+            return trace(model, a, k, params, input_names, do_constant_folding, script_graph)
 
-    EXPORTING[0] = True
-    try:
         with _mode(model, training):
             from ember._core.grad_mode import no_grad
 
@@ -143,7 +142,7 @@ def export(
                         _dynamic.follow_dynamic_dims(graph, args, kwargs, dynamic_axes, run)
                 except TracingError as e:
                     raise OnnxExporterError(str(e)) from None
-        proto = to_onnx(
+        return to_onnx(
             graph,
             opset,
             input_names,
@@ -152,6 +151,20 @@ def export(
             export_params,
             keep_initializers_as_inputs,
         )
+
+    EXPORTING[0] = True
+    try:
+        if scripted(model):
+            try:
+                proto = build(True)  # the scripted module's own graph
+            except ControlFlowError:
+                raise
+            except Exception:  # noqa: BLE001 (a node kind the translation lacks...)
+                # what the scripted graph holds that is not translated yet: trace its run
+                # instead (its control flow then fixed by the example inputs, as any trace)
+                proto = build(False)
+        else:
+            proto = build(False)
     finally:
         EXPORTING[0] = False
     onnx.checker.check_model(proto)

@@ -30,12 +30,17 @@ import inspect
 
 from ember._core.tensor import Tensor, _wrap
 from ember.jit import executor as X
+from ember.onnx.errors import OnnxExporterError
 
-__all__ = ["Graph", "Node", "Value", "TracingError", "read", "trace", "flatten"]
+__all__ = ["Graph", "Node", "Value", "TracingError", "ControlFlowError", "read", "trace", "flatten"]
 
 
 class TracingError(RuntimeError):
     """The traced program did something the graph cannot represent."""
+
+
+class ControlFlowError(OnnxExporterError):
+    """A scripted graph's branch or loop depends on the inputs."""
 
 
 class Value:
@@ -140,7 +145,7 @@ def _op_style(kind, args, out):
     if kind == "aten::to" and isinstance(args[1], int):
         return "_to_copy", [args[0]], {}
     if kind in ("aten::sum", "aten::mean"):
-        if len(args) == 2:
+        if len(args) <= 2:
             return kind[6:], [args[0]], {}
         return kind[6:], [args[0]], {"dims": args[1], "keepdim": args[2]}
     return None
@@ -158,7 +163,12 @@ class _Reader:
         self.const_values: dict = {}  # id(tensor) -> Value
         self.module_names = {}
         if root is not None:
-            self.module_names = {id(m): name for name, m in root.named_modules() if name}
+            for name, m in root.named_modules():
+                if name:
+                    self.module_names[id(m)] = name
+                    original = m.__dict__.get("_original")  # a script/traced child's module
+                    if original is not None:
+                        self.module_names[id(original)] = name
         self.counter = 0
         self.const_count = 0
         self.versions: dict = {}  # id(Value) -> version of its tensor when made
@@ -286,10 +296,11 @@ class _Reader:
         callee = getattr(n, "_callee", None)
         name = self.module_names.get(id(module))
         inner = f"{scope}/{name}" if name else scope
-        if isinstance(module, self.leaves) or callee is None:
+        layer = module.__dict__.get("_original") or module  # a scripted child: its layer
+        if isinstance(layer, self.leaves) or callee is None:
             conc = [c for c, _ in ins]
             result = X._call(n, "prim::CallMethod", conc)
-            node = Node("module", type(module).__name__, module, [self.arg(e) for e in ins[1:]], {})
+            node = Node("module", type(layer).__name__, layer, [self.arg(e) for e in ins[1:]], {})
             node.inputs = flatten(node.inputs)
             node.scope = inner
             self.g.nodes.append(node)
@@ -305,10 +316,8 @@ class _Reader:
             env[v] = e
 
     def _control(self, n, kind, ins, env, scope) -> None:
-        from ember.onnx.errors import OnnxExporterError
-
         if not all(_constant(s) for _, s in ins[: 1 if kind == "prim::If" else 2]):
-            raise OnnxExporterError(
+            raise ControlFlowError(
                 f"ember's ONNX exporter reads control flow only where its condition is known "
                 f"when exporting; this {kind} depends on an input ({n._line().strip()})"
             )
@@ -327,7 +336,7 @@ class _Reader:
                 self.block(body, env, scope)
                 out = [env[v] for v in body.outputs()]
                 if not _constant(out[0][1]):
-                    raise OnnxExporterError(
+                    raise ControlFlowError(
                         "ember's ONNX exporter reads loops only where their condition is known "
                         "when exporting"
                     )
@@ -388,9 +397,19 @@ class _Reader:
             if isinstance(r, list):
                 return [mirror(e) for e in r]
             node.outputs.append(None)
-            return None
+            return DYNAMIC  # a Python value computed from the inputs
 
         return mirror(result)
+
+
+class _Dynamic:
+    """The symbolic form of a Python value (a bool, an int) computed from the inputs."""
+
+    def __repr__(self) -> str:
+        return "<dynamic>"
+
+
+DYNAMIC = _Dynamic()
 
 
 def _scope_of(n) -> str:
@@ -407,6 +426,8 @@ def _constant(sym) -> bool:
         return True
     if isinstance(sym, Value):
         return sym.kind == "const"
+    if sym is DYNAMIC:
+        return False
     if isinstance(sym, (list, tuple)):
         return all(_constant(s) for s in sym)
     return True
@@ -452,6 +473,13 @@ def _leaves(sym, conc) -> list:
     return flatten(sym)
 
 
+def scripted(model) -> bool:
+    """True for a ``jit.script``-compiled module holding its graph."""
+    from ember.jit._script import RecursiveScriptModule
+
+    return isinstance(model, RecursiveScriptModule) and model._graph is not None
+
+
 def _calls_bound(g) -> bool:
     """True when every ``prim::CallMethod`` passes what its callee takes (recursively)."""
     for n in g.nodes():
@@ -465,7 +493,15 @@ def _calls_bound(g) -> bool:
     return True
 
 
-def trace(model, args: tuple, kwargs: dict | None, params: dict, input_names, fold: bool):
+def trace(
+    model,
+    args: tuple,
+    kwargs: dict | None,
+    params: dict,
+    input_names,
+    fold: bool,
+    script_graph: bool = True,
+):
     """Record ``model(*args, **kwargs)`` with ``jit``'s tracer and read the IR; return the
     ``Graph``. The tensors among ``args`` and ``kwargs`` (nested in tuples and lists too) are
     the graph's inputs, in order; other arguments are fixed."""
@@ -500,12 +536,17 @@ def trace(model, args: tuple, kwargs: dict | None, params: dict, input_names, fo
          for i in range(len(tensors))]
     )  # fmt: skip
     module = model if isinstance(model, Module) else None
+    copies = [_wrap(t._data.copy()) for t in tensors]
+    if script_graph and scripted(model) and not kwargs and all(isinstance(a, Tensor) for a in args):
+        # a scripted module: its compiled graph, control flow and all
+        g = model.graph
+        if len(g.inputs()) == len(tensors) + 1 and _calls_bound(g):
+            return read(g, [model, *copies], module, params, fold, input_names or ())
     g, _ = trace_to_graph(call, tuple(tensors), module=module, dce=False)
     if module is not None and not _calls_bound(g):
         # a trace whose calls do not split into methods cleanly: read the one inlined graph
         # (layers translated whole are then read op by op)
         g, _ = trace_to_graph(call, tuple(tensors), module=module, inline=True, dce=False)
     # the read runs the graph again: on copies, so in-place ops do not write twice to the inputs
-    copies = [_wrap(t._data.copy()) for t in tensors]
     inputs = ([module] if module is not None else []) + copies
     return read(g, inputs, module, params, fold, input_names or ())

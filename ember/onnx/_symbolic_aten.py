@@ -26,13 +26,26 @@ def aten(*kinds):
 
 # kinds whose positional arguments are the op-table translation's own, in order
 for _name in (
-    "mul div relu tanh sigmoid exp log neg abs sqrt rsqrt sin cos reciprocal floor ceil sign "
-    "erf add sub rsub gt lt ge le eq ne matmul addmm gelu t transpose permute unsqueeze select "
-    "slice"
+    "mul div add sub rsub gt lt ge le eq ne matmul addmm gelu t transpose permute unsqueeze "
+    "select slice"
 ).split():
     ATEN[f"aten::{_name}"] = S.SYMBOLICS[_name]
-ATEN["aten::log1p"] = M._log1p
-ATEN["aten::expm1"] = M._expm1
+
+
+def _unary(fn):
+    # one tensor argument (a scripted F.relu's node also carries its ``inplace`` flag)
+    def sym(ctx, node, x, *flags):
+        return fn(ctx, node, x)
+
+    return sym
+
+
+for _name in (
+    "relu tanh sigmoid exp log neg abs sqrt rsqrt sin cos reciprocal floor ceil sign erf"
+).split():
+    ATEN[f"aten::{_name}"] = _unary(S.SYMBOLICS[_name])
+ATEN["aten::log1p"] = _unary(M._log1p)
+ATEN["aten::expm1"] = _unary(M._expm1)
 
 
 @aten("aten::square")
@@ -46,7 +59,7 @@ def _identity(ctx, node, x, *rest):
 
 
 @aten("aten::dropout")
-def _dropout(ctx, node, x, p, train):
+def _dropout(ctx, node, x, p, train, *_):
     if train:
         raise OnnxExporterError(
             "ember exports evaluation-mode graphs only: export with training=TrainingMode.EVAL"

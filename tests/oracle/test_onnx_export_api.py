@@ -343,8 +343,8 @@ def test_keep_initializers_as_inputs():
     assert sorted(i.name for i in proto.graph.initializer) == ["bias", "weight"]
     x = np.ones((1, 3), np.float32)
     np.testing.assert_allclose(
-        _run(data, {"x": x})[0], lin(ember.tensor(x)).detach().numpy(), rtol=1e-6
-    )
+        _run(data, {"x": x})[0], lin(ember.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+    )  # Gemm in onnxruntime sums in another order than ember's matmul
 
 
 def test_mask_past_the_leading_dims_is_refused():
