@@ -124,10 +124,9 @@ def graph(model, args, verbose: bool = False, use_strict_trace: bool = True):
         nodes.append(
             _node(f"output/output.{i + 1}", "IO Node", [src] if src else [], shape=_shape(v))
         )
-    stepstats = RunMetadata(
-        step_stats=StepStats(dev_stats=[DeviceStepStats(device="/device:CPU:0")])
-    )
-    return GraphDef(node=nodes, versions=VersionDef(producer=22)), stepstats
+    cpu = DeviceStepStats(device="/device:CPU:0")
+    run = RunMetadata(step_stats=StepStats(dev_stats=[cpu]))
+    return GraphDef(node=nodes, versions=VersionDef(producer=22)), run
 
 
 def load_onnx_graph(fname) -> GraphDef:
