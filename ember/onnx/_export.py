@@ -138,6 +138,7 @@ def export(
             with no_grad():
                 try:
                     graph = run(args, kwargs)
+                    built.append(graph)
                     if dynamic_axes:
                         _dynamic.follow_dynamic_dims(graph, args, kwargs, dynamic_axes, run)
                 except TracingError as e:
@@ -152,6 +153,7 @@ def export(
             keep_initializers_as_inputs,
         )
 
+    built: list = []
     EXPORTING[0] = True
     try:
         if scripted(model):
@@ -160,6 +162,8 @@ def export(
             except ControlFlowError:
                 raise
             except Exception:  # noqa: BLE001 (a node kind the translation lacks...)
+                if built and any(n.kind == "if" for n in built[0].nodes):
+                    raise  # a trace would fix the branch the data takes: not that silently
                 # what the scripted graph holds that is not translated yet: trace its run
                 # instead (its control flow then fixed by the example inputs, as any trace)
                 proto = build(False)
@@ -244,27 +248,7 @@ def to_onnx(
         ctx.names[id(v)] = extra[i] if i < len(extra) else v.name  # names past the inputs
     for v in graph.consts:
         ctx.names[id(v)] = ctx.const(v.data, hint="Constant")
-    live = _live_nodes(graph)
-    for node in graph.nodes:
-        if id(node) not in live:
-            continue
-        ins = [_onnx_arg(ctx, a) for a in node.inputs]
-        if node.kind == "module":
-            fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
-        elif node.positional:
-            fn = ATEN.get(f"aten::{node.name}")
-        else:
-            fn = lookup(node.name)
-        ctx.scope = node.scope
-        if fn is None:
-            raise UnsupportedOperatorError(f"aten::{node.name}", opset, None)
-        if node.positional:  # by node kind, on the node's positional arguments
-            outs = fn(ctx, node, *ins)
-        else:  # recorded without a schema: by op name, on the op's parameters
-            outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
-        for v, name in zip(node.outputs, outs):
-            if v is not None:
-                ctx.names[id(v)] = name
+    _emit(ctx, graph.nodes, _live_nodes(graph), opset)
     ctx.scope = ""
     # graph outputs: named as asked (an Identity when a name is taken or an input is returned)
     out_names = list(output_names or [])
@@ -283,7 +267,7 @@ def to_onnx(
         outputs.append(_info(src, v.dtype, dims))
     inputs = [_info(v.name, v.dtype, _dims(v.name, v.shape, dynamic_axes)) for v in graph.inputs]
     ctx.nodes = _prune(ctx.nodes, {o.name for o in outputs})
-    used = {n for node in ctx.nodes for n in node.input} | {o.name for o in outputs}
+    used = {n for node in ctx.nodes for n in _reads(node)} | {o.name for o in outputs}
     params = [v for v in graph.params if ctx.name(v) in used]
     initializers = [i for i in ctx.initializers if i.name in used]
     if export_params:
@@ -303,6 +287,58 @@ def to_onnx(
 
     model.producer_version = ember_version
     return model
+
+
+def _emit(ctx, nodes, live, opset) -> None:
+    """Translate ``nodes`` (those in ``live``, or all when it is None) into ``ctx``."""
+    for node in nodes:
+        if live is not None and id(node) not in live:
+            continue
+        if node.kind == "if":
+            _emit_if(ctx, node, opset)
+            continue
+        ins = [_onnx_arg(ctx, a) for a in node.inputs]
+        if node.kind == "module":
+            fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
+        elif node.positional:
+            fn = ATEN.get(f"aten::{node.name}")
+        else:
+            fn = lookup(node.name)
+        ctx.scope = node.scope
+        if fn is None:
+            raise UnsupportedOperatorError(f"aten::{node.name}", opset, None)
+        if node.positional:  # by node kind, on the node's positional arguments
+            outs = fn(ctx, node, *ins)
+        else:  # recorded without a schema: by op name, on the op's parameters
+            outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
+        for v, name in zip(node.outputs, outs):
+            if v is not None:
+                ctx.names[id(v)] = name
+
+
+def _emit_if(ctx, node, opset) -> None:
+    """A branch on the data: ONNX's ``If`` with one subgraph per branch (they read the outer
+    graph's values by name; each ends in Identities naming its outputs)."""
+    from onnx import helper
+
+    graphs = []
+    saved = ctx.nodes
+    for i, (nodes, outs) in enumerate(node.blocks):
+        ctx.nodes = []
+        _emit(ctx, nodes, None, opset)
+        ctx.scope = node.scope
+        infos = []
+        for v in outs:
+            name = ctx.fresh(f"{node.scope}/If_branch{i}_output")
+            ctx.add("Identity", [ctx.name(v)], outputs=[name])
+            infos.append(helper.make_tensor_value_info(name, onnx_type(v.dtype), None))
+        graphs.append(helper.make_graph(ctx.nodes, f"{node.scope}/If_branch{i}", [], infos))
+    ctx.nodes = saved
+    ctx.scope = node.scope
+    outs = ctx.add("If", [ctx.name(node.inputs[0])], n_out=len(node.outputs),
+                   then_branch=graphs[0], else_branch=graphs[1])  # fmt: skip
+    for v, name in zip(node.outputs, outs):
+        ctx.names[id(v)] = name
 
 
 def _info(name, dtype, dims):
@@ -361,8 +397,19 @@ def _prune(nodes: list, needed: set) -> list:
     for n in reversed(nodes):
         if any(o in needed for o in n.output):
             kept.append(n)
-            needed.update(i for i in n.input if i)
+            needed.update(_reads(n))
     return kept[::-1]
+
+
+def _reads(n) -> set:
+    """The names an ONNX node reads, those its subgraphs read from outside included."""
+    names = {i for i in n.input if i}
+    for a in n.attribute:
+        if a.type == a.GRAPH:
+            inner = {o for m in a.g.node for o in m.output}
+            for m in a.g.node:
+                names.update(x for x in _reads(m) if x not in inner)
+    return names
 
 
 def _values(xs):

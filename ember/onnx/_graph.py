@@ -15,8 +15,9 @@ it needs and the IR does not spell out:
   for the layers translated whole (``_modules.leaf_modules``: recurrent layers, max pooling
   with other than 2 dims), which become one ``"module"`` node;
 - ``prim::If`` and ``prim::Loop`` whose condition and trip count are constants are read
-  through the branch taken / the iterations run (control flow that depends on an input is
-  refused with ``OnnxExporterError``).
+  through the branch taken / the iterations run; a ``prim::If`` on the data becomes one
+  ``"if"`` node holding both branches (ONNX's ``If``), each branch run on the example inputs;
+  a loop whose condition or trip count depends on an input is refused (``ControlFlowError``).
 
 The result is a small flat graph (``Graph``: inputs, parameters, constants, nodes, outputs)
 whose ``Node``s are the IR's nodes: ``kind`` ``"op"`` with the IR's node kind, its positional
@@ -77,6 +78,7 @@ class Node:
         "links",
         "positional",
         "ir_kind",
+        "blocks",
     )
 
     def __init__(self, kind, name, target, inputs, params, positional=False):
@@ -86,6 +88,7 @@ class Node:
         self.inplace = False
         self.scope = ""
         self.ir_kind = ""
+        self.blocks = None  # an "if" node: [(nodes, output Values)] for then and else
         self.dyn = None  # sizes that follow dynamic dims ({param: expression}, see _dynamic)
         # index arrays in ``params`` that are a traced tensor's data, or the positions of a
         # traced bool mask: {(param, position): ("index", Value) | ("mask", Value, ndim)}
@@ -231,6 +234,18 @@ class _Reader:
         if kind in ("prim::If", "prim::Loop"):
             self._control(n, kind, ins, env, scope)
             return
+        if kind == "aten::Bool" and isinstance(ins[0][1], Value):
+            # a condition on the data: the one-element tensor, as ONNX's If takes it
+            node = Node("op", "Bool", None, [ins[0][1]], {}, positional=True)
+            node.scope, node.ir_kind = scope, kind
+            self.g.nodes.append(node)
+            from ember._core import dtype as D
+
+            val = Value(str(self.counter + 1), "node", (), D.bool, node=node)
+            self.counter += 1
+            node.outputs.append(val)
+            env[outs[0]] = (X._call(n, kind, conc), val)
+            return
         constant = all(_constant(s) for _, s in ins) and kind not in ("aten::dropout",)
         if kind in _SIZE_KINDS or (constant and (self.fold or _is_size(ins))):
             result = X._call(n, kind, conc)
@@ -316,6 +331,9 @@ class _Reader:
             env[v] = e
 
     def _control(self, n, kind, ins, env, scope) -> None:
+        if kind == "prim::If" and isinstance(ins[0][1], Value):
+            self._if(n, ins, env, scope)
+            return
         if not all(_constant(s) for _, s in ins[: 1 if kind == "prim::If" else 2]):
             raise ControlFlowError(
                 f"ember's ONNX exporter reads control flow only where its condition is known "
@@ -345,6 +363,45 @@ class _Reader:
             results = carried
         for v, e in zip(n.outputs(), results):
             env[v] = e
+
+    def _if(self, n, ins, env, scope) -> None:
+        """A branch on the data: both blocks are read (each run on the example inputs), as
+        one ``"if"`` node holding their nodes and outputs (ONNX's ``If``)."""
+        taken = 0 if ins[0][0] else 1
+        saved = self.g.nodes
+        branches, results = [], []
+        for block in n.blocks():
+            self.g.nodes = []
+            self.block(block, env, scope)
+            outs = []
+            for v in block.outputs():
+                conc, sym = env[v]
+                if not isinstance(conc, Tensor):
+                    self.g.nodes = saved
+                    raise ControlFlowError(
+                        "ember's ONNX exporter reads a branch on the data only where it gives "
+                        f"tensors ({n._line().strip()})"
+                    )
+                outs.append(sym if isinstance(sym, Value) else self.const(conc))
+            branches.append((self.g.nodes, outs))
+            results.append([env[v][0] for v in block.outputs()])
+        self.g.nodes = saved
+        inner = {id(v) for nodes, _ in branches for m in nodes for v in m.outputs if v is not None}
+        outer = []
+        for nodes, outs in branches:
+            for v in [*(a for m in nodes for a in _values_in(m)), *outs]:
+                if id(v) not in inner and all(v is not u for u in outer):
+                    outer.append(v)
+        node = Node("if", "If", None, [ins[0][1], *outer], {})
+        node.blocks = branches
+        node.scope = scope
+        node.ir_kind = "prim::If"
+        self.g.nodes.append(node)
+        for v, r in zip(n.outputs(), results[taken]):
+            val = self.new_value(r, node, len(node.outputs))
+            node.outputs.append(val)
+            self.versions[id(val)] = r._vc[0]
+            env[v] = (r, val)
 
     def _make(self, n, kind, ins, result, scope) -> Node:
         op = getattr(n, "_op", None)
@@ -410,6 +467,13 @@ class _Dynamic:
 
 
 DYNAMIC = _Dynamic()
+
+
+def _values_in(node) -> list:
+    """The Values ``node`` reads (its inputs, its index links, what its branches read)."""
+    out = [v for v in flatten(node.inputs) if isinstance(v, Value)]
+    out += [link[1] for link in (node.links or {}).values() if isinstance(link[1], Value)]
+    return out
 
 
 def _scope_of(n) -> str:

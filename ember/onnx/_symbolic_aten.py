@@ -145,3 +145,11 @@ def _adaptive_avg_pool2d(ctx, node, x, size):
         k = [i // o for i, o in zip(src, out)]
         return [ctx.add1("AveragePool", [x], kernel_shape=k, strides=k)]
     return S._separable(ctx, node, x, [_adaptive_matrix(i, o) for i, o in zip(src, out)])
+
+
+@aten("aten::Bool")
+def _bool(ctx, node, x):
+    # a condition on the data (a scripted ``if``): the one-element tensor as bool
+    from onnx import TensorProto
+
+    return [ctx.add1("Cast", [x], to=TensorProto.BOOL)]

@@ -111,12 +111,51 @@ def test_scripted_module_with_loops_and_branches_reads_its_graph():
         np.testing.assert_allclose(got, _run(tdata, {"x": xs})[0], atol=1e-5)
 
 
-def test_scripted_control_flow_on_the_data_is_refused():
+def _branchy(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            if bool(y.sum() > 0):
+                z = y * 2 + x
+            else:
+                w = y - 1
+                z = w.relu()
+            return z.tanh()
+
+    return M().eval()
+
+
+def test_scripted_branch_on_the_data_exports_as_onnx_if():
+    tm, em = _branchy(torch), _branchy(ember)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        se, st = ember.jit.script(em), torch.jit.script(tm)
+    x = np.abs(_rng.normal(size=(2, 3))).astype(np.float32)
+    opts = dict(input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "b"}, "y": {0: "b"}})
+    data = _export(ember, se, (ember.tensor(x),), **opts)
+    proto = onnx.load_from_string(data)
+    onnx.checker.check_model(proto, full_check=True)
+    ifs = [n for n in proto.graph.node if n.op_type == "If"]
+    assert len(ifs) == 1 and {a.name for a in ifs[0].attribute} == {"then_branch", "else_branch"}
+    tdata = _export(torch, st, (torch.from_numpy(x),), **opts)
+    for xs in (x, -10 * x, _rng.normal(size=(4, 3)).astype(np.float32) * 5):
+        (got,) = _run(data, {"x": xs})
+        with ember.no_grad():
+            np.testing.assert_allclose(got, em(ember.tensor(xs)).numpy(), atol=1e-5)
+        np.testing.assert_allclose(got, _run(tdata, {"x": xs})[0], atol=1e-5)
+
+
+def test_scripted_loop_on_the_data_is_refused():
     class M(ember.nn.Module):
         def forward(self, x):
-            if bool(x.sum() > 0):
-                return x * 2
-            return x - 1
+            while bool(x.sum() < 10):
+                x = x * 2
+            return x
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
