@@ -162,7 +162,7 @@ def export(
             except ControlFlowError:
                 raise
             except Exception:  # noqa: BLE001 (a node kind the translation lacks...)
-                if built and any(n.kind == "if" for n in built[0].nodes):
+                if built and any(n.kind in ("if", "loop") for n in built[0].nodes):
                     raise  # a trace would fix the branch the data takes: not that silently
                 # what the scripted graph holds that is not translated yet: trace its run
                 # instead (its control flow then fixed by the example inputs, as any trace)
@@ -297,6 +297,9 @@ def _emit(ctx, nodes, live, opset) -> None:
         if node.kind == "if":
             _emit_if(ctx, node, opset)
             continue
+        if node.kind == "loop":
+            _emit_loop(ctx, node, opset)
+            continue
         ins = [_onnx_arg(ctx, a) for a in node.inputs]
         if node.kind == "module":
             fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
@@ -338,6 +341,47 @@ def _emit_if(ctx, node, opset) -> None:
     outs = ctx.add("If", [ctx.name(node.inputs[0])], n_out=len(node.outputs),
                    then_branch=graphs[0], else_branch=graphs[1])  # fmt: skip
     for v, name in zip(node.outputs, outs):
+        ctx.names[id(v)] = name
+
+
+def _emit_loop(ctx, node, opset) -> None:
+    """A loop on the data: ONNX's ``Loop`` whose body takes (iteration, condition, carried
+    values) and gives (condition, carried values)."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    nodes, own, outs = node.blocks
+    trip, cond, *init = node.inputs[: node.n_loop_inputs]
+    ctx.scope = node.scope
+    for v in own:
+        ctx.names[id(v)] = ctx.fresh(f"{node.scope}/Loop_{v.name.split('.')[0]}")
+    cond_in = ctx.fresh(f"{node.scope}/Loop_cond")
+    saved, ctx.nodes = ctx.nodes, []
+    _emit(ctx, nodes, None, opset)
+    ctx.scope = node.scope
+    infos = []
+    for i, v in enumerate(outs):
+        src = ctx.name(v) if isinstance(v, Value) else ctx.const(np.asarray(v, dtype=np.bool_))
+        name = ctx.fresh(f"{node.scope}/Loop_body_output")
+        ctx.add("Identity", [src], outputs=[name])
+        elem = TensorProto.BOOL if i == 0 else onnx_type(v.dtype)
+        infos.append(helper.make_tensor_value_info(name, elem, None))
+    body_inputs = [
+        helper.make_tensor_value_info(ctx.name(own[0]), TensorProto.INT64, []),
+        helper.make_tensor_value_info(cond_in, TensorProto.BOOL, []),
+        *[helper.make_tensor_value_info(ctx.name(v), onnx_type(v.dtype), None) for v in own[1:]],
+    ]
+    body = helper.make_graph(ctx.nodes, f"{node.scope}/Loop_body", body_inputs, infos)
+    ctx.nodes = saved
+
+    def tensor(a, dtype):
+        if isinstance(a, Value):
+            return ctx.name(a)
+        return ctx.const(np.asarray(a, dtype=dtype))
+
+    ins = [tensor(trip, np.int64), tensor(cond, np.bool_), *[tensor(a, None) for a in init]]
+    names = ctx.add("Loop", ins, n_out=len(node.outputs), body=body)
+    for v, name in zip(node.outputs, names):
         ctx.names[id(v)] = name
 
 

@@ -16,8 +16,9 @@ it needs and the IR does not spell out:
   with other than 2 dims), which become one ``"module"`` node;
 - ``prim::If`` and ``prim::Loop`` whose condition and trip count are constants are read
   through the branch taken / the iterations run; a ``prim::If`` on the data becomes one
-  ``"if"`` node holding both branches (ONNX's ``If``), each branch run on the example inputs;
-  a loop whose condition or trip count depends on an input is refused (``ControlFlowError``).
+  ``"if"`` node holding both branches (ONNX's ``If``), each branch run on the example inputs,
+  and a ``prim::Loop`` on the data one ``"loop"`` node holding its body read once (ONNX's
+  ``Loop``); control flow carrying other than tensors is refused (``ControlFlowError``).
 
 The result is a small flat graph (``Graph``: inputs, parameters, constants, nodes, outputs)
 whose ``Node``s are the IR's nodes: ``kind`` ``"op"`` with the IR's node kind, its positional
@@ -79,6 +80,7 @@ class Node:
         "positional",
         "ir_kind",
         "blocks",
+        "n_loop_inputs",
     )
 
     def __init__(self, kind, name, target, inputs, params, positional=False):
@@ -334,6 +336,9 @@ class _Reader:
         if kind == "prim::If" and isinstance(ins[0][1], Value):
             self._if(n, ins, env, scope)
             return
+        if kind == "prim::Loop" and not all(_constant(s) for _, s in ins[:2]):
+            self._loop(n, ins, env, scope)
+            return
         if not all(_constant(s) for _, s in ins[: 1 if kind == "prim::If" else 2]):
             raise ControlFlowError(
                 f"ember's ONNX exporter reads control flow only where its condition is known "
@@ -398,6 +403,54 @@ class _Reader:
         node.ir_kind = "prim::If"
         self.g.nodes.append(node)
         for v, r in zip(n.outputs(), results[taken]):
+            val = self.new_value(r, node, len(node.outputs))
+            node.outputs.append(val)
+            self.versions[id(val)] = r._vc[0]
+            env[v] = (r, val)
+
+    def _loop(self, n, ins, env, scope) -> None:
+        """A loop on the data: the body read once, its iteration number and carried values as
+        the loop's own Values, as one ``"loop"`` node (ONNX's ``Loop``); the loop itself runs
+        on the example inputs for the results' shapes."""
+        from ember._core import dtype as D
+
+        carried = ins[2:]
+        if not all(isinstance(c, Tensor) for c, _ in carried):
+            raise ControlFlowError(
+                "ember's ONNX exporter reads a loop on the data only where it carries tensors "
+                f"({n._line().strip()})"
+            )
+        results = X._loop(n, [c for c, _ in ins], {v: e[0] for v, e in env.items()})
+        body = n.blocks()[0]
+        self.counter += 1
+        it = Value(f"iter.{self.counter}", "loop", (), D.int64)
+        env[body.inputs()[0]] = (0, it)
+        own = [it]
+        for v, (c, _) in zip(body.inputs()[1:], carried):
+            self.counter += 1
+            val = Value(f"carried.{self.counter}", "loop", tuple(c.shape), c.dtype)
+            own.append(val)
+            env[v] = (c, val)
+        saved, self.g.nodes = self.g.nodes, []
+        try:
+            self.block(body, env, scope)
+        finally:
+            nodes, self.g.nodes = self.g.nodes, saved
+        outs = []
+        for v in body.outputs():
+            conc, sym = env[v]
+            outs.append(sym if isinstance(sym, Value) else conc)
+        inner = {id(v) for m in nodes for v in m.outputs if v is not None} | {id(v) for v in own}
+        outer = []
+        for v in [*(a for m in nodes for a in _values_in(m)), *outs]:
+            if isinstance(v, Value) and id(v) not in inner and all(v is not u for u in outer):
+                outer.append(v)
+        node = Node("loop", "Loop", None, [self.arg(e) for e in ins] + outer, {})
+        node.n_loop_inputs = len(ins)
+        node.blocks = (nodes, own, outs)
+        node.scope, node.ir_kind = scope, "prim::Loop"
+        self.g.nodes.append(node)
+        for v, r in zip(n.outputs(), results):
             val = self.new_value(r, node, len(node.outputs))
             node.outputs.append(val)
             self.versions[id(val)] = r._vc[0]

@@ -5,7 +5,6 @@ output and torch's own export."""
 
 from __future__ import annotations
 
-import io
 import warnings
 
 import numpy as np
@@ -16,7 +15,6 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 import ember
-from ember.onnx.errors import OnnxExporterError
 from tests.oracle._onnx_helper import _export, _fn_module, _run, check_export
 
 _rng = np.random.default_rng(16)
@@ -150,18 +148,29 @@ def test_scripted_branch_on_the_data_exports_as_onnx_if():
         np.testing.assert_allclose(got, _run(tdata, {"x": xs})[0], atol=1e-5)
 
 
-def test_scripted_loop_on_the_data_is_refused():
-    class M(ember.nn.Module):
-        def forward(self, x):
-            while bool(x.sum() < 10):
-                x = x * 2
-            return x
+def test_scripted_loop_on_the_data_exports_as_onnx_loop():
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                while bool(x.sum() < 10):
+                    x = x * 2
+                return x
+
+        return M()
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        s = ember.jit.script(M())
-    with pytest.raises(OnnxExporterError, match="depends on an input"):
-        ember.onnx.export(s, (ember.ones(3),), io.BytesIO())
+        se, st = ember.jit.script(make(ember)), torch.jit.script(make(torch))
+    x = np.full(3, 0.5, np.float32)
+    data = _export(ember, se, (ember.tensor(x),), input_names=["x"])
+    proto = onnx.load_from_string(data)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("Loop") == 1
+    tdata = _export(torch, st, (torch.from_numpy(x),), input_names=["x"])
+    for xs in (x, np.full(3, 0.01, np.float32), np.full(3, 7.0, np.float32)):
+        (got,) = _run(data, {"x": xs})
+        np.testing.assert_allclose(got, se(ember.tensor(xs)).numpy())
+        np.testing.assert_allclose(got, _run(tdata, {"x": xs})[0])
 
 
 def test_traced_sizes_follow_dynamic_axes():
