@@ -1,4 +1,4 @@
-"""``export``: trace a model with the op observers and write the graph as an ONNX model."""
+"""``export``: read a model's jit IR (``_graph.py``) and write it as an ONNX model."""
 
 from __future__ import annotations
 
@@ -97,7 +97,9 @@ def export(
     on ``args``; write the model to ``f`` (a path or a binary file object).
 
     Whatever ``dynamo`` says, the graph is made the way torch's TorchScript-based exporter
-    makes it: one run of the model on the example inputs, Python control flow fixed.
+    makes it: a trace of one run on the example inputs (Python control flow fixed), or for a
+    ``jit.script``-compiled module its own graph (branches and loops on the data as ONNX's
+    ``If`` and ``Loop``).
     ``dynamic_axes`` (``{name: {dim: "symbol"}}`` or ``{name: [dims]}``) or ``dynamic_shapes``
     (per argument of ``forward``: ``{dim: "symbol"}``) make those dims symbolic. Options of the
     dynamo exporter with no meaning here (``report``, ``verify``, ``optimize``...) are accepted
@@ -232,7 +234,7 @@ def to_onnx(
     export_params=True,
     keep_initializers_as_inputs=False,
 ):
-    """Translate a traced ``Graph`` into an ``onnx.ModelProto``."""
+    """Translate a read ``Graph`` (``_graph.read``) into an ``onnx.ModelProto``."""
     from onnx import helper, numpy_helper
 
     ctx = Context(opset)
