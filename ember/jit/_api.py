@@ -14,7 +14,7 @@ from ember.jit._script import (
     TopLevelTracedModule,
     deprecated,
 )
-from ember.jit._trace import TracerWarning, trace_graph  # noqa: F401  (re-exported)
+from ember.jit._trace import TracerWarning  # noqa: F401  (re-exported)
 from ember.jit._tracer import trace_to_graph
 
 

@@ -296,9 +296,40 @@ class IRTracer:
                 rec = None
         if rec is None:
             kind, args, payload = _fallback(op, inputs, params, self_)
-            self._node(kind, args, result, frame, payload=payload, self_=self_)
+            n = self._node(kind, args, result, frame, payload=payload, self_=self_)
+            # what the op table was called with, for readers of the graph (the ONNX exporter)
+            n._op = (op, {k: v for k, v in params.items() if k != "out"}, len(args) - len(inputs))
+            if op.name in ("index", "index_put"):
+                n._links = self._links(params)
         else:
             self._node(kind, args, result, frame, self_=self_)
+
+    def _links(self, params) -> dict:
+        """The index arrays of an indexing op that are a traced tensor's data, or the
+        ``nonzero()`` of a traced bool mask: ``{(param, position): ("index", ref) | ("mask",
+        ref, ndim)}``, a ``ref`` naming the value so that copies of the graph find it too
+        (``_ref``)."""
+        traced = {id(t._data): (t, v) for t, v, _ in self.values.values() if self.is_traced(t)}
+        links = {}
+        for key, value in params.items():
+            if not isinstance(value, tuple):
+                continue
+            for j, a in enumerate(value):
+                if isinstance(a, np.ndarray) and id(a) in traced:
+                    links[(key, j)] = ("index", _ref(traced[id(a)][1]))
+            for j, a in enumerate(value):
+                if (key, j) in links or not isinstance(a, np.ndarray):
+                    continue
+                for t, v in traced.values():
+                    m = t._data
+                    if m.dtype != np.bool_ or m.ndim == 0 or j + m.ndim > len(value):
+                        continue
+                    parts = value[j : j + m.ndim]
+                    if all(isinstance(p, np.ndarray) and p.shape == (int(m.sum()),) for p in parts):
+                        if all(np.array_equal(p, q) for p, q in zip(parts, np.nonzero(m))):
+                            links[(key, j)] = ("mask", _ref(v), m.ndim)
+                            break
+        return links
 
     # --- composites
     def enter_composite(self, kind, fn, args, kwargs):
@@ -381,6 +412,16 @@ class IRTracer:
             self.g._unique -= 1  # a name only: torch's parameter values are numbered already
             v.setDebugName(nm)
             self.param_names[key] = v
+
+
+def _ref(v: IR.Value) -> tuple:
+    """``("input", i)`` for the graph's i-th input, else ``(token, i)`` for the i-th output of
+    the node holding ``token`` (node attributes travel with copies of the node)."""
+    n = v.node()
+    if n.kind() == "prim::Param":
+        return ("input", v.offset())
+    token = n.__dict__.setdefault("_ref", object())
+    return (token, v.offset())
 
 
 class SizeInt(int):
@@ -709,11 +750,15 @@ def _flatten(x) -> list:
     return [x]
 
 
-def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
+def trace_to_graph(
+    fn, args: tuple, kwargs: dict | None = None, module=None, inline=False, dce=True
+):
     """Run ``fn`` on the example inputs recording an ``ir.Graph``; return ``(graph, result)``.
 
     With ``module``, the graph's first input is ``%self.1`` (the module) and its parameters
-    and buffers are read from it."""
+    and buffers are read from it; submodule calls are ``prim::CallMethod`` nodes unless
+    ``inline`` (torch's ``inlined_graph`` form, every op in the one graph). ``dce=False``
+    keeps nodes no output uses (the ONNX exporter follows index links to them)."""
     g = IR.Graph()
     self_value = None
     types = None
@@ -775,19 +820,28 @@ def trace_to_graph(fn, args: tuple, kwargs: dict | None = None, module=None):
     out = _output(tracer, g, result)
     from ember.jit.passes.dce import eliminate_dead_code
 
+    if not dce:
+        eliminate_dead_code = _keep
+    if tracer.calls is not None and not inline:
+        return _method_graphs(tracer, g, types, out, eliminate_dead_code), result
     if tracer.calls is not None:
-        return _method_graphs(tracer, g, types, out), result
+        top = _inlined(tracer, g, types, out)
+        eliminate_dead_code(top)
+        return top, result
     g.registerOutput(out)
     eliminate_dead_code(g)
     return g, result
 
 
-def _method_graphs(tracer, g, types, out):
+def _keep(graph) -> None:
+    """No dead code elimination."""
+
+
+def _method_graphs(tracer, g, types, out, eliminate_dead_code):
     """The module trace as torch keeps it: ``prim::CallMethod`` per submodule call, each
     called submodule's graph in ``graph._method_graphs`` ({path: graph}); a trace whose
     calls do not follow the module tree keeps the inlined form."""
     from ember.jit._calls import _NotTree, build_method_graphs
-    from ember.jit.passes.dce import eliminate_dead_code
 
     def attr_of(v):
         return tracer.attr_values.get(id(v))

@@ -1,7 +1,8 @@
 """ember.onnx: export models to ONNX, as ``torch.onnx``.
 
-``export`` traces the model once on example inputs (through the op table's observers) and
-writes a graph that ONNX Runtime runs; see ``_export.py``. Needs the ``onnx`` package
+``export`` reads ``ember.jit``'s IR (the graph ``jit.trace`` records on the example inputs,
+or a scripted module's own graph) and writes a graph that ONNX Runtime runs; see
+``_graph.py`` and ``_export.py``. Needs the ``onnx`` package
 (``pip install ember[onnx]``). The exporter and its translation tables load on first use.
 """
 

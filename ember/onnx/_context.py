@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.jit._trace import Value
+from ember.onnx._graph import Value
 
 INT64_MAX = np.iinfo(np.int64).max
 

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from ember._core.tensor import Tensor
-from ember.jit._trace import TracerWarning, _flatten
+from ember.jit._trace import TracerWarning
+from ember.onnx._graph import flatten as _flatten
 from ember.onnx.errors import OnnxExporterWarning
 
 

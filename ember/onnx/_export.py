@@ -1,4 +1,4 @@
-"""``export``: trace a model with the op observers and write the graph as an ONNX model."""
+"""``export``: read a model's jit IR (``_graph.py``) and write it as an ONNX model."""
 
 from __future__ import annotations
 
@@ -9,17 +9,18 @@ import os
 import warnings
 
 from ember._core.tensor import Tensor
-from ember.jit._trace import TracingError, Value, trace_graph
 from ember.onnx import (
     _dynamic,
     _symbolic_more,  # noqa: F401  (registers its translations)
     _symbolic_shape,  # noqa: F401
 )
 from ember.onnx._context import Context, onnx_type
-from ember.onnx._modules import MODULE_SYMBOLICS, leaf_modules
+from ember.onnx._graph import ControlFlowError, TracingError, Value, flatten, scripted, trace
+from ember.onnx._modules import MODULE_SYMBOLICS
 from ember.onnx._program import ONNXProgram
 from ember.onnx._state import EXPORTING, TrainingMode
 from ember.onnx._symbolic import lookup
+from ember.onnx._symbolic_aten import ATEN
 from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 DEFAULT_OPSET = 20  # torch's TorchScript-based exporter's default (torch.onnx._constants)
@@ -96,7 +97,9 @@ def export(
     on ``args``; write the model to ``f`` (a path or a binary file object).
 
     Whatever ``dynamo`` says, the graph is made the way torch's TorchScript-based exporter
-    makes it: one run of the model on the example inputs, Python control flow fixed.
+    makes it: a trace of one run on the example inputs (Python control flow fixed), or for a
+    ``jit.script``-compiled module its own graph (branches and loops on the data as ONNX's
+    ``If`` and ``Loop``).
     ``dynamic_axes`` (``{name: {dim: "symbol"}}`` or ``{name: [dims]}``) or ``dynamic_shapes``
     (per argument of ``forward``: ``{dim: "symbol"}``) make those dims symbolic. Options of the
     dynamo exporter with no meaning here (``report``, ``verify``, ``optimize``...) are accepted
@@ -127,24 +130,22 @@ def export(
             **(dynamic_axes or {}),
         }
 
-    def run(a, k):
-        return trace_graph(
-            model, a, k, params, input_names, leaf_modules(), fold=do_constant_folding
-        )[0]
+    def build(script_graph):
+        def run(a, k):
+            return trace(model, a, k, params, input_names, do_constant_folding, script_graph)
 
-    EXPORTING[0] = True
-    try:
         with _mode(model, training):
             from ember._core.grad_mode import no_grad
 
             with no_grad():
                 try:
                     graph = run(args, kwargs)
+                    built.append(graph)
                     if dynamic_axes:
                         _dynamic.follow_dynamic_dims(graph, args, kwargs, dynamic_axes, run)
                 except TracingError as e:
                     raise OnnxExporterError(str(e)) from None
-        proto = to_onnx(
+        return to_onnx(
             graph,
             opset,
             input_names,
@@ -153,6 +154,23 @@ def export(
             export_params,
             keep_initializers_as_inputs,
         )
+
+    built: list = []
+    EXPORTING[0] = True
+    try:
+        if scripted(model):
+            try:
+                proto = build(True)  # the scripted module's own graph
+            except ControlFlowError:
+                raise
+            except Exception:  # noqa: BLE001 (a node kind the translation lacks...)
+                if built and any(n.kind in ("if", "loop") for n in built[0].nodes):
+                    raise  # a trace would fix the branch the data takes: not that silently
+                # what the scripted graph holds that is not translated yet: trace its run
+                # instead (its control flow then fixed by the example inputs, as any trace)
+                proto = build(False)
+        else:
+            proto = build(False)
     finally:
         EXPORTING[0] = False
     onnx.checker.check_model(proto)
@@ -175,13 +193,9 @@ def export(
 def _axes_from_shapes(model, args, kwargs, dynamic_shapes, input_names) -> dict:
     """Turn dynamo-style ``dynamic_shapes`` (per argument: ``{dim: name}`` or a list with one
     entry per dim) into ``dynamic_axes`` keyed by the graph's input names."""
-    from ember.jit._trace import _flatten
-
     fn = getattr(model, "forward", model)
     bound = inspect.signature(fn).bind(*args, **(kwargs or {}))
-    flat = [
-        t for t in _flatten(list(args) + list((kwargs or {}).values())) if isinstance(t, Tensor)
-    ]
+    flat = [t for t in flatten(list(args) + list((kwargs or {}).values())) if isinstance(t, Tensor)]
     names = list(input_names or [])
     if isinstance(dynamic_shapes, dict):
         specs = [(bound.arguments.get(k), v) for k, v in dynamic_shapes.items()]
@@ -220,7 +234,7 @@ def to_onnx(
     export_params=True,
     keep_initializers_as_inputs=False,
 ):
-    """Translate a traced ``Graph`` into an ``onnx.ModelProto``."""
+    """Translate a read ``Graph`` (``_graph.read``) into an ``onnx.ModelProto``."""
     from onnx import helper, numpy_helper
 
     ctx = Context(opset)
@@ -236,22 +250,7 @@ def to_onnx(
         ctx.names[id(v)] = extra[i] if i < len(extra) else v.name  # names past the inputs
     for v in graph.consts:
         ctx.names[id(v)] = ctx.const(v.data, hint="Constant")
-    live = _live_nodes(graph)
-    for node in graph.nodes:
-        if id(node) not in live:
-            continue
-        ins = [_onnx_arg(ctx, a) for a in node.inputs]
-        if node.kind == "module":
-            fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
-        else:
-            fn = lookup(node.name)
-        ctx.scope = node.scope
-        if fn is None:
-            raise UnsupportedOperatorError(f"aten::{node.name}", opset, None)
-        outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
-        for v, name in zip(node.outputs, outs):
-            if v is not None:
-                ctx.names[id(v)] = name
+    _emit(ctx, graph.nodes, _live_nodes(graph), opset)
     ctx.scope = ""
     # graph outputs: named as asked (an Identity when a name is taken or an input is returned)
     out_names = list(output_names or [])
@@ -270,7 +269,7 @@ def to_onnx(
         outputs.append(_info(src, v.dtype, dims))
     inputs = [_info(v.name, v.dtype, _dims(v.name, v.shape, dynamic_axes)) for v in graph.inputs]
     ctx.nodes = _prune(ctx.nodes, {o.name for o in outputs})
-    used = {n for node in ctx.nodes for n in node.input} | {o.name for o in outputs}
+    used = {n for node in ctx.nodes for n in _reads(node)} | {o.name for o in outputs}
     params = [v for v in graph.params if ctx.name(v) in used]
     initializers = [i for i in ctx.initializers if i.name in used]
     if export_params:
@@ -290,6 +289,102 @@ def to_onnx(
 
     model.producer_version = ember_version
     return model
+
+
+def _emit(ctx, nodes, live, opset) -> None:
+    """Translate ``nodes`` (those in ``live``, or all when it is None) into ``ctx``."""
+    for node in nodes:
+        if live is not None and id(node) not in live:
+            continue
+        if node.kind == "if":
+            _emit_if(ctx, node, opset)
+            continue
+        if node.kind == "loop":
+            _emit_loop(ctx, node, opset)
+            continue
+        ins = [_onnx_arg(ctx, a) for a in node.inputs]
+        if node.kind == "module":
+            fn = MODULE_SYMBOLICS.get(type(node.target).__name__)
+        elif node.positional:
+            fn = ATEN.get(f"aten::{node.name}")
+        else:
+            fn = lookup(node.name)
+        ctx.scope = node.scope
+        if fn is None:
+            raise UnsupportedOperatorError(f"aten::{node.name}", opset, None)
+        if node.positional:  # by node kind, on the node's positional arguments
+            outs = fn(ctx, node, *ins)
+        else:  # recorded without a schema: by op name, on the op's parameters
+            outs = fn(ctx, node, *ins, **{k: v for k, v in node.params.items() if k != "out"})
+        for v, name in zip(node.outputs, outs):
+            if v is not None:
+                ctx.names[id(v)] = name
+
+
+def _emit_if(ctx, node, opset) -> None:
+    """A branch on the data: ONNX's ``If`` with one subgraph per branch (they read the outer
+    graph's values by name; each ends in Identities naming its outputs)."""
+    from onnx import helper
+
+    graphs = []
+    saved = ctx.nodes
+    for i, (nodes, outs) in enumerate(node.blocks):
+        ctx.nodes = []
+        _emit(ctx, nodes, None, opset)
+        ctx.scope = node.scope
+        infos = []
+        for v in outs:
+            name = ctx.fresh(f"{node.scope}/If_branch{i}_output")
+            ctx.add("Identity", [ctx.name(v)], outputs=[name])
+            infos.append(helper.make_tensor_value_info(name, onnx_type(v.dtype), None))
+        graphs.append(helper.make_graph(ctx.nodes, f"{node.scope}/If_branch{i}", [], infos))
+    ctx.nodes = saved
+    ctx.scope = node.scope
+    outs = ctx.add("If", [ctx.name(node.inputs[0])], n_out=len(node.outputs),
+                   then_branch=graphs[0], else_branch=graphs[1])  # fmt: skip
+    for v, name in zip(node.outputs, outs):
+        ctx.names[id(v)] = name
+
+
+def _emit_loop(ctx, node, opset) -> None:
+    """A loop on the data: ONNX's ``Loop`` whose body takes (iteration, condition, carried
+    values) and gives (condition, carried values)."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    nodes, own, outs = node.blocks
+    trip, cond, *init = node.inputs[: node.n_loop_inputs]
+    ctx.scope = node.scope
+    for v in own:
+        ctx.names[id(v)] = ctx.fresh(f"{node.scope}/Loop_{v.name.split('.')[0]}")
+    cond_in = ctx.fresh(f"{node.scope}/Loop_cond")
+    saved, ctx.nodes = ctx.nodes, []
+    _emit(ctx, nodes, None, opset)
+    ctx.scope = node.scope
+    infos = []
+    for i, v in enumerate(outs):
+        src = ctx.name(v) if isinstance(v, Value) else ctx.const(np.asarray(v, dtype=np.bool_))
+        name = ctx.fresh(f"{node.scope}/Loop_body_output")
+        ctx.add("Identity", [src], outputs=[name])
+        elem = TensorProto.BOOL if i == 0 else onnx_type(v.dtype)
+        infos.append(helper.make_tensor_value_info(name, elem, None))
+    body_inputs = [
+        helper.make_tensor_value_info(ctx.name(own[0]), TensorProto.INT64, []),
+        helper.make_tensor_value_info(cond_in, TensorProto.BOOL, []),
+        *[helper.make_tensor_value_info(ctx.name(v), onnx_type(v.dtype), None) for v in own[1:]],
+    ]
+    body = helper.make_graph(ctx.nodes, f"{node.scope}/Loop_body", body_inputs, infos)
+    ctx.nodes = saved
+
+    def tensor(a, dtype):
+        if isinstance(a, Value):
+            return ctx.name(a)
+        return ctx.const(np.asarray(a, dtype=dtype))
+
+    ins = [tensor(trip, np.int64), tensor(cond, np.bool_), *[tensor(a, None) for a in init]]
+    names = ctx.add("Loop", ins, n_out=len(node.outputs), body=body)
+    for v, name in zip(node.outputs, names):
+        ctx.names[id(v)] = name
 
 
 def _info(name, dtype, dims):
@@ -348,8 +443,19 @@ def _prune(nodes: list, needed: set) -> list:
     for n in reversed(nodes):
         if any(o in needed for o in n.output):
             kept.append(n)
-            needed.update(i for i in n.input if i)
+            needed.update(_reads(n))
     return kept[::-1]
+
+
+def _reads(n) -> set:
+    """The names an ONNX node reads, those its subgraphs read from outside included."""
+    names = {i for i in n.input if i}
+    for a in n.attribute:
+        if a.type == a.GRAPH:
+            inner = {o for m in a.g.node for o in m.output}
+            for m in a.g.node:
+                names.update(x for x in _reads(m) if x not in inner)
+    return names
 
 
 def _values(xs):

@@ -85,7 +85,7 @@ class ONNXProgram:
 
         from ember._core.tensor import Tensor
         from ember._ops.creation import tensor as as_tensor
-        from ember.jit._trace import _flatten
+        from ember.onnx._graph import flatten as _flatten
 
         flat = [a for a in _flatten(list(args) + list(kwargs.values())) if isinstance(a, Tensor)]
         if self._inference_session is None:

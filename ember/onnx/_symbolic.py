@@ -1,6 +1,8 @@
-"""The op-to-ONNX translation table: one function per op-table entry (by op name).
+"""The op-to-ONNX translation table: one function per op-table entry (by op name), for the IR
+nodes the tracer records without a schema (the op and its parameters ride on the node), and
+reused by node kind where the IR's positional arguments are the same (``_symbolic_aten.py``).
 
-Each symbolic receives the ``Context``, the traced ``Node`` and its inputs (the ONNX names of
+Each symbolic receives the ``Context``, the read ``Node`` and its inputs (the ONNX names of
 tensor inputs, plain Python values otherwise) and returns one ONNX name per node output.
 """
 
@@ -8,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.jit._trace import Value
 from ember.onnx._context import Context, onnx_type
+from ember.onnx._graph import Value
 from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 SYMBOLICS: dict = {}

@@ -93,11 +93,12 @@ def test_unsupported_operator_error():
     assert issubclass(torch.onnx.errors.UnsupportedOperatorError, torch.onnx.OnnxExporterError)
 
 
-def test_functional_max_pool_is_refused_with_a_hint():
-    with pytest.raises(UnsupportedOperatorError, match="nn.MaxPool"):
-        ember.onnx.export(
-            lambda x: ember.nn.functional.max_pool2d(x, 2), (ember.ones(1, 1, 4, 4),), io.BytesIO()
-        )
+def test_functional_max_pool_exports():
+    # read from the IR's aten::max_pool2d node (the functional form's indices stay unread)
+    x = _rng.normal(size=(1, 2, 6, 6)).astype(np.float32)
+    data = _export(ember, lambda t: ember.nn.functional.max_pool2d(t, 2), (ember.tensor(x),))
+    (y,) = _run(data, {"input.1": x})
+    np.testing.assert_allclose(y, torch.nn.functional.max_pool2d(torch.from_numpy(x), 2).numpy())
 
 
 def test_training_mode_export_is_refused():
@@ -342,8 +343,8 @@ def test_keep_initializers_as_inputs():
     assert sorted(i.name for i in proto.graph.initializer) == ["bias", "weight"]
     x = np.ones((1, 3), np.float32)
     np.testing.assert_allclose(
-        _run(data, {"x": x})[0], lin(ember.tensor(x)).detach().numpy(), rtol=1e-6
-    )
+        _run(data, {"x": x})[0], lin(ember.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+    )  # Gemm in onnxruntime sums in another order than ember's matmul
 
 
 def test_mask_past_the_leading_dims_is_refused():

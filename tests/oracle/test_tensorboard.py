@@ -662,7 +662,7 @@ def test_add_graph_single_tensor_and_errors(tmp_path, capsys):
     net = ember.nn.Linear(3, 2)
     with etb.SummaryWriter(str(tmp_path)) as w:
         w.add_graph(net, ember.ones(4, 3), verbose=True)
-        assert "addmm" in capsys.readouterr().out
+        assert "aten::linear" in capsys.readouterr().out  # the IR, as torch prints it
         with pytest.raises(RuntimeError):
             w.add_graph(net, ember.ones(4, 5))
         assert "Error occurs, No graph saved" in capsys.readouterr().out

@@ -1,15 +1,14 @@
-"""The model graph of ``SummaryWriter.add_graph``: ember's tracer record as a TensorBoard GraphDef.
+"""The model graph of ``SummaryWriter.add_graph``: ``ember.jit``'s IR as a TensorBoard GraphDef.
 
-torch traces the module with TorchScript and writes one NodeDef per IR node; ember records the
-op-table calls with ``ember.jit``'s tracer and writes them the same way: ``input/<arg>`` and
-``output/output.<i>`` IO nodes, ``prim::GetAttr`` nodes for parameters and buffers, ``aten::<op>``
-nodes named by module scope (``Net/Sequential[features]/Conv2d[0]/...``) with their output shapes.
-The ops are ember's (``addmm`` where TorchScript shows ``linear``), the scopes are torch's.
+torch traces the module with TorchScript and writes one NodeDef per node of the inlined
+graph; ember does the same with ``ember.jit``'s tracer (the IR ``jit.trace`` makes, in its
+``inlined_graph`` form): ``input/<arg>`` and ``output/output.<i>`` IO nodes, ``prim::GetAttr``
+nodes for parameters and buffers, one node per IR node (``aten::linear``, ``prim::Constant``,
+``prim::ListConstruct``...) named by its module scope (``Net/Sequential[features]/Linear[0]/...``)
+with its output shape.
 """
 
 from __future__ import annotations
-
-import inspect
 
 from tensorboard.compat.proto.attr_value_pb2 import AttrValue
 from tensorboard.compat.proto.config_pb2 import RunMetadata
@@ -46,27 +45,26 @@ def _scope_names(model) -> dict[str, str]:
     return out
 
 
+def _shape(v):
+    from ember.jit.ir import TensorType
+
+    t = v.type()
+    return t.sizes() if isinstance(t, TensorType) else None
+
+
 def graph(model, args, verbose: bool = False, use_strict_trace: bool = True):
     """Return ``(GraphDef, RunMetadata)`` of one traced call ``model(*args)``, run in eval mode."""
-    from ember.jit._trace import Value, trace_graph
+    from ember.jit._tracer import trace_to_graph
 
     if isinstance(args, Tensor):
         args = (args,)
     elif isinstance(args, list):
         args = tuple(args)
     params = dict(model.state_dict(keep_vars=True))
-    try:
-        arg_names = [
-            p.name
-            for p in inspect.signature(model.forward).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        arg_names = []
     training = model.training
     model.eval()
     try:
-        g, _ = trace_graph(model, args, params=params, input_names=arg_names)
+        g, _ = trace_to_graph(model, args, module=model, inline=True)
     except Exception:
         print("Error occurs, No graph saved")
         raise
@@ -77,44 +75,58 @@ def graph(model, args, verbose: bool = False, use_strict_trace: bool = True):
 
     scopes = _scope_names(model)
     root = scopes[""]
-    names: dict[int, str] = {}  # id(Value) -> node name
+    names: dict = {}  # IR Value -> node name
     nodes = []
-    for v in g.inputs:
-        names[id(v)] = f"input/{v.name}"
-        nodes.append(_node(names[id(v)], "IO Node", shape=v.shape))
-    # every parameter and buffer the forward may read (ember's batch norm reads its running
-    # statistics outside the op table, so they are not all among the traced values)
-    by_name = {v.name: v for v in g.params}
+    ir_inputs = g.inputs()[1:]  # after %self
+    for v in ir_inputs:
+        base = v.debugName().split(".")[0]
+        names[v] = f"input/{base}"
+        nodes.append(_node(names[v], "IO Node", shape=_shape(v)))
+    # every parameter and buffer the forward may read, as torch lists them
+    param_names = {}
     for key in params:
         if key.endswith("num_batches_tracked"):
             continue
         owner, _, leaf = key.rpartition(".")
-        name = f"{scopes.get(owner, root)}/{leaf}/{leaf}"
-        if key in by_name:
-            names[id(by_name[key])] = name
-        nodes.append(_node(name, "prim::GetAttr", attr=f"{{ name :  {leaf} }}"))
-    for v in g.consts:
-        names[id(v)] = f"{root}/{v.name}"
-        nodes.append(_node(names[id(v)], "prim::Constant", shape=v.shape, attr="{}"))
-    for n in g.nodes:
-        scope = scopes.get(n.scope.rpartition("/")[2], root) if n.scope else root
-        if not n.outputs:
+        param_names[key] = f"{scopes.get(owner, root)}/{leaf}/{leaf}"
+        nodes.append(_node(param_names[key], "prim::GetAttr", attr=f"{{ name :  {leaf} }}"))
+    paths = {g.inputs()[0]: ""}  # module values -> dotted path
+    for n in g.nodes():
+        kind = n.kind()
+        if kind == "prim::GetAttr":
+            parent = paths.get(n.inputs()[0])
+            if parent is None:
+                continue
+            path = f"{parent}.{n.s('name')}" if parent else n.s("name")
+            if path in param_names:
+                names[n.output()] = param_names[path]
+            else:
+                paths[n.output()] = path
             continue
-        name = f"{scope}/{n.outputs[0].name}"
-        for out in n.outputs:
-            names[id(out)] = name
-        inputs = [names[id(x)] for x in n.inputs if isinstance(x, Value) and id(x) in names]
-        op = f"aten::{n.name}" if n.kind == "op" else n.name
-        nodes.append(_node(name, op, inputs, shape=n.outputs[0].shape, attr="{}"))
-    for i, v in enumerate(g.outputs):
-        src = names.get(id(v))
-        nodes.append(
-            _node(f"output/output.{i + 1}", "IO Node", [src] if src else [], shape=v.shape)
-        )
-    stepstats = RunMetadata(
-        step_stats=StepStats(dev_stats=[DeviceStepStats(device="/device:CPU:0")])
+        if not n.outputs():
+            continue
+        scope = n.scopeName().rpartition("/")[2].removeprefix("__module.")
+        prefix = scopes.get(scope, root) if scope else root
+        out = n.outputs()[0]
+        name = f"{prefix}/{out.debugName()}"
+        for o in n.outputs():
+            names[o] = name
+        inputs = [names[x] for x in n.inputs() if x in names]
+        nodes.append(_node(name, kind, inputs, shape=_shape(out), attr="{}"))
+    result = g.outputs()[0]
+    outs = (
+        list(result.node().inputs())
+        if result.node().kind() in ("prim::TupleConstruct", "prim::ListConstruct")
+        else [result]
     )
-    return GraphDef(node=nodes, versions=VersionDef(producer=22)), stepstats
+    for i, v in enumerate(outs):
+        src = names.get(v)
+        nodes.append(
+            _node(f"output/output.{i + 1}", "IO Node", [src] if src else [], shape=_shape(v))
+        )
+    cpu = DeviceStepStats(device="/device:CPU:0")
+    run = RunMetadata(step_stats=StepStats(dev_stats=[cpu]))
+    return GraphDef(node=nodes, versions=VersionDef(producer=22)), run
 
 
 def load_onnx_graph(fname) -> GraphDef:

@@ -1,0 +1,155 @@
+"""Translations keyed by IR node kind (``aten::linear``...), on the node's positional arguments
+as torch's schema orders them. Kinds whose arguments match an op-table translation's reuse
+it (``aten::add(self, other, alpha)`` is ``add``'s); the composites torch records as one node
+(linear, convolution, batch norm, layer norm, dropout, pooling) have their own here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.onnx import _symbolic as S
+from ember.onnx import _symbolic_more as M
+from ember.onnx import _symbolic_shape  # noqa: F401  (registers the shape ops' translations)
+from ember.onnx.errors import OnnxExporterError
+
+ATEN: dict = {}
+
+
+def aten(*kinds):
+    def register(fn):
+        for k in kinds:
+            ATEN[k] = fn
+        return fn
+
+    return register
+
+
+# kinds whose positional arguments are the op-table translation's own, in order
+for _name in (
+    "mul div add sub rsub gt lt ge le eq ne matmul addmm gelu t transpose permute unsqueeze "
+    "select slice"
+).split():
+    ATEN[f"aten::{_name}"] = S.SYMBOLICS[_name]
+
+
+def _unary(fn):
+    # one tensor argument (a scripted F.relu's node also carries its ``inplace`` flag)
+    def sym(ctx, node, x, *flags):
+        return fn(ctx, node, x)
+
+    return sym
+
+
+for _name in (
+    "relu tanh sigmoid exp log neg abs sqrt rsqrt sin cos reciprocal floor ceil sign erf"
+).split():
+    ATEN[f"aten::{_name}"] = _unary(S.SYMBOLICS[_name])
+ATEN["aten::log1p"] = _unary(M._log1p)
+ATEN["aten::expm1"] = _unary(M._expm1)
+
+
+@aten("aten::square")
+def _square(ctx, node, x):
+    return [ctx.add1("Mul", [x, x])]
+
+
+@aten("aten::contiguous", "aten::clone")
+def _identity(ctx, node, x, *rest):
+    return [ctx.add1("Identity", [x])]
+
+
+@aten("aten::dropout")
+def _dropout(ctx, node, x, p, train, *_):
+    if train:
+        raise OnnxExporterError(
+            "ember exports evaluation-mode graphs only: export with training=TrainingMode.EVAL"
+        )
+    return [ctx.add1("Identity", [x])]
+
+
+@aten("aten::linear")
+def _linear(ctx, node, x, w, b=None):
+    # torch's: Gemm for a 2-D input, else MatMul by the transposed weight (then Add)
+    if len(node.inputs[0].shape) == 2 and len(node.inputs[1].shape) == 2:
+        ins = [x, w] + ([b] if b is not None else [])
+        return [ctx.add1("Gemm", ins, alpha=1.0, beta=1.0, transB=1)]
+    y = ctx.add1("MatMul", [x, ctx.add1("Transpose", [w], perm=[1, 0])])
+    return [ctx.add1("Add", [y, b]) if b is not None else y]
+
+
+@aten("aten::_convolution")
+def _convolution(ctx, node, x, w, b, stride, padding, dilation, transposed, out_pad, groups, *_):
+    pads = [(p, p) for p in padding]
+    if transposed:
+        sizes = node.outputs[0].shape[2:]
+        return S._convolution(ctx, node, x, w, b, stride, pads, dilation, True, sizes, groups)
+    return S._convolution(ctx, node, x, w, b, stride, pads, dilation, False, None, groups)
+
+
+@aten("aten::batch_norm")
+def _batch_norm(ctx, node, x, w, b, mean, var, training, momentum, eps, *_):
+    if training or mean is None or var is None:
+        raise OnnxExporterError(
+            "ember exports batch normalization in evaluation mode only (its running statistics); "
+            "export with training=TrainingMode.EVAL"
+        )
+    channels = node.inputs[0].shape[1]
+    dt = node.outputs[0].dtype.np
+    if w is None:
+        w = ctx.const(np.ones(channels, dtype=dt))
+    if b is None:
+        b = ctx.const(np.zeros(channels, dtype=dt))
+    return [ctx.add1("BatchNormalization", [x, w, b, mean, var], epsilon=float(eps),
+                     momentum=1.0 - float(momentum))]  # fmt: skip
+
+
+@aten("aten::layer_norm")
+def _layer_norm(ctx, node, x, shape, w, b, eps, *_):
+    return S._layer_norm(ctx, node, x, w, b, len(shape), eps)
+
+
+@aten("aten::max_pool2d")
+def _max_pool2d(ctx, node, x, kernel, stride, padding, dilation, ceil_mode):
+    unbatched = len(node.inputs[0].shape) == 3
+    if unbatched:
+        x = ctx.add1("Unsqueeze", [x, ctx.ints([0])])
+    y = ctx.add1(
+        "MaxPool",
+        [x],
+        kernel_shape=list(kernel),
+        strides=list(stride) if stride else list(kernel),
+        pads=list(padding) * 2,
+        dilations=list(dilation),
+        ceil_mode=int(bool(ceil_mode)),
+    )
+    return [ctx.add1("Squeeze", [y, ctx.ints([0])]) if unbatched else y]
+
+
+def _adaptive_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """The averaging matrix of adaptive pooling along one dim: row i averages the inputs from
+    floor(i * n_in / n_out) to ceil((i + 1) * n_in / n_out)."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+@aten("aten::adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(ctx, node, x, size):
+    src = node.inputs[0].shape[-2:]
+    out = [int(s) for s in size]
+    if out == [1, 1]:
+        return [ctx.add1("GlobalAveragePool", [x])]
+    if all(i % o == 0 for i, o in zip(src, out)) and len(node.inputs[0].shape) == 4:
+        k = [i // o for i, o in zip(src, out)]
+        return [ctx.add1("AveragePool", [x], kernel_shape=k, strides=k)]
+    return S._separable(ctx, node, x, [_adaptive_matrix(i, o) for i, o in zip(src, out)])
+
+
+@aten("aten::Bool")
+def _bool(ctx, node, x):
+    # a condition on the data (a scripted ``if``): the one-element tensor as bool
+    from onnx import TensorProto
+
+    return [ctx.add1("Cast", [x], to=TensorProto.BOOL)]
