@@ -69,8 +69,24 @@ def encode_into(x, absmax, codes, table, blocksize):  # pragma: no cover - compi
 
 @njit(cache=True, nogil=True)
 def adam_step(
-    p, g, q1, q2, a1, a2, map1, map2, table1, table2, blocksize, b1, b2, one_b1, one_b2, decay,
-    eps, step_size,
+    p,
+    g,
+    q1,
+    q2,
+    a1,
+    a2,
+    map1,
+    map2,
+    table1,
+    table2,
+    blocksize,
+    b1,
+    b2,
+    one_b1,
+    one_b2,
+    decay,
+    eps,
+    step_size,
 ):  # pragma: no cover - compiled
     """One 8-bit Adam step over flat float32 ``p`` in place, block by block: decode both
     moments, update them and ``p`` with the float32 operations of ``Adam8bit._kernel`` in its
