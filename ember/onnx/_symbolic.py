@@ -388,8 +388,8 @@ def _max_pool_fn(ctx, node, *args, **params):
     raise unsupported(
         node,
         ctx.opset,
-        "ember exports max pooling from the nn.MaxPool1d/2d/3d modules only "
-        "(the functional form picks its indices outside the traced ops)",
+        "ember exports max pooling from F.max_pool2d without indices and the nn.MaxPool1d/2d/3d "
+        "modules (the other functional forms pick their indices outside the traced ops)",
     )
 
 

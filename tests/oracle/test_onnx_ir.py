@@ -5,6 +5,7 @@ output and torch's own export."""
 
 from __future__ import annotations
 
+import io
 import warnings
 
 import numpy as np
@@ -205,3 +206,19 @@ def test_exporter_reads_the_ir_the_tracer_records():
         ("relu", "/1", True),
     ]
     assert [v.name for v in read_graph.params] == ["0.weight", "0.bias"]
+
+
+def test_one_ir_the_old_listing_is_gone():
+    # the tracer module keeps only tracing state; the exporter's nodes come from ember.jit.ir
+    import ember.jit._trace as state
+
+    assert not any(hasattr(state, n) for n in ("Graph", "Value", "Tracer", "trace_graph"))
+    assert state.is_tracing() is False
+    seen = []
+
+    def f(x):
+        seen.append(state.is_tracing())
+        return x * 2
+
+    ember.onnx.export(f, (ember.ones(2),), io.BytesIO())
+    assert seen[0] is True
