@@ -508,14 +508,17 @@ class Tracer(TracerBase):
         try:
             if isinstance(root, Module):
                 self.root = root
-                if not hasattr(type(root), self.traced_func_name):
+                # the method traced is looked up on the class: its function takes self
+                fn = getattr(type(root), self.traced_func_name, None)
+                if fn is None:
                     raise AssertionError(
                         f"traced_func_name={self.traced_func_name} doesn't exist in "
                         f"{type(root).__name__}"
                     )
-                fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
-                self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+                self.submodule_paths = {}
+                for path, sub in root.named_modules():
+                    self.submodule_paths[sub] = path
             else:
                 self.root = Module()
                 fn = root
