@@ -397,8 +397,19 @@ def _addc_value(value, inputs):
     promote=SAME,
 )
 def _addcmul(x, t1, t2, value=1):
+    if x.dtype in _REDUCED:
+        # torch computes float16/bfloat16 in float32: value * t1 in float32, then one fused
+        # multiply-add with t2 and x (float64 holds that product and sum exactly but for rare
+        # cancellations), rounded to float32 and then to the half type
+        scaled = np.multiply(t1, _F32(value), dtype=_F32)
+        fused = np.add(np.multiply(scaled, t2, dtype=np.float64), x, dtype=np.float64)
+        return fused.astype(_F32).astype(x.dtype)
     prod = np.multiply(t1, _like(t1, value)) if value != 1 else t1
     return np.add(x, np.multiply(prod, t2))
+
+
+_REDUCED = (np.dtype(np.float16), D.bfloat16.np)
+_F32 = np.float32
 
 
 @_addcmul.backward

@@ -25,7 +25,7 @@ from typing import Any
 
 from ember._ops.torch_utilities import _assert
 from ember.fx.graph import Graph
-from ember.fx.node import Argument, has_side_effect, map_aggregate
+from ember.fx.node import Argument, Node, has_side_effect, map_aggregate
 from ember.fx.proxy import ParameterProxy, Proxy, TracerBase, _wrapper_to_orig
 
 __all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
@@ -353,16 +353,16 @@ class Tracer(TracerBase):
             owned = _path_of(a, self.root.named_modules())
         if owned is not None:  # a buffer or a submodule of the root: read it from there
             return self.create_node("get_attr", owned, (), {})
-        if isinstance(a, tuple) and hasattr(a, "_fields"):
-            args = tuple(self.create_arg(elem) for elem in a)
-            return self.create_node("call_function", a.__class__, args, {})
+        if isinstance(a, tuple) and hasattr(a, "_fields"):  # a namedtuple: rebuilt by a call
+            fields = tuple(map(self.create_arg, a))
+            return self.create_node("call_function", type(a), fields, {})
         if isinstance(a, Tensor):
-            qualname = self.tensor_attrs.get(id(a))
-            if not qualname:
-                qualname = self.get_fresh_qualname("_tensor_constant")
-                self.tensor_attrs[id(a)] = qualname
-                setattr(self.root, qualname, a)
-            return self.create_node("get_attr", qualname, (), {})
+            # another tensor is a constant of the traced code: stored on the root, once
+            if id(a) not in self.tensor_attrs:
+                attr = self.get_fresh_qualname("_tensor_constant")
+                setattr(self.root, attr, a)
+                self.tensor_attrs[id(a)] = attr
+            return self.create_node("get_attr", self.tensor_attrs[id(a)], (), {})
         return super().create_arg(a)
 
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
@@ -375,25 +375,23 @@ class Tracer(TracerBase):
         """Return the qualified name of ``mod`` in the root module."""
         if self.submodule_paths:
             path = self.submodule_paths.get(mod)
-            if path is None:
-                raise NameError("module is not installed as a submodule")
-            return path
-        for n, p in self.root.named_modules():
-            if mod is p:
-                return n
-        raise NameError("module is not installed as a submodule")
+        else:
+            path = _path_of(mod, self.root.named_modules())
+        if path is None:
+            raise NameError("module is not installed as a submodule")
+        return path
 
     def call_module(self, m, forward: Callable, args: tuple, kwargs: dict) -> Any:
         """Record a call_module node for a leaf module, else trace through ``forward``."""
-        module_qualified_name = self.path_of_module(m)
-        num_calls = self.num_calls.get(module_qualified_name, 0)
-        key = f"{module_qualified_name}@{num_calls}" if num_calls > 0 else module_qualified_name
-        self.module_stack[key] = (module_qualified_name, type(m))
-        self.num_calls[module_qualified_name] = num_calls + 1
+        path = self.path_of_module(m)
+        # nn_module_stack keys: the path, then "path@1", "path@2"... for later calls
+        seen = self.num_calls.get(path, 0)
+        self.num_calls[path] = seen + 1
+        self.module_stack[f"{path}@{seen}" if seen else path] = (path, type(m))
         try:
-            if not self.is_leaf_module(m, module_qualified_name):
-                return forward(*args, **kwargs)
-            return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+            if self.is_leaf_module(m, path):
+                return self.create_proxy("call_module", path, args, kwargs)
+            return forward(*args, **kwargs)
         finally:
             self.module_stack.popitem(last=True)
 
@@ -402,62 +400,56 @@ class Tracer(TracerBase):
         from ember._core.tensor import Tensor
         from ember.nn import Parameter
 
-        def proxy_for(collection) -> Proxy | None:
-            for n, p in collection:
-                if attr_val is p:
-                    if n not in parameter_proxy_cache:
-                        factory = None
-                        if self.param_shapes_constant:
+        def cached_proxy(path: str) -> Proxy:
+            # one get_attr node per attribute and trace
+            if path not in parameter_proxy_cache:
+                make = None
+                if self.param_shapes_constant:  # shapes answered from the tensor itself
 
-                            def factory(node, n=n):
-                                return ParameterProxy(self, node, n, attr_val)
+                    def make(node: Node) -> Proxy:
+                        return ParameterProxy(self, node, path, attr_val)
 
-                        parameter_proxy_cache[n] = self.create_proxy(
-                            "get_attr", n, (), {}, proxy_factory_fn=factory
-                        )
-                    return parameter_proxy_cache[n]
-            return None
+                parameter_proxy_cache[path] = self.create_proxy(
+                    "get_attr", path, (), {}, proxy_factory_fn=make
+                )
+            return parameter_proxy_cache[path]
 
+        path = None
         if isinstance(attr_val, Parameter):
-            p = proxy_for(self.root.named_parameters())
-            if p is not None:
-                return p
-        if self.proxy_buffer_attributes and isinstance(attr_val, Tensor):
-            p = proxy_for(self.root.named_buffers())
-            if p is not None:
-                return p
-        return attr_val
+            path = _path_of(attr_val, self.root.named_parameters())
+        if path is None and self.proxy_buffer_attributes and isinstance(attr_val, Tensor):
+            path = _path_of(attr_val, self.root.named_buffers())
+        return attr_val if path is None else cached_proxy(path)
 
     def create_args_for_root(self, root_fn: Callable, is_module: bool, concrete_args=None):
         """Create the placeholder nodes of ``root_fn``'s signature."""
         fn = inspect.unwrap(root_fn)
-        co = fn.__code__
-        total_args = co.co_argcount + co.co_kwonlyargcount
-        names_iter = iter(co.co_varnames)
-        args: list[Any] = []
-        skip = 0
-        if is_module:
-            if total_args == 0:
-                raise RuntimeError("``self`` argument cannot be part of *args expansion!")
-            skip = 1
-            next(names_iter)
-            args.append(self.root)
         sig = inspect.signature(fn)
-        arg_names = [next(names_iter) for _ in range(skip, total_args)]
+        kinds = inspect.Parameter
+        params = list(sig.parameters.values())
+        named = [p.name for p in params if p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
+        star = [p.name for p in params if p.kind is kinds.VAR_POSITIONAL]
+        stars = [p.name for p in params if p.kind is kinds.VAR_KEYWORD]
+        # placeholders: the named parameters (keyword-only ones after the positional ones),
+        # then *args, then **kwargs, as the code object lists them
+        named.sort(key=lambda n: sig.parameters[n].kind is kinds.KEYWORD_ONLY)
+        args: list[Any] = []
+        if is_module:
+            if not named:
+                raise RuntimeError("``self`` argument cannot be part of *args expansion!")
+            named = named[1:]
+            args.append(self.root)
         if isinstance(concrete_args, tuple):
-            if len(arg_names) != len(concrete_args):
+            if len(named) != len(concrete_args):
                 raise RuntimeError(
-                    f"Tracing expected {len(arg_names)} arguments but got "
+                    f"Tracing expected {len(named)} arguments but got "
                     f"{len(concrete_args)} concrete arguments"
                 )
-            concrete_args = dict(zip(arg_names, concrete_args))
-        for name in arg_names:
-            args.append(self._proxy_placeholder(name, concrete_args, sig, fn))
-        if co.co_kwonlyargcount > 0 or co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-            if co.co_flags & inspect.CO_VARARGS:
-                args.append(self._proxy_placeholder("*" + next(names_iter), None, sig, fn))
-            if co.co_flags & inspect.CO_VARKEYWORDS:
-                args.append(self._proxy_placeholder("**" + next(names_iter), None, sig, fn))
+            concrete_args = dict(zip(named, concrete_args))
+        args.extend(self._proxy_placeholder(name, concrete_args, sig, fn) for name in named)
+        args.extend(self._proxy_placeholder("*" + n, None, sig, fn) for n in star)
+        args.extend(self._proxy_placeholder("**" + n, None, sig, fn) for n in stars)
+        if star or stars or any(sig.parameters[n].kind is kinds.KEYWORD_ONLY for n in named):
             root_fn = _patch_function(root_fn, len(args))
         return root_fn, args
 
@@ -516,14 +508,17 @@ class Tracer(TracerBase):
         try:
             if isinstance(root, Module):
                 self.root = root
-                if not hasattr(type(root), self.traced_func_name):
+                # the method traced is looked up on the class: its function takes self
+                fn = getattr(type(root), self.traced_func_name, None)
+                if fn is None:
                     raise AssertionError(
                         f"traced_func_name={self.traced_func_name} doesn't exist in "
                         f"{type(root).__name__}"
                     )
-                fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
-                self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+                self.submodule_paths = {}
+                for path, sub in root.named_modules():
+                    self.submodule_paths[sub] = path
             else:
                 self.root = Module()
                 fn = root

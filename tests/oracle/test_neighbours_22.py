@@ -1,6 +1,7 @@
-"""Issue 22's neighbouring bugs, against torch: half math beside a Python number, clamp with
-a signed-zero bound, remainder's zero sign, pow of bool by a bool, Python ints past int64 in
-tensor data, the profiler's random factories, logical ops of 0-d integer tensors."""
+"""Issue 22's neighbouring bugs, against torch: half math beside a Python number (mul/div,
+addcmul), clamp with a signed-zero bound, remainder's zero sign, pow of bool by a bool, Python
+ints past int64 in tensor data, the profiler's random factories, logical ops of 0-d integer
+tensors."""
 
 from __future__ import annotations
 
@@ -65,6 +66,21 @@ def test_float16_math_random_values_bitwise():
             got = f(ember.tensor(a), s).numpy()
             want = f(torch.tensor(a), s).numpy()
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_addcmul_of_reduced_floats_fuses_in_float32(dt):
+    rng = np.random.default_rng(0)
+    x, a, b = (rng.standard_normal(2000).astype(np.float32) * 10 for _ in range(3))
+    for v in [0.1, 1 / 3, 3.3, 1.0, 1e10, -2.5]:
+
+        def run(L, v=v):
+            t = [L.tensor(arr).to(getattr(L, dt)) for arr in (x, a, b)]
+            return L.addcmul(*t, value=v).float().numpy(), t[0].addcmul_(t[1], t[2], value=v)
+
+        (eo, ei), (to, ti) = run(ember), run(torch)
+        np.testing.assert_array_equal(eo, to)
+        np.testing.assert_array_equal(ei.float().numpy(), ti.float().numpy())
 
 
 def test_pow_exponent_range_checked_for_reduced_floats():
