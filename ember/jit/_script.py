@@ -158,7 +158,7 @@ class ScriptModule(_Saveable, Module):
             return _python_source(type(target).forward)
         from ember.jit._code import graph_to_code
 
-        return graph_to_code(self.graph, module=self)
+        return graph_to_code(self.graph, module=self, inline=not isinstance(self, TracedModule))
 
     def _get_name(self) -> str:
         return self.original_name

@@ -245,6 +245,31 @@ def test_traced_module_and_its_children_run_their_graphs(name):
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
+def _codes(t, prefix="") -> dict:
+    out = {}
+    for name, sub in t.named_children():
+        try:
+            out[prefix + name] = sub.code
+        except (RuntimeError, AttributeError):
+            continue  # never called: no forward (as torch's)
+        out.update(_codes(sub, prefix + name + "."))
+    return out
+
+
+@pytest.mark.parametrize("name", list(_MODELS))
+def test_traced_module_code_calls_children_as_torch(name):
+    em, tm, arrays = _both(name)
+    te, tt = _trace(ember, em, *arrays), _trace(torch, tm, *arrays)
+    assert te.code == tt.code  # byte for byte: ``(child).forward(x, )``, ``forward1``
+    assert "forward(" in te.code
+    # each called child's own code, where torch's printer and ember's agree on every line
+    # (torch writes an eval dropout into its return; ember gives it a statement)
+    mine, theirs = _codes(te), _codes(tt)
+    for k, text in theirs.items():
+        if "dropout" not in text and k in mine:
+            assert mine[k] == text, k
+
+
 def test_submodule_graph_runs_and_cnn_freezes():
     em, tm, arrays = _both("cnn")
     te = _trace(ember, em, *arrays)

@@ -23,6 +23,7 @@ from ember.jit._save._classes import is_identifier
 from ember.jit._save._functional import _UNSET, functional_call
 from ember.jit._save._spell import (
     DEFAULT_NONE_TAIL,
+    DEFAULT_TAIL,
     INFIX,
     KEYWORD_ONLY,
     node_keywords,
@@ -112,6 +113,8 @@ def format_number(v) -> str:
     if math.isinf(v):
         return 'float("inf")' if v > 0 else 'float("-inf")'
     s = repr(v)
+    if repr(float(f"{v:.17g}")) == s and len(f"{v:.17g}") > len(s):
+        s = f"{v:.17g}"  # torch's printer writes 17 significant digits: 0.10000000000000001
     return s if ("." in s or "e" in s) else s + "."
 
 
@@ -218,8 +221,9 @@ class FunctionPrinter:
                 self.objects[me] = unwrap(self.root)
         if self_type is not None or method_self:
             params.append(f"self: {self_type}" if self_type else "self")
-        for v in inputs:
-            p = self.bind(v)
+        for i, v in enumerate(inputs):
+            # an input the trace left unnamed is ``argument_<position>``, as torch prints it
+            p = self.bind(v, None if v.hasDebugName() else f"argument_{i + 1}")
             ann = annotation(v.type())
             params.append(f"{p}: {ann}" if ann else p)
         outer = self.emit_block(graph.block(), 1)
@@ -257,6 +261,8 @@ class FunctionPrinter:
         printer writes it."""
         k = n.kind()
         inplace = k.endswith("_") and not k.endswith("__")
+        if k == "prim::CallMethod" and n.outputsSize() == 1:
+            return _read_once_here(n.output(), n)  # ``(child).forward(x, )`` in its reader
         if not k.startswith("aten::") or inplace or k in _IMPURE or k in _MUTATES_LIST:
             return False
         if n.outputsSize() != 1 or payload_vars(n).get("op") is not None:
@@ -291,7 +297,8 @@ class FunctionPrinter:
             expr = self.call(n, [self.ref(v) for v in n.inputs()])
             # as torch's printer: a value the program named, or one whose expression makes a
             # long line, gets a statement of its own
-            named = n.output().hasDebugName() and not _feeds_branch_output(n.output())
+            # (a value only the function returns is written into the return, named or not)
+            named = n.output().hasDebugName() and n.output().uses()[0].user.kind() != "prim::Return"
             if named or len(expr) + 2 * pad >= 40:
                 self.flush(pad)
                 self.emit(pad, f"{self.bind(n.output())} = {expr}")
@@ -313,9 +320,8 @@ class FunctionPrinter:
             return
         if k in ("prim::TupleUnpack", "prim::ListUnpack"):
             targets = [self.bind(o) for o in outs]
-            self.emit(
-                pad, ", ".join(targets) + ("," if len(targets) == 1 else "") + f" = {args[0]}"
-            )
+            # torch's printer ends the targets with a comma: ``_1, _2, = _0``
+            self.emit(pad, "".join(t + ", " for t in targets)[:-1] + f" = {args[0]}")
             return
         if k == "prim::SetAttr":
             name = n.s("name")
@@ -447,6 +453,10 @@ class FunctionPrinter:
         if n.kind() in DEFAULT_NONE_TAIL:
             while len(args) > DEFAULT_NONE_TAIL[n.kind()] and args[-1] == "None":
                 args = args[:-1]  # trailing arguments at their default, left out as torch does
+        if n.kind() in DEFAULT_TAIL:
+            required, defaults = DEFAULT_TAIL[n.kind()]
+            while len(args) > required and args[-1] == defaults[len(args) - 1 - required]:
+                args = args[:-1]
         tail = KEYWORD_ONLY.get(n.kind())
         if not tail:
             return args

@@ -41,6 +41,13 @@ DEFAULT_NONE_TAIL: dict[str, int] = {
     "aten::to": 2,
 }
 
+# kind -> (how many leading arguments are required, the printed defaults of the ones after):
+# trailing arguments at their default are left out, as torch's printer leaves them out
+DEFAULT_TAIL: dict[str, tuple[int, tuple[str, ...]]] = {
+    "aten::flatten": (1, ("0", "-1")),
+    **{f"aten::max_pool{d}d": (2, ("[]", "0", "1", "False")) for d in (1, 2, 3)},
+}
+
 # Python operators for arithmetic on numbers (ints, floats, bools), where torch's printer too
 # writes the operator
 INFIX = {
