@@ -32,6 +32,7 @@ import functools
 import sys
 import traceback
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -353,47 +354,22 @@ def _caller(depth: int = 2) -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
-def op(
-    name: str,
-    grad_fn: str | None = None,
-    save: tuple = (),
-    promote: str | None = None,
-    view: bool | str = False,
-    differentiable: bool = True,
-    nondiff_outputs: tuple = (),
-    save_if: dict | None = None,
-    args: tuple = ("self", "other"),
-    scalar_args: tuple = (),
-    outputs: tuple = ("result",),
-    post_save: tuple = (),
-):
+def op(name: str, **declaration: Any):
     """Declare an op: decorate its forward (arrays -> array or tuple of arrays).
 
-    ``args`` are torch's names of the positional inputs; ``save`` names what backward needs
-    (``"result"`` for the output; ``"_x"`` saves ``x`` without showing ``grad_fn._saved_x``);
-    ``scalar_args`` are the names torch shows as numbers, not 0-d tensors, when a Python number
-    is passed; ``outputs`` torch's name of the saved result (``"inverse"``); ``post_save``
-    torch's names of the outputs the public function saves itself after dispatch
-    (``save_outputs``), in that order."""
+    The keywords are :class:`Op`'s, with its defaults (one list, kept there): ``grad_fn``
+    torch's node class name; ``args`` torch's names of the positional inputs; ``save`` what
+    backward needs (``"result"`` for the output; ``"_x"`` saves ``x`` without showing
+    ``grad_fn._saved_x``); ``scalar_args`` the names torch shows as numbers, not 0-d tensors,
+    when a Python number is passed; ``outputs`` torch's name of the saved result
+    (``"inverse"``); ``post_save`` torch's names of the outputs the public function saves
+    itself after dispatch (``save_outputs``), in that order; ``promote``, ``view``,
+    ``differentiable``, ``nondiff_outputs``, ``save_if``. A misspelt keyword raises
+    TypeError where the op is declared."""
     where = _caller()
 
     def deco(forward):
-        return Op(
-            name,
-            forward,
-            grad_fn=grad_fn,
-            save=save,
-            promote=promote,
-            view=view,
-            differentiable=differentiable,
-            nondiff_outputs=nondiff_outputs,
-            save_if=save_if,
-            args=args,
-            scalar_args=scalar_args,
-            outputs=outputs,
-            post_save=post_save,
-            where=where,
-        )
+        return Op(name, forward, where=where, **declaration)
 
     return deco
 
