@@ -787,3 +787,21 @@ def test_batch_sampler_same_as_torch(kwargs):
 )
 def test_sampler_errors_same_as_torch(make):
     assert_same_error(lambda lib: make(data(lib)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 10])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_shuffled_same_as_torch(n, drop_last):
+    for replicas in (1, 3, 4):
+        for rank in range(replicas):
+            streams = []
+            for d in (ed, td):
+                s = d.DistributedSampler(
+                    range(n), replicas, rank, shuffle=True, seed=11, drop_last=drop_last
+                )
+                epochs = []
+                for epoch in (0, 1):
+                    s.set_epoch(epoch)
+                    epochs.append(list(s))
+                streams.append((epochs, len(s), s.total_size))
+            assert streams[0] == streams[1], (replicas, rank)

@@ -9,7 +9,7 @@ with its own index queue, and one result queue shared by all:
 * tasks ``(task_idx, batch_indices)`` go to the workers round-robin, ``prefetch_factor`` per
   worker in flight; each result sent back triggers the next task;
 * results are returned in task order (``in_order=True``; early arrivals wait in
-  ``_task_info``) or as they come (``in_order=False``);
+  ``_early``) or as they come (``in_order=False``);
 * batches travel through shared memory (``ember.multiprocessing``): workers collate into it,
   pickle the batch themselves and send its descriptors over a socket pair made for that worker
   (``reductions.fd_channel``), so the result queue carries a few hundred bytes per batch;
@@ -357,16 +357,10 @@ def _check_batching(batch_size, shuffle, sampler, batch_sampler, drop_last):
 
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
-        self._dataset = loader.dataset
+        # the iterator's own copy of the loader's settings, under torch's private names
+        for source, copy in _ITER_SETTINGS:
+            setattr(self, copy, getattr(loader, source))
         self._shared_seed = None
-        self._dataset_kind = loader._dataset_kind
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._persistent_workers = loader.persistent_workers
         _warn_pin_memory(loader)
         self._pin_memory = False  # CPU memory: nothing to pin, batches pass through unchanged
         # one int64 draw from the loader's generator per iterator: the workers' base seed
@@ -431,6 +425,20 @@ class _BaseDataLoaderIter:
 
     def __getstate__(self):
         raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+
+
+# (loader attribute, iterator attribute)
+_ITER_SETTINGS = (
+    ("dataset", "_dataset"),
+    ("_dataset_kind", "_dataset_kind"),
+    ("_auto_collation", "_auto_collation"),
+    ("drop_last", "_drop_last"),
+    ("_index_sampler", "_index_sampler"),
+    ("num_workers", "_num_workers"),
+    ("timeout", "_timeout"),
+    ("collate_fn", "_collate_fn"),
+    ("persistent_workers", "_persistent_workers"),
+)
 
 
 def _warn_pin_memory(loader) -> None:

@@ -10,6 +10,7 @@ torch's for the same seed; the unshuffled order, padding and sharding are torch'
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import TypeVar
@@ -77,20 +78,14 @@ class DistributedSampler(Sampler[_T_co]):
         else:
             indices = list(range(n))
 
-        if not self.drop_last:
-            padding_size = self.total_size - len(indices)
-            if padding_size <= len(indices):
-                indices += indices[:padding_size]
-            else:
-                indices += (indices * math.ceil(padding_size / len(indices)))[:padding_size]
-        else:
-            indices = indices[: self.total_size]
+        # exactly total_size indices: the tail dropped (drop_last), or the list repeated from
+        # its start as often as needed to pad it
+        indices = list(itertools.islice(itertools.cycle(indices), self.total_size))
         if len(indices) != self.total_size:
             raise AssertionError(
                 f"Number of indices ({len(indices)}) does not match total_size ({self.total_size})"
             )
-
-        indices = indices[self.rank : self.total_size : self.num_replicas]
+        indices = indices[self.rank :: self.num_replicas]  # this replica's interleaved share
         if len(indices) != self.num_samples:
             raise AssertionError(
                 f"Number of subsampled indices ({len(indices)}) does not match num_samples "

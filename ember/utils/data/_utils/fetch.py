@@ -3,6 +3,8 @@ Shared by the single-process iterator and the worker processes."""
 
 from __future__ import annotations
 
+import itertools
+
 
 class _BaseDatasetFetcher:
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
@@ -27,18 +29,13 @@ class _IterableDatasetFetcher(_BaseDatasetFetcher):
     def fetch(self, possibly_batched_index):
         if self.ended:
             raise StopIteration
-        if self.auto_collation:
-            data = []
-            for _ in possibly_batched_index:
-                try:
-                    data.append(next(self.dataset_iter))
-                except StopIteration:
-                    self.ended = True
-                    break
-            if not data or (self.drop_last and len(data) < len(possibly_batched_index)):
-                raise StopIteration
-        else:
-            data = next(self.dataset_iter)
+        if not self.auto_collation:
+            return self.collate_fn(next(self.dataset_iter))
+        wanted = len(possibly_batched_index)
+        data = list(itertools.islice(self.dataset_iter, wanted))
+        self.ended = len(data) < wanted  # came up short: the iterator is exhausted
+        if not data or (self.drop_last and self.ended):
+            raise StopIteration
         return self.collate_fn(data)
 
 
@@ -46,11 +43,9 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
     """Index a map-style dataset (through ``__getitems__`` for a whole batch when it has one)."""
 
     def fetch(self, possibly_batched_index):
-        if self.auto_collation:
-            if getattr(self.dataset, "__getitems__", None):
-                data = self.dataset.__getitems__(possibly_batched_index)
-            else:
-                data = [self.dataset[idx] for idx in possibly_batched_index]
-        else:
-            data = self.dataset[possibly_batched_index]
-        return self.collate_fn(data)
+        if not self.auto_collation:
+            return self.collate_fn(self.dataset[possibly_batched_index])
+        fetch_batch = getattr(self.dataset, "__getitems__", None)  # (any truthy attribute)
+        if fetch_batch:
+            return self.collate_fn(fetch_batch(possibly_batched_index))
+        return self.collate_fn([self.dataset[i] for i in possibly_batched_index])
