@@ -12,6 +12,14 @@ from ember.optim._single import SingleTensorOptimizer, _zeros_like, check_common
 __all__ = ["RAdam"]
 
 
+def _sma_lengths(beta2, step, bias_correction2):
+    """RAdam's lengths of the approximated simple moving average: the limit ``rho_inf`` and
+    the value ``rho_t`` at ``step`` (Liu et al. 2019); the variance is rectified once
+    ``rho_t > 5``."""
+    rho_inf = 2 / (1 - beta2) - 1
+    return rho_inf, rho_inf - 2 * step * (beta2**step) / bias_correction2
+
+
 class RAdam(SingleTensorOptimizer):
     """Implements RAdam, as ``torch.optim.RAdam``."""
 
@@ -76,8 +84,7 @@ class RAdam(SingleTensorOptimizer):
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         bias_corrected_exp_avg = exp_avg / bias_correction1
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rho_inf, rho_t = _sma_lengths(beta2, step, bias_correction2)
         if rho_t > 5.0:
             rect = (
                 (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
@@ -105,8 +112,7 @@ class RAdam(SingleTensorOptimizer):
         exp_avg_sq += tmp
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rho_inf, rho_t = _sma_lengths(beta2, step, bias_correction2)
         rectified = rho_t > 5.0
         np.divide(exp_avg, fg.per_element(bias_correction1), out=tmp)  # bias-corrected exp_avg
         tmp *= lr
