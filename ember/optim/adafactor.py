@@ -21,6 +21,22 @@ def _eps(dtype) -> float:
     return finfo(dtype).eps
 
 
+def _rms(t: Tensor, scale: float = 1) -> float:
+    """The root mean square of ``t``'s entries, divided by ``scale``."""
+    return t.norm(2).item() / ((t.numel() ** 0.5) * scale)
+
+
+def _factored_moment(state: dict, grad: Tensor, weight: float, eps1: float) -> Tensor:
+    """Update the row/column means of grad**2 and return their rank-1 estimate of the
+    second moment: rows (x) columns / (the rows' mean, at least eps1)."""
+    rows, cols = state["row_var"], state["col_var"]
+    for kept, dim in ((rows, -1), (cols, -2)):
+        mean_square = _norm(grad, dim=dim, keepdim=True).square_().div_(grad.size(dim))
+        kept.lerp_(mean_square, weight)
+    scale = rows.mean(dim=-2, keepdim=True).clamp_(min=eps1)
+    return (rows @ cols).div_(scale)
+
+
 class Adafactor(Optimizer):
     """Implements Adafactor, as ``torch.optim.Adafactor``.
 
@@ -89,12 +105,11 @@ class Adafactor(Optimizer):
             if len(state) == 0:
                 state["step"] = scalar(0.0)
                 if p.grad.dim() > 1:
-                    row_shape = list(p.grad.shape)
-                    row_shape[-1] = 1
-                    state["row_var"] = p.grad.new_zeros(row_shape)
-                    col_shape = list(p.grad.shape)
-                    col_shape[-2] = 1
-                    state["col_var"] = p.grad.new_zeros(col_shape)
+                    # factored second moment: a mean over the last dim (rows) and over the
+                    # one before it (columns), each kept with that dim as size 1
+                    *lead, rows, cols = p.grad.shape
+                    state["row_var"] = p.grad.new_zeros((*lead, rows, 1))
+                    state["col_var"] = p.grad.new_zeros((*lead, 1, cols))
                 else:
                     state["variance"] = _zeros_like(p.grad)
         return params
@@ -122,23 +137,18 @@ class Adafactor(Optimizer):
                 step_float = step_t.item()
                 one_minus_beta2_t = step_float**beta2_decay
                 rho_t = min(lr, 1 / (step_float**0.5))
-                alpha = max(eps2, param.norm(2).item() / (param.numel() ** 0.5)) * rho_t
+                # the step is relative to the parameter's RMS (at least eps2)
+                alpha = max(eps2, _rms(param)) * rho_t
                 if weight_decay != 0:
                     param.mul_(1 - lr * weight_decay)
                 if grad.dim() > 1:
-                    row_var, col_var = state["row_var"], state["col_var"]
-                    row_mean = _norm(grad, dim=-1, keepdim=True).square_().div_(grad.size(-1))
-                    row_var.lerp_(row_mean, one_minus_beta2_t)
-                    col_mean = _norm(grad, dim=-2, keepdim=True).square_().div_(grad.size(-2))
-                    col_var.lerp_(col_mean, one_minus_beta2_t)
-                    var_estimate = row_var @ col_var
-                    var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
+                    second = _factored_moment(state, grad, one_minus_beta2_t, eps1)
                 else:
-                    variance = state["variance"]
-                    variance.lerp_(grad * grad, one_minus_beta2_t)
-                    var_estimate = variance.clone()
-                update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_()
-                update.mul_(grad)
-                denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * d))
+                    state["variance"].lerp_(grad * grad, one_minus_beta2_t)
+                    second = state["variance"].clone()
+                floor = eps1 * eps1
+                update = second.clamp_(min=floor).rsqrt_().mul_(grad)
+                # clip the update's RMS at d
+                denom = max(1.0, _rms(update, d))
                 param.add_(update, alpha=-alpha / denom)
         return loss

@@ -37,6 +37,16 @@ def _check_decay(decay: float) -> None:
         )
 
 
+def _ema_of(average, current, decay):
+    # the exponential moving average's new value (out of place: integer tensors too)
+    return decay * average + (1 - decay) * current
+
+
+def _running_mean_of(average, current, count):
+    # the equal-weight mean of ``count`` values so far and ``current``
+    return average + (current - average) / (count + 1)
+
+
 def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
     """Return a function updating a list of EMA parameters in place: ``ema += (1-decay)(p-ema)``."""
     _check_decay(decay)
@@ -48,7 +58,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
                     p_ema.lerp_(p_model, 1 - decay)
             else:
                 for p_ema, p_model in zip(ema_param_list, current_param_list):
-                    p_ema.copy_(p_ema * decay + p_model * (1 - decay))
+                    p_ema.copy_(_ema_of(p_ema, p_model, decay))
 
     return ema_update
 
@@ -79,7 +89,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> Callable:
 
     def ema_update(ema_param, current_param, num_averaged):
         with no_grad():
-            return decay * ema_param + (1 - decay) * current_param
+            return _ema_of(ema_param, current_param, decay)
 
     return ema_update
 
@@ -89,7 +99,7 @@ def get_swa_avg_fn() -> Callable:
 
     def swa_update(averaged_param, current_param, num_averaged):
         with no_grad():
-            return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
+            return _running_mean_of(averaged_param, current_param, num_averaged)
 
     return swa_update
 
@@ -107,7 +117,7 @@ class AveragedModel(Module):
         use_buffers: bool = False,
     ) -> None:
         super().__init__()
-        if avg_fn is not None and multi_avg_fn is not None:
+        if None not in (avg_fn, multi_avg_fn):
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
         self.module = deepcopy(model)
         if device is not None:
@@ -229,12 +239,17 @@ class SWALR(LRScheduler):
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
-        prev_t = max(0, min(1, (step - 1) / max(1, self.anneal_epochs)))
-        prev_alpha = self.anneal_func(prev_t)
+
+        # the share of swa_lr at a step: the annealing curve over the clipped progress
+        def share(at):
+            progress = at / max(1, self.anneal_epochs)
+            return self.anneal_func(max(0, min(1, progress)))
+
+        # recover the lr this schedule started from (the group's lr may be someone else's)
+        prev_alpha = share(step - 1)
         groups = self.optimizer.param_groups
         prev_lrs = [self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha) for g in groups]
-        t = max(0, min(1, step / max(1, self.anneal_epochs)))
-        alpha = self.anneal_func(t)
+        alpha = share(step)
         return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs)]
 
     def _set_anneal_func(self, anneal_strategy: str) -> None:

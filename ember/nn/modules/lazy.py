@@ -112,22 +112,25 @@ class LazyModuleMixin:
                 d[name] = handle
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                if not (is_lazy(param) or keep_vars):
-                    param = param.detach()
-                destination[prefix + name] = param
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                if not (is_lazy(buf) or keep_vars):
-                    buf = buf.detach()
-                destination[prefix + name] = buf
+        # as Module's, except that uninitialised tensors are saved as they are (not detached)
+        transient = self._non_persistent_buffers_set
+        buffers = ((n, b) for n, b in self._buffers.items() if n not in transient)
+        for name, value in itertools.chain(self._parameters.items(), buffers):
+            if value is None:
+                continue
+            keep = keep_vars or is_lazy(value)
+            destination[prefix + name] = value if keep else value.detach()
 
     def initialize_parameters(self, *args, **kwargs) -> None:
         """Initialise the parameters from the first input (each lazy layer defines it)."""
         raise NotImplementedError(
             f"initialize_parameters is not implemented for {self.__class__.__name__}"
         )
+
+    def _sized(self, size: int) -> bool:
+        # a lazy layer initialises its parameters once they exist and their inferred size is
+        # known (a state dict may materialise them before the first forward)
+        return not self.has_uninitialized_params() and size != 0
 
     def has_uninitialized_params(self) -> bool:
         """Return True if a parameter or buffer is still uninitialised."""
@@ -156,7 +159,7 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_features != 0:
+        if self._sized(self.in_features):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor) -> None:
@@ -178,7 +181,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
 class _LazyConvXdMixin(LazyModuleMixin):
     def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_channels != 0:
+        if self._sized(self.in_channels):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
@@ -319,18 +322,21 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.num_batches_tracked = ember.tensor(0, dtype=ember.long)
 
     def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.num_features != 0:
+        if self._sized(self.num_features):
             super().reset_parameters()
 
     def initialize_parameters(self, input: Tensor) -> None:
         if self.has_uninitialized_params():
             self.num_features = input.shape[1]
-            if self.affine:
-                self.weight.materialize((self.num_features,))
-                self.bias.materialize((self.num_features,))
-            if self.track_running_stats:
-                self.running_mean.materialize((self.num_features,))
-                self.running_var.materialize((self.num_features,))
+            per_feature = {
+                "weight": self.affine,
+                "bias": self.affine,
+                "running_mean": self.track_running_stats,
+                "running_var": self.track_running_stats,
+            }
+            for name, present in per_feature.items():
+                if present:
+                    getattr(self, name).materialize((self.num_features,))
             self.reset_parameters()
 
 

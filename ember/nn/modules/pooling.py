@@ -28,6 +28,11 @@ __all__ = [
 ]
 
 
+def _default_stride(stride, kernel_size):
+    # no stride given: the windows tile the input without overlapping
+    return kernel_size if stride is None else stride
+
+
 class _MaxPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
 
@@ -42,7 +47,7 @@ class _MaxPoolNd(Module):
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
+        self.stride = _default_stride(stride, kernel_size)
         self.padding = padding
         self.dilation = dilation
         self.return_indices = return_indices
@@ -84,9 +89,24 @@ class MaxPool3d(_MaxPoolNd):
     _fn = _functional("max_pool3d")
 
 
+def _window_repr(self) -> str:
+    return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
 class _MaxUnpoolNd(Module):
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    # every size argument is expanded to one entry per spatial dimension
+    _expand = staticmethod(_single)
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = self._expand(kernel_size)
+        self.stride = self._expand(_default_stride(stride, kernel_size))
+        self.padding = self._expand(padding)
+
+    extra_repr = _window_repr
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
@@ -94,51 +114,25 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
     _fn = _functional("max_unpool1d")
 
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if (stride is not None) else kernel_size)
-        self.padding = _single(padding)
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
-
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """Compute a partial inverse of :class:`MaxPool2d`."""
 
     _fn = _functional("max_unpool2d")
-
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
-        super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride if (stride is not None) else kernel_size)
-        self.padding = _pair(padding)
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+    _expand = staticmethod(_pair)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """Compute a partial inverse of :class:`MaxPool3d`."""
 
     _fn = _functional("max_unpool3d")
-
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
-        super().__init__()
-        self.kernel_size = _triple(kernel_size)
-        self.stride = _triple(stride if (stride is not None) else kernel_size)
-        self.padding = _triple(padding)
-
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+    _expand = staticmethod(_triple)
 
 
 class _AvgPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    extra_repr = _window_repr
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -151,7 +145,7 @@ class AvgPool1d(_AvgPoolNd):
     ) -> None:
         super().__init__()
         self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
+        self.stride = _single(_default_stride(stride, kernel_size))
         self.padding = _single(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
@@ -184,7 +178,7 @@ class AvgPool2d(_AvgPoolNd):
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
+        self.stride = _default_stride(stride, kernel_size)
         self.padding = padding
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad

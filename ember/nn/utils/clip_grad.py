@@ -66,6 +66,11 @@ def get_total_norm(
     return total_norm
 
 
+def _existing_grads(parameters) -> list:
+    # parameters without a gradient are skipped by every clipping function
+    return [g for g in (p.grad for p in parameters) if g is not None]
+
+
 @_no_grad
 def clip_grads_with_norm_(
     parameters: Tensor | Iterable[Tensor],
@@ -76,14 +81,14 @@ def clip_grads_with_norm_(
     """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = _existing_grads(parameters)
     max_norm = float(max_norm)
     if not grads:
         return
-    clip_coef = max_norm / (total_norm + 1e-6)
-    clip_coef_clamped = ember.clamp(clip_coef, max=1.0)
+    # scale down only (never up); the 1e-6 keeps a zero norm finite
+    scale = ember.clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for g in grads:
-        g.mul_(clip_coef_clamped)
+        g.mul_(scale)
 
 
 @_no_grad
@@ -106,7 +111,7 @@ def clip_grad_norm_(
                 "`parameters` is an empty generator, no gradient clipping will occur.",
                 stacklevel=3,
             )
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = _existing_grads(parameters)
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
     return total_norm
@@ -137,7 +142,7 @@ def clip_grad_value_(
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = _existing_grads(parameters)
     _no_sparse(grads, "clamp_" if foreach is False else "clamp_min_")
     for g in grads:
         g.clamp_(min=-clip_value, max=clip_value)
