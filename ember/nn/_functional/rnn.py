@@ -2,7 +2,9 @@
 
 The input projection ``x @ W_ih^T + b_ih`` of every timestep is one GEMM done by the caller
 (with ember ops, so its gradients come from the op table). ``rnn_layer`` then runs the
-recurrence in NumPy, one GEMM per step, and keeps the gates for backward. Its backward is
+recurrence in NumPy, one GEMM per step (computed transposed, ``(W h^T)^T``: OpenBLAS is faster
+that way round for small batches), the LSTM's four gates through one ``exp`` per step, and keeps
+the gates for backward. Its backward is
 explicit BPTT in NumPy (the op ``rnn_layer_backward``, not differentiable) when grad mode is off
 during backward (the usual ``loss.backward()``); under ``create_graph=True`` it recomputes the
 layer with composite ember ops and differentiates that, so double backward stays correct.

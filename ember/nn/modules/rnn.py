@@ -30,8 +30,13 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
-    return tensor.index_select(dim, permutation)
+def _batch_order(state: Tensor, order: Tensor) -> Tensor:
+    # a state's rows (dim 1: layers x directions, batch, features) in a packed batch's order
+    return state.index_select(1, order)
+
+
+def _weak_refs(weights: list) -> list:
+    return [None if w is None else weakref.ref(w) for w in weights]
 
 
 def _type_check(name: str, value, kind) -> None:
@@ -129,8 +134,8 @@ class RNNBase(Module):
                 if proj_size > 0:
                     shapes.append((proj_size, hidden_size))
                     names.append("weight_hr_l{}{}")
-                suffix = "_reverse" if direction == 1 else ""
-                names = [x.format(layer, suffix) for x in names]
+                tail = ("", "_reverse")[direction]
+                names = [pattern.format(layer, tail) for pattern in names]
                 for name, shape in zip(names, shapes):
                     setattr(self, name, Parameter(ember.empty(shape, dtype=dtype)))
                 self._flat_weights_names.extend(names)
@@ -140,13 +145,13 @@ class RNNBase(Module):
 
     def _init_flat_weights(self) -> None:
         self._flat_weights = [getattr(self, n, None) for n in self._flat_weights_names]
-        self._flat_weight_refs = [
-            weakref.ref(w) if w is not None else None for w in self._flat_weights
-        ]
+        self._flat_weight_refs = _weak_refs(self._flat_weights)
 
     def __setattr__(self, attr, value) -> None:
-        if hasattr(self, "_flat_weights_names") and attr in self._flat_weights_names:
-            self._flat_weights[self._flat_weights_names.index(attr)] = value
+        # keep the ordered weight list in step when a parameter is replaced
+        names = self.__dict__.get("_flat_weights_names")
+        if names is not None and attr in names:
+            self._flat_weights[names.index(attr)] = value
         super().__setattr__(attr, value)
 
     def flatten_parameters(self) -> None:
@@ -160,9 +165,11 @@ class RNNBase(Module):
 
     def reset_parameters(self) -> None:
         """Draw every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        bound = 0.0
+        if self.hidden_size > 0:
+            bound = 1.0 / math.sqrt(self.hidden_size)  # the same float as torch's
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
@@ -183,9 +190,7 @@ class RNNBase(Module):
 
     def __setstate__(self, d):
         super().__setstate__(d)
-        self._flat_weight_refs = [
-            weakref.ref(w) if w is not None else None for w in self._flat_weights
-        ]
+        self._flat_weight_refs = _weak_refs(self._flat_weights)
 
     # ----------------------------------------------------------------------------- checks
 
@@ -208,13 +213,7 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
         """Return the shape the hidden state must have for this input."""
-        if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        size = self.proj_size if self.proj_size > 0 else self.hidden_size
-        return (self.num_layers * num_directions, mini_batch, size)
+        return self._state_shape(input, batch_sizes, self.proj_size or self.hidden_size)
 
     def check_hidden_size(
         self, hx: Tensor, expected: tuple, msg: str = "Expected hidden size {}, got {}"
@@ -232,7 +231,7 @@ class RNNBase(Module):
         """Return the hidden state reordered by ``permutation`` (packed input)."""
         if permutation is None:
             return hx
-        return _apply_permutation(hx, permutation)
+        return _batch_order(hx, permutation)
 
     def extra_repr(self) -> str:
         s = "{input_size}, {hidden_size}"
@@ -267,12 +266,16 @@ class RNNBase(Module):
             input = input.unsqueeze(0 if self.batch_first else 1)
         return input, None, None, None, is_batched
 
+    def _state_shape(self, input: Tensor, batch_sizes, size: int) -> tuple[int, int, int]:
+        # (layers x directions, batch, size); a packed batch's first step holds every row
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(int(not self.batch_first))
+        return (self.num_layers * (1 + int(self.bidirectional)), batch, size)
+
     def _zeros(self, input: Tensor, batch_sizes, size: int) -> Tensor:
-        n = int(batch_sizes[0]) if batch_sizes is not None else None
-        if n is None:
-            n = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return ember.zeros(self.num_layers * num_directions, n, size, dtype=input.dtype)
+        return ember.zeros(self._state_shape(input, batch_sizes, size), dtype=input.dtype)
 
     def _run(self, input: Tensor, hx: Tensor, cx: Tensor | None, batch_sizes) -> tuple:
         """Run every layer; return (output, h_n, c_n) with output time-major (or packed)."""
@@ -369,20 +372,16 @@ class RNN(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
-            raise ValueError(
-                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'."
-            )
-        super().__init__(mode, *args, **kwargs)
+        # nonlinearity is the fourth positional parameter (after num_layers) or a keyword
+        positional = len(args) > 3
+        choice = args[3] if positional else kwargs.pop("nonlinearity", "tanh")
+        if positional:
+            args = (*args[:3], *args[4:])
+        self.nonlinearity = choice
+        modes = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+        if choice not in modes:
+            raise ValueError(f"Unknown nonlinearity '{choice}'. Select from 'tanh' or 'relu'.")
+        super().__init__(modes[choice], *args, **kwargs)
 
     def forward(self, input, hx: Tensor | None = None):
         """Return ``(output, h_n)``; ``output`` is a PackedSequence when ``input`` is one."""
@@ -411,32 +410,23 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
         """Return the shape the cell state must have for this input."""
-        if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+        return self._state_shape(input, batch_sizes, self.hidden_size)
 
     def check_forward_args(self, input: Tensor, hidden, batch_sizes) -> None:
         """Raise torch's errors for a bad input or (h_0, c_0) pair."""
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(
-            hidden[0],
+        shapes = (
             self.get_expected_hidden_size(input, batch_sizes),
-            "Expected hidden[0] size {}, got {}",
-        )
-        self.check_hidden_size(
-            hidden[1],
             self.get_expected_cell_size(input, batch_sizes),
-            "Expected hidden[1] size {}, got {}",
         )
+        for k, (state, shape) in enumerate(zip(hidden, shapes)):
+            self.check_hidden_size(state, shape, f"Expected hidden[{k}] size {{}}, got {{}}")
 
     def permute_hidden(self, hx, permutation: Tensor | None):
         """Return the (h, c) states reordered by ``permutation`` (packed input)."""
         if permutation is None:
             return hx
-        return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
+        return tuple(_batch_order(state, permutation) for state in hx)
 
     def forward(self, input, hx: tuple[Tensor, Tensor] | None = None):
         """Return ``(output, (h_n, c_n))``; ``output`` is packed when ``input`` is."""
@@ -449,10 +439,8 @@ class LSTM(RNNBase):
                 self._zeros(input, batch_sizes, real_hidden),
                 self._zeros(input, batch_sizes, self.hidden_size),
             )
-            self.check_forward_args(input, hx, batch_sizes)
         elif batch_sizes is not None:
             hx = self.permute_hidden(hx, sorted_idx)
-            self.check_forward_args(input, hx, batch_sizes)
         else:
             if is_batched:
                 if hx[0].dim() != 3 or hx[1].dim() != 3:
@@ -466,8 +454,8 @@ class LSTM(RNNBase):
                         "For unbatched 2-D input, hx and cx should also be 2-D but got "
                         f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
                     )
-                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-            self.check_forward_args(input, hx, batch_sizes)
+                hx = tuple(state.unsqueeze(1) for state in hx)
+        self.check_forward_args(input, hx, batch_sizes)  # once, whichever way hx was made
         out, h, c = self._run(input, hx[0], hx[1], batch_sizes)
         if isinstance(orig, PackedSequence):
             packed = PackedSequence(out, batch_sizes, sorted_idx, unsorted_idx)
@@ -511,18 +499,22 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if "bias" in self.__dict__ and self.bias is not True:
-            s += ", bias={bias}"
-        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
-            s += ", nonlinearity={nonlinearity}"
-        return s.format(**self.__dict__)
+        # only the settings that differ from the defaults (bias=True, tanh) are shown
+        parts = [f"{self.input_size}, {self.hidden_size}"]
+        d = self.__dict__
+        if d.get("bias", True) is not True:
+            parts.append(f"bias={d['bias']}")
+        if d.get("nonlinearity", "tanh") != "tanh":
+            parts.append(f"nonlinearity={d['nonlinearity']}")
+        return ", ".join(parts)
 
     def reset_parameters(self) -> None:
         """Draw every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        bound = 0.0
+        if self.hidden_size > 0:
+            bound = 1.0 / math.sqrt(self.hidden_size)  # the same float as torch's
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
 
     def _check(self, name: str, input: Tensor, hx, what: str = "hidden"):
         if input.dim() not in (1, 2):
