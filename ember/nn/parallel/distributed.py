@@ -459,6 +459,10 @@ class DistributedDataParallel(Module):
                 self._static_used = used
         works, self._works, self._next_bucket = self._works, [], 0
         self._reductions += 1
+        # (benchmarks: the bytes whose all-reduce finished during backward, i.e. hidden)
+        self._hidden_bytes = sum(
+            b.flat.nbytes for b, w in zip(self._buckets, works, strict=True) if w.is_completed()
+        )
         start = time.perf_counter()
         for w in works:
             w.wait()
