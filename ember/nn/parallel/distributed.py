@@ -388,7 +388,8 @@ class DistributedDataParallel(Module):
             )
         if self._join is not None:
             self._join.notify()
-        self._maybe_rebuild()
+        if ember.is_grad_enabled():  # (torch: not in a no_grad forward, e.g. evaluation)
+            self._maybe_rebuild()
         if self.will_sync_module_buffers():
             src = 0 if self._join is None else self._common_rank(True)
             _broadcast_flat(list(self.module.buffers()), self.process_group, src)
