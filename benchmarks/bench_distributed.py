@@ -2,7 +2,7 @@
 ember's local transport (vs torch's gloo when installed).
 
     python benchmarks/bench_distributed.py            # launches the workers itself
-    python benchmarks/bench_distributed.py --quick    # sizes up to 1 MB, shorter DDP (CI smoke)
+    python benchmarks/bench_distributed.py --quick    # 2 ranks, up to 1 MB, short DDP (smoke)
     python benchmarks/bench_distributed.py --ranks 2 --kinds ember-mpi   # a subset
     python benchmarks/bench_distributed.py --allreduce-only --json PATH
 
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sizes up to 1 MB, short DDP (CI smoke)")
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
-    ap.add_argument("--ranks", default="2,4", help="comma-separated rank counts (default 2,4)")
+    ap.add_argument("--ranks", help="comma-separated rank counts (default 2,4; with --quick 2)")
     ap.add_argument("--allreduce-only", action="store_true", help="skip the DDP steps")
     ap.add_argument("--ddp-only", action="store_true", help="skip the all-reduce sizes")
     ap.add_argument("--kinds", help="comma-separated subset of mpi4py,ember-mpi,ember-local,torch")
@@ -261,7 +261,8 @@ def main(argv=None) -> int:
     if args.kinds:
         kinds = [k for k in args.kinds.split(",") if k in kinds]
     records, failed = [], []
-    for n in [int(v) for v in args.ranks.split(",")]:
+    ranks = args.ranks or ("2" if args.quick else "2,4")
+    for n in [int(v) for v in ranks.split(",")]:
         print(f"== {n} ranks ({_load()} before)", flush=True)
         launched = {k: _launch(k, n, args.quick, args.allreduce_only, args.ddp_only) for k in kinds}
         failed += [
