@@ -2,7 +2,7 @@
 ember's local transport (vs torch's gloo when installed).
 
     python benchmarks/bench_distributed.py            # launches the workers itself
-    python benchmarks/bench_distributed.py --quick    # sizes up to 1 MB, shorter DDP (CI smoke)
+    python benchmarks/bench_distributed.py --quick    # 2 ranks, up to 1 MB, short DDP (smoke)
     python benchmarks/bench_distributed.py --ranks 2 --kinds ember-mpi   # a subset
     python benchmarks/bench_distributed.py --allreduce-only --json PATH
 
@@ -139,7 +139,8 @@ def _ddp(kind, ember, dist, quick: bool = False) -> list:
     (1 - wait left after the last rank's backward / time of the same all-reduces run alone),
     with one process
     running the plain module on its share of the batch alongside (its per-sample time over
-    the share; the DDP step's over the joined batch). Wall and CPU time (this process)."""
+    the share; the DDP step's over the joined batch), and the share of the gradient bytes
+    whose all-reduce had finished when backward ended. Wall and CPU time (this process)."""
     rows = []
     n = dist.get_world_size()
     for name, cap in DDP_CASES:
@@ -154,7 +155,7 @@ def _ddp(kind, ember, dist, quick: bool = False) -> list:
 
         reps = 3 if quick else 10
         step(ddp)  # the first backward: buckets rebuilt at the next forward
-        single, wall, cpu, exposed = [], [], [], []
+        single, wall, cpu, exposed, hidden_bytes = [], [], [], [], []
         for _ in range(reps):  # interleaved: the plain module, then a DDP step
             dist.barrier()
             t0 = time.perf_counter()
@@ -171,6 +172,7 @@ def _ddp(kind, ember, dist, quick: bool = False) -> list:
             ends = ember.tensor([ddp._backward_done_at], dtype=ember.float64)
             dist.all_reduce(ends, op=dist.ReduceOp.MAX)
             exposed.append(max(0.0, done - ends.item()))
+            hidden_bytes.append(ddp._hidden_bytes / sum(b.flat.nbytes for b in ddp._buckets))
         dist.barrier()
         alone = _timeit(lambda ddp=ddp: [dist.all_reduce(b.tensor) for b in ddp._buckets], reps)
         med = sorted(wall)[len(wall) // 2]
@@ -190,6 +192,7 @@ def _ddp(kind, ember, dist, quick: bool = False) -> list:
                 "allreduce_alone_s": alone,
                 "exposed_s": exp,
                 "hidden": max(0.0, 1 - exp / alone),
+                "hidden_bytes": sorted(hidden_bytes)[len(hidden_bytes) // 2],
             }
         )
     return rows
@@ -238,7 +241,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sizes up to 1 MB, short DDP (CI smoke)")
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
-    ap.add_argument("--ranks", default="2,4", help="comma-separated rank counts (default 2,4)")
+    ap.add_argument("--ranks", help="comma-separated rank counts (default 2,4; with --quick 2)")
     ap.add_argument("--allreduce-only", action="store_true", help="skip the DDP steps")
     ap.add_argument("--ddp-only", action="store_true", help="skip the all-reduce sizes")
     ap.add_argument("--kinds", help="comma-separated subset of mpi4py,ember-mpi,ember-local,torch")
@@ -258,7 +261,8 @@ def main(argv=None) -> int:
     if args.kinds:
         kinds = [k for k in args.kinds.split(",") if k in kinds]
     records, failed = [], []
-    for n in [int(v) for v in args.ranks.split(",")]:
+    ranks = args.ranks or ("2" if args.quick else "2,4")
+    for n in [int(v) for v in ranks.split(",")]:
         print(f"== {n} ranks ({_load()} before)", flush=True)
         launched = {k: _launch(k, n, args.quick, args.allreduce_only, args.ddp_only) for k in kinds}
         failed += [
@@ -287,7 +291,8 @@ def main(argv=None) -> int:
                         f"{r['per_sample_us']:.1f} us/sample vs 1 process "
                         f"{r['single_per_sample_us']:.1f}; all-reduce alone "
                         f"{r['allreduce_alone_s'] * 1e3:.2f} ms, left after backward "
-                        f"{r['exposed_s'] * 1e3:.2f} ms: hidden {100 * r['hidden']:.0f}%"
+                        f"{r['exposed_s'] * 1e3:.2f} ms: hidden {100 * r['hidden']:.0f}%; "
+                        f"bytes reduced during backward {100 * r['hidden_bytes']:.0f}%"
                     )
         print(f"({_load()} after)", flush=True)
 
@@ -323,7 +328,8 @@ def main(argv=None) -> int:
                         bench_record(
                             "distributed",
                             f"DDP {r['workload']} step {n} ranks {k} cap {r['bucket_cap_mb']} "
-                            f"(hidden {100 * r['hidden']:.0f}%, 1 process "
+                            f"(hidden {100 * r['hidden']:.0f}%, bytes reduced during backward "
+                            f"{100 * r['hidden_bytes']:.0f}%, 1 process "
                             f"{r['single_per_sample_us']:.1f})",
                             r["per_sample_us"],
                             unit="us/sample",

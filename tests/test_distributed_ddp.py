@@ -265,3 +265,17 @@ def test_zero_load_state_dict_resumes_each_shard():
     for going_on, resumed in run_ranks(fn):
         for a, b in zip(going_on, resumed, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_ddp_rebuilds_buckets_only_in_a_forward_with_grad():
+    def fn(rank, group):
+        ddp = DDP(make_model(), process_group=group, bucket_cap_mb=0.2)
+        ddp(ember.from_numpy(part(rank, 2))).sum().backward()
+        if rank == 0:  # one rank evaluates: no collective may run
+            with ember.no_grad():
+                ddp(ember.from_numpy(X))
+        seen = len(ddp._buckets)
+        ddp(ember.from_numpy(part(rank, 2))).sum().backward()
+        return seen, len(ddp._buckets)
+
+    assert run_ranks(fn) == [(1, 3), (1, 3)]

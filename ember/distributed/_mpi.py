@@ -155,6 +155,8 @@ class _Request:
 
     def test(self, block: bool = False) -> bool:
         """Advance the request (``block``: until it completes); return whether it did."""
+        if block:
+            self.polled = False  # the caller waits: the progress thread leaves it alone
         if not self.lock.acquire(blocking=block):
             return False  # the other thread is on it
         try:

@@ -388,7 +388,8 @@ class DistributedDataParallel(Module):
             )
         if self._join is not None:
             self._join.notify()
-        self._maybe_rebuild()
+        if ember.is_grad_enabled():  # (torch: not in a no_grad forward, e.g. evaluation)
+            self._maybe_rebuild()
         if self.will_sync_module_buffers():
             src = 0 if self._join is None else self._common_rank(True)
             _broadcast_flat(list(self.module.buffers()), self.process_group, src)
@@ -459,6 +460,10 @@ class DistributedDataParallel(Module):
                 self._static_used = used
         works, self._works, self._next_bucket = self._works, [], 0
         self._reductions += 1
+        # (benchmarks: the bytes whose all-reduce finished during backward, i.e. hidden)
+        self._hidden_bytes = sum(
+            b.flat.nbytes for b, w in zip(self._buckets, works, strict=True) if w.is_completed()
+        )
         start = time.perf_counter()
         for w in works:
             w.wait()
