@@ -80,7 +80,29 @@ def f_strings(x, s: str):
     return x * float(n)
 
 
+def f_raise_in_loop(x, n: int):
+    total = 0
+    for i in list(range(n)):
+        if i > 10:
+            raise ValueError(f"too many: {i}")
+        else:
+            step = i * 2
+        total += step
+    ok = isinstance(total, int) and total >= 0
+    ys = sorted([3, 1, 2])[::-1]
+    return x * float(total + ys[0]) if ok else x
+
+
+def f_inplace_add_aliases(x):
+    y = x.clone()
+    z = y
+    z += 1
+    return y  # ``z += 1`` wrote into y too, as in Python
+
+
 _CASES = [
+    (f_raise_in_loop, (4,)),
+    (f_inplace_add_aliases, ()),
     (f_not_in, (2,)),
     (f_not_in, (3,)),
     (f_list_methods, (4,)),
@@ -132,6 +154,15 @@ def bad_append(x):
     xs: list[int] = [1]
     xs.append(x)
     return x
+
+
+def test_raise_inside_a_loop_reaches_the_caller_as_torch():
+    se, st = _script(ember, f_raise_in_loop), _script(torch, f_raise_in_loop)
+    with pytest.raises(Exception, match="ValueError: too many: 11") as ours:
+        se(ember.ones(2), 13)
+    with pytest.raises(Exception, match="ValueError: too many: 11") as theirs:
+        st(torch.ones(2), 13)
+    assert type(ours.value).__name__ == type(theirs.value).__name__
 
 
 def test_append_of_a_wrong_type_is_refused_at_script_time():
