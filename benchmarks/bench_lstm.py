@@ -12,6 +12,10 @@ GEMM, a Python loop over time for the recurrence (``sigmoid = 1 / (1 + exp(-x))`
 backpropagation through time, and the SGD update. Target: ember/torch <= 2.5. Before timing,
 ember's loss and parameter gradients are checked against torch's and NumPy's on the same
 weights.
+
+Case ``unrolled_step``: the same model and step written by hand with basic ops (per step a
+matmul, ``chunk`` into four gates, ``sigmoid``/``tanh``, ``torch.stack`` of the steps): the
+per-op dispatch and autograd cost of what users write. Its loss is checked against NumPy's.
 """
 
 from __future__ import annotations
@@ -90,6 +94,35 @@ def lib_step(lib, weights, x, y):
         return loss
 
     return step, model
+
+
+def unrolled_step(lib, weights, x, y):
+    """Return ``step()``: the same model written by hand with basic ops (the pattern users write:
+    one input projection, then per step a matmul, ``chunk`` into gates, ``sigmoid``/``tanh``,
+    and ``stack`` of the steps), SGD applied under ``no_grad``."""
+    w = {n: lib.from_numpy(a.copy()).requires_grad_() for n, a in weights.items()}
+    xt, yt = lib.from_numpy(x), lib.from_numpy(y)
+
+    def step():
+        for p in w.values():
+            p.grad = None
+        h, c = lib.zeros(B, H), lib.zeros(B, H)
+        xp = xt @ w["weight_ih_l0"].t() + w["bias_ih_l0"]
+        outs = []
+        for t in range(T):
+            i, f, g, o = (xp[t] + h @ w["weight_hh_l0"].t() + w["bias_hh_l0"]).chunk(4, 1)
+            c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
+            h = lib.sigmoid(o) * lib.tanh(c)
+            outs.append(h)
+        pred = lib.stack(outs) @ w["head.weight"].t() + w["head.bias"]
+        loss = ((pred - yt) ** 2).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in w.values():
+                p -= LR * p.grad
+        return loss
+
+    return step
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,9 +236,14 @@ def main(argv=None) -> int:
     weights, x, y = _data()
     err = check(torch, weights, x, y)
     ok = err < 1e-3
+    ref_loss = numpy_grads(weights, x, y)[0]
+    u_err = abs(float(unrolled_step(ember, weights, x, y)().detach()) - ref_loss) / ref_loss
+    ok_u = u_err < 1e-4
     fns = {"ember": lib_step(ember, weights, x, y)[0], "numpy": numpy_step(weights, x, y)}
+    fns["ember_unrolled"] = unrolled_step(ember, weights, x, y)
     if torch is not None:
         fns["torch"] = lib_step(torch, weights, x, y)[0]
+        fns["torch_unrolled"] = unrolled_step(torch, weights, x, y)
     res = measure_interleaved(
         fns,
         repeat=repeat,
@@ -240,7 +278,25 @@ def main(argv=None) -> int:
         f"{ratio(ms['ember'])} {ratio(ms['numpy'])} {TARGET:6.1f}x {rec['status'] or '-'} "
         f"{'ok' if ok else f'! err={err:.2g}'}"
     )
-    write_json(args.json, [rec])
+    tu = ms.get("torch_unrolled")
+    rec_u = bench_record(
+        "lstm",
+        "unrolled_step",
+        ms["ember_unrolled"] if ok_u else None,
+        tu,
+        ms["numpy"],
+        target=("torch", TARGET),
+    )
+    eu = ms["ember_unrolled"]
+    ratio_u = lambda v: f"{v / tu:8.2f}" if v is not None and tu else f"{'-':>8}"  # noqa: E731
+    print(
+        f"{'unrolled':11} {fmt(tu)} {fmt(eu)} {fmt(ms['numpy'])} {ratio_u(eu)} "
+        f"{ratio_u(ms['numpy'])} {TARGET:6.1f}x {rec_u['status'] or '-'} "
+        f"{'ok' if ok_u else f'! err={u_err:.2g}'}"
+    )
+    if not ok_u:
+        status = 1
+    write_json(args.json, [rec, rec_u])
     return status
 
 
