@@ -275,8 +275,13 @@ def _(ctx, g, alpha=1):
     return (-g if alpha == 1 else g * -alpha), g
 
 
-_REDUCED = (np.dtype(np.float16), D.bfloat16.np)
 _F32 = np.float32
+
+
+def _reduced(dt: np.dtype) -> bool:
+    """float16 or bfloat16 (ml_dtypes' is a 2-byte kind-"V" dtype; asking by shape keeps
+    ml_dtypes unimported until a bfloat16 tensor exists)."""
+    return dt.itemsize == 2 and dt.kind in "fV"
 
 
 def _scalar_in_float32(np_fn):
@@ -287,13 +292,13 @@ def _scalar_in_float32(np_fn):
 
     def forward(x, y, out=None):
         ty = type(y)
-        if (ty is float or ty is int) and type(x) is np.ndarray and x.dtype in _REDUCED:
+        if (ty is float or ty is int) and type(x) is np.ndarray and _reduced(x.dtype):
             r = np_fn(x.astype(_F32), _F32(y)).astype(x.dtype)
         elif (
             np_fn is np.true_divide
             and type(x) in (float, int)
             and type(y) is np.ndarray
-            and y.dtype in _REDUCED
+            and _reduced(y.dtype)
         ):
             r = (np.reciprocal(y).astype(_F32) * _F32(x)).astype(y.dtype)
         else:
