@@ -17,7 +17,7 @@ import numpy as np
 from ember._core.storage import array_ptr as _ptr
 from ember._core.storage import owner_of
 from ember._core.tensor import Size, Tensor, _wrap, contiguous_format, preserve_format, wrap_dim
-from ember._ops.registry import SAME, _type_name, dispatch, expose, op
+from ember._ops.registry import SAME, _type_name, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ geometry
 
@@ -1111,35 +1111,39 @@ def contiguous(self, memory_format=None):
     return self.clone(memory_format=memory_format)
 
 
-for _f in (view, view_as, reshape_as, expand, expand_as, unfold, contiguous):
-    expose(_f, function=False)
-for _f in (
-    reshape,
-    flatten,
-    unflatten,
-    permute,
-    transpose,
-    t,
-    movedim,
-    squeeze,
-    unsqueeze,
-    select,
-    narrow,
-    diagonal,
-    as_strided,
-    unbind,
-    split,
-    split_with_sizes,
-    chunk,
+# the public functions and methods, each with the op it runs (None: composed of other ops)
+for _op, _f in (
+    (_view, view),
+    (None, view_as),
+    (None, reshape_as),
+    (_expand, expand),
+    (None, expand_as),
+    (_unfold, unfold),
+    (None, contiguous),
 ):
-    expose(_f)
-expose(movedim, "moveaxis", method="moveaxis")
-expose(transpose, "swapaxes", method="swapaxes")
-expose(transpose, "swapdims", method="swapdims")
-for _f in (cat, stack):
-    expose(_f, method=False)
-expose(cat, "concat", method=False)
-expose(cat, "concatenate", method=False)
+    publish(_op, _f, function=False)
+for _op, _f in (
+    (None, reshape),
+    (None, flatten),
+    (None, unflatten),
+    (_permute, permute),
+    (_t, t),
+    (None, squeeze),
+    (_unsqueeze, unsqueeze),
+    (_select, select),
+    (None, narrow),
+    (_diagonal, diagonal),
+    (_as_strided, as_strided),
+    (_unbind, unbind),
+    (_split, split),
+    (_split_sizes, split_with_sizes),
+    (None, chunk),
+):
+    publish(_op, _f)
+publish(_transpose, transpose, aliases=("swapaxes", "swapdims"))
+publish(None, movedim, aliases=("moveaxis",))
+publish(_cat, cat, method=False, aliases=("concat", "concatenate"))
+publish(_stack, stack, method=False)
 Tensor.T = property(_T)
 Tensor.mT = property(_mT)
 Tensor.H = property(lambda self: _T(self).conj())

@@ -18,7 +18,7 @@ from ember._core import dtype as D
 from ember._core.device import as_device
 from ember._core.layout import strided
 from ember._core.tensor import Tensor
-from ember._ops.registry import API, expose
+from ember._ops.registry import API, publish
 
 # -- the formulas --------------------------------------------------------------------------------
 
@@ -173,4 +173,4 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
 
 
 for _fn in (hamming_window, hann_window, blackman_window, bartlett_window, kaiser_window):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)  # (composed of ops: linspace/arange, cos, sum...)

@@ -175,7 +175,31 @@ def can_fuse(params: list[Tensor], foreach) -> bool:
         return False
 
 
-class FlatGroup:
+class _Arrays:
+    """What the update bodies ask of :class:`FlatGroup` and :class:`OneParam` alike (both have
+    ``p``, ``tmp``, ``_scratch`` and ``grad(writable)``)."""
+
+    __slots__ = ()
+
+    def prepared_grad(self, maximize: bool, weight_decay: float = 0) -> np.ndarray:
+        """Return the gradient negated for ``maximize`` and plus ``weight_decay * param`` (L2),
+        as torch's ``grad = -grad; grad = grad.add(param, alpha=weight_decay)``."""
+        g = self.grad(writable=maximize or weight_decay != 0)
+        if maximize:
+            np.negative(g, out=g)
+        if weight_decay != 0:
+            np.multiply(self.p, weight_decay, out=self.tmp)
+            g += self.tmp
+        return g
+
+    def scratch(self, i: int) -> np.ndarray:
+        """Return the ``i``-th extra scratch array (beyond ``tmp``), made on first use."""
+        while len(self._scratch) <= i:
+            self._scratch.append(np.empty_like(self.p))
+        return self._scratch[i]
+
+
+class FlatGroup(_Arrays):
     """Flat arrays for the parameters of one group, their gradients and their state ``keys``."""
 
     def __init__(
@@ -437,24 +461,7 @@ class FlatGroup:
             g._vc[0] += 1
         return True
 
-    # -- helpers for the algorithms ------------------------------------------------------------
-    def prepared_grad(self, maximize: bool, weight_decay: float = 0) -> np.ndarray:
-        """Return the flat gradient negated for ``maximize`` and plus ``weight_decay * param``
-        (L2), as torch's ``grad = -grad; grad = grad.add(param, alpha=weight_decay)``."""
-        g = self.grad(writable=maximize or weight_decay != 0)
-        if maximize:
-            np.negative(g, out=g)
-        if weight_decay != 0:
-            np.multiply(self.p, weight_decay, out=self.tmp)
-            g += self.tmp
-        return g
-
-    def scratch(self, i: int) -> np.ndarray:
-        """Return the ``i``-th extra scratch array (beyond ``tmp``), made on first use."""
-        while len(self._scratch) <= i:
-            self._scratch.append(np.empty_like(self.p))
-        return self._scratch[i]
-
+    # -- helpers for the algorithms: prepared_grad, scratch (_Arrays), per_element -----------
     @staticmethod
     def _ids_of(params, state, keys):
         # the identity of every state tensor: load_state_dict or a user replacing one rebuilds
@@ -467,7 +474,7 @@ class FlatGroup:
         return np.repeat(values.astype(self.p.dtype), self.sizes)
 
 
-class OneParam:
+class OneParam(_Arrays):
     """One parameter seen through :class:`FlatGroup`'s interface, so that an optimizer's one
     update body also runs per parameter (``foreach=False``, mixed dtypes, shared state): ``p``,
     ``bufs`` and ``scalars`` are the parameter's and its state's own arrays (updated in place),
@@ -491,21 +498,6 @@ class OneParam:
         """Return the gradient's array (a copy the update may overwrite when ``writable``)."""
         g = self.param.grad._data
         return np.array(g, dtype=self.p.dtype) if writable else g
-
-    def prepared_grad(self, maximize: bool, weight_decay: float = 0) -> np.ndarray:
-        """As :meth:`FlatGroup.prepared_grad`, for this parameter."""
-        g = self.grad(writable=maximize or weight_decay != 0)
-        if maximize:
-            np.negative(g, out=g)
-        if weight_decay != 0:
-            np.multiply(self.p, weight_decay, out=self.tmp)
-            g += self.tmp
-        return g
-
-    def scratch(self, i: int) -> np.ndarray:
-        while len(self._scratch) <= i:
-            self._scratch.append(np.empty_like(self.p))
-        return self._scratch[i]
 
     def per_element(self, values: np.ndarray) -> float:
         return values.flat[0].item()

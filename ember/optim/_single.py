@@ -134,8 +134,6 @@ class ElementwiseOptimizer(Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            if any(p.grad.is_sparse for p in params):
-                self._check_sparse(group)
             lr = group["lr"]  # (a Tensor lr is read once, as a number)
             hyper = {**group, "lr": lr.item()} if isinstance(lr, Tensor) else group
             keys = self._flat_state_keys(group)
@@ -161,7 +159,10 @@ class ElementwiseOptimizer(Optimizer):
         return loss
 
     def _step_each(self, group: dict, params: list, keys: tuple[str, ...]) -> None:
-        """The same update, one parameter at a time."""
+        """The same update, one parameter at a time (also the path of a group with a sparse
+        gradient: it has no flat array)."""
+        if any(p.grad.is_sparse for p in params):
+            self._check_sparse(group)
         for p in params:
             if p.is_complex() and not self._complex_ok:
                 raise NotImplementedError(_COMPLEX)

@@ -183,11 +183,11 @@ class Optimizer:
             self.defaults["differentiable"] = False
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        text = f"{type(self).__name__} ("
         for number, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {number}")
-            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
-        return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
+            keys = "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
+            text += f"\nParameter Group {number}\n{keys}"
+        return text + ")"
 
     # -- hooks ---------------------------------------------------------------------------------
     def _register(self, hooks: OrderedDict, hook: Callable, prepend: bool = False):

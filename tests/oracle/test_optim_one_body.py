@@ -93,7 +93,7 @@ def test_one_update_body():
         assert not hasattr(cls, "_single_step") and not hasattr(cls, "_flat_step")
 
 
-@pytest.mark.parametrize("layout", ["dup_in_group", "dup_across_groups"])
+@pytest.mark.parametrize("layout", ["dup_in_group", "dup_across_groups", "two_groups"])
 def test_state_dict_numbers_duplicates_as_torch(layout):
     import warnings
 
@@ -102,6 +102,8 @@ def test_state_dict_numbers_duplicates_as_torch(layout):
         p, q = lib.zeros(2, requires_grad=True), lib.zeros(3, requires_grad=True)
         if layout == "dup_in_group":
             groups = [{"params": [p, q, p]}]
+        elif layout == "two_groups":
+            groups = [{"params": [p]}, {"params": [q], "lr": 0.5}]
         else:
             groups = [{"params": [p, q]}, {"params": [q], "lr": 0.5}]
         with warnings.catch_warnings():
