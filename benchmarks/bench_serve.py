@@ -223,18 +223,6 @@ def main(argv=None) -> int:
     scale_b = results[("b16_w2", 32)]["throughput"] / results[("b16_w1", 32)]["throughput"]
     print(f"dynamic batching at 32 clients: {speed:.2f}x batch 1 (target >= 2x)")
     print(f"2 workers vs 1 at 32 clients: {scale:.2f}x at batch 1, {scale_b:.2f}x at batch 16")
-    # With C cores, 1 worker can at best run at 1/max(W, F + K) requests per second, and any
-    # number of workers at C/(W + F + K) (W, F, K: CPU per request of the workers, the front
-    # end and this client, measured above). The ratio is the most a second worker can give.
-    one = results[("b1_w1", 32)]
-    w, f_k = one["cpu_workers"], one["cpu_front"] + one["cpu_client"]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if w > 0:
-        bound = min(2.0, cores * max(w, f_k) / (w + f_k))
-        print(
-            f"CPU per request at batch 1: workers {w:.2f} ms, front end + client {f_k:.2f} ms; "
-            f"on {cores} cores a second worker can give at most {bound:.2f}x"
-        )
     print(f"load average at end: {os.getloadavg()}")
     for case, value, goal in (("batching_32c", speed, 2.0), ("workers_2v1_32c", scale, 1.5)):
         records.append(
