@@ -15,6 +15,7 @@ from ember._ops.convert import scalar_value
 from ember._ops.pointwise import (
     _cast,
     _conj,
+    _reduced,
     checked_scalar,
     deprecated_scalar_first,
     dkind,
@@ -397,7 +398,7 @@ def _addc_value(value, inputs):
     promote=SAME,
 )
 def _addcmul(x, t1, t2, value=1):
-    if x.dtype in _REDUCED:
+    if _reduced(x.dtype):
         # torch computes float16/bfloat16 in float32: value * t1 in float32, then one fused
         # multiply-add with t2 and x (float64 holds that product and sum exactly but for rare
         # cancellations), rounded to float32 and then to the half type
@@ -408,7 +409,6 @@ def _addcmul(x, t1, t2, value=1):
     return np.add(x, np.multiply(prod, t2))
 
 
-_REDUCED = (np.dtype(np.float16), D.bfloat16.np)
 _F32 = np.float32
 
 
