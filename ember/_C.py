@@ -16,8 +16,23 @@ from ember.overrides import (
     _disabled_torch_function_impl,
 )
 
-# ``torch._C._nn``: of torch's C++ nn bindings, the argument parser of ``Module.to``
-_nn = types.ModuleType("torch._C._nn")
+
+class _NNBindings(types.ModuleType):
+    """``torch._C._nn``: of torch's C++ nn bindings, the argument parser of ``Module.to`` and
+    the nn.functional functions torch implements as such bindings (traced code spells them
+    so: ``torch._C._nn.gelu(x)``), bound on first use so that importing ember stays cheap."""
+
+    _bound = False
+
+    def __getattr__(self, name: str):
+        if not type(self)._bound:
+            type(self)._bound = True
+            _bind_nn_functions()
+            return getattr(self, name)
+        raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")
+
+
+_nn = _NNBindings("torch._C._nn")
 
 
 def _parse_to(*args, **kwargs):
@@ -31,8 +46,6 @@ _nn._parse_to = _parse_to
 
 
 def _bind_nn_functions() -> None:
-    # the nn.functional functions torch implements as ``torch._C._nn`` bindings (traced
-    # code spells them so: ``torch._C._nn.gelu(x)``)
     import ember.nn.functional as F
     from ember.fx.node import FUNCTIONAL_SPELLINGS
 
@@ -40,9 +53,6 @@ def _bind_nn_functions() -> None:
         fn = getattr(F, name, None)
         if fn is not None and spelling.startswith("torch._C._nn."):
             setattr(_nn, spelling.rpartition(".")[2], fn)
-
-
-_bind_nn_functions()
 
 
 def _log_api_usage_once(event: str) -> None:
