@@ -579,35 +579,35 @@ def run_all(opts) -> dict:
         scripts = {w: scripts[w] for w in scripts if w in wanted}
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     machine = machine_facts()
+    contention = None
     if opts.contend:
         records, failed, scripts_run, cases = run_contended(opts, scripts)
-        return {
-            "date": date,
-            "quick": opts.quick,
-            "machine": machine,
-            "scripts": scripts_run,
-            "records": records,
-            "failed": failed,
-            "contention": {
-                "busy": opts.contend,
-                "repeats": opts.contend_repeats,
-                "load_average_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-                "cases": cases,
-            },
+        contention = {
+            "busy": opts.contend,
+            "repeats": opts.contend_repeats,
+            "load_average_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "cases": cases,
         }
-    records, failed, scripts_run = [], [], []
-    for workload, path in scripts.items():
-        print(f"[{workload}] {path.name} ...", end="" if not opts.verbose else "\n", flush=True)
-        res = run_script(workload, path, quick=opts.quick, timeout=opts.timeout, echo=opts.verbose)
-        verdict = "FAILED" if res.error else "ok"
-        print(f" {verdict} ({res.seconds:.1f} s, {len(res.records)} records)", flush=True)
-        records += res.records
-        scripts_run.append(
-            {"workload": workload, "seconds": round(res.seconds, 2), "returncode": res.returncode}
-        )
-        if res.error:
-            failed.append({"workload": workload, "summary": res.summary, "error": res.error})
-    return {
+    else:
+        records, failed, scripts_run = [], [], []
+        for workload, path in scripts.items():
+            print(f"[{workload}] {path.name} ...", end="" if not opts.verbose else "\n", flush=True)
+            res = run_script(
+                workload, path, quick=opts.quick, timeout=opts.timeout, echo=opts.verbose
+            )
+            verdict = "FAILED" if res.error else "ok"
+            print(f" {verdict} ({res.seconds:.1f} s, {len(res.records)} records)", flush=True)
+            records += res.records
+            scripts_run.append(
+                {
+                    "workload": workload,
+                    "seconds": round(res.seconds, 2),
+                    "returncode": res.returncode,
+                }
+            )
+            if res.error:
+                failed.append({"workload": workload, "summary": res.summary, "error": res.error})
+    result = {
         "date": date,
         "quick": opts.quick,
         "machine": machine,
@@ -615,6 +615,9 @@ def run_all(opts) -> dict:
         "records": records,
         "failed": failed,
     }
+    if contention is not None:
+        result["contention"] = contention
+    return result
 
 
 def main(argv=None) -> int:
