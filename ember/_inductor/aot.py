@@ -283,8 +283,16 @@ def _traced(rec, fn):
 
 
 # ops whose backward formula ignores the arrays among its params (when the predicate holds):
-# training batch norm recomputes its statistics from the saved input
-_ARRAY_PARAMS_UNREAD = {"native_batch_norm": lambda p: p.get("training") is True}
+# training batch norm recomputes its statistics from the saved input; the arithmetic of an
+# in-place write (``x.mul_(2)``) never reads its target, the array under ``out``
+def _only_out(p) -> bool:
+    return not any(isinstance(x, np.ndarray) for k, x in p.items() if k != "out")
+
+
+_ARRAY_PARAMS_UNREAD = {
+    "native_batch_norm": lambda p: p.get("training") is True,
+    **dict.fromkeys(("add", "sub", "mul", "div"), _only_out),
+}
 
 
 def _apply(rec, node, grads):

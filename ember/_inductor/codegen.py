@@ -25,24 +25,45 @@ _UFUNCS: dict = {}
 
 
 def _ufuncs() -> dict:
-    """{op: ufunc} for the ops whose forward is a bare NumPy ufunc when called without params."""
+    """{op: ufunc} for the ops whose forward, called without params on arrays of the dtypes
+    in ``_UFUNC_DTYPES``, is exactly one call of a NumPy ufunc (``np.add(x, y)``)."""
     if not _UFUNCS:
         from ember._ops import pointwise as P
         from ember._ops import unary as U
 
-        for name, uf in (
-            ("_add", np.add),
-            ("_sub", np.subtract),
-            ("_mul", np.multiply),
-            ("_div", np.true_divide),
-            ("_reciprocal", np.reciprocal),
+        for mod in (P, U):
+            for name, op in vars(mod).items():
+                if name.startswith("_") and isinstance(getattr(op, "forward", None), np.ufunc):
+                    _UFUNCS[op] = op.forward
+        for mod, name, uf in (
+            (P, "_add", np.add),
+            (P, "_sub", np.subtract),
+            (P, "_mul", np.multiply),  # (_scalar_in_float32: a plain ufunc but for halves)
+            (P, "_div", np.true_divide),
+            (P, "_reciprocal", np.reciprocal),
+            (U, "_neg", np.negative),  # (refuses bool, which never reaches compiled code)
+            (U, "_abs", np.absolute),
         ):
-            if hasattr(P, name):
-                _UFUNCS[getattr(P, name)] = uf
-        for name, uf in (("_sin", np.sin), ("_cos", np.cos), ("_tanh", np.tanh)):
-            if hasattr(U, name):
-                _UFUNCS[getattr(U, name)] = uf
+            if hasattr(mod, name):
+                _UFUNCS[getattr(mod, name)] = uf
     return _UFUNCS
+
+
+def _ufunc_name(env: dict, uf) -> str:
+    """The name the generated source calls NumPy's ufunc ``uf`` by (``np_multiply``)."""
+    nm = f"np_{uf.__name__}"
+    env.setdefault(nm, uf)
+    return nm
+
+
+def _promotes_alike(dts: list, casts) -> bool:
+    # every input is an array (``dts``: their dtypes, None for a constant) and NumPy's
+    # promotion of them is the dtype the op casts them to: the ufunc converts each element
+    # exactly as ``astype`` would, without the copy
+    if len(casts) != len(dts) or any(d is None for d in dts):  # (dtype == None is float64)
+        return False
+    to = {np.dtype(c) for c in casts if c is not None}
+    return len(to) == 1 and to <= _UFUNC_DTYPES and np.result_type(*dts) in to
 
 
 def _same(a, b) -> bool:
@@ -119,7 +140,12 @@ def _plain(x) -> bool:
 
 
 def emit(name: str, low, escapes: set, env: dict) -> str:
-    """Return the source of the function running graph ``low.graph`` (see ``generate``)."""
+    """Return the source of the function running graph ``low.graph`` (see ``generate``).
+
+    Runs of pointwise ufunc calls are fused: each run of two or more becomes one generated
+    kernel function (``fused_mul_add_sin_0``), called once, whose intermediates stay local
+    and whose result flows through one buffer (a value whose storage dies at the call that
+    reads it hands that buffer to the result: ``np_add(v2, _z0, v2)``)."""
     env.setdefault("np", np)
     env.setdefault("GuardFail", GuardFail)
     env.setdefault("_aa", np.asarray)
@@ -129,6 +155,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
     g, meta = low.graph, low.meta
     names: dict = {}  # IR value -> variable name holding its array
     lines = [f"def {name}({', '.join(meta[v].name for v in g.inputs())}):"]
+    kernels_src: list = []  # the fused kernel functions, defined before ``name``
     for v in g.inputs():
         names[v] = meta[v].name
     nodes = [n for n in g.nodes() if n._kind != "prim::Constant"]
@@ -150,9 +177,15 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
 
     zeros: dict = {}  # 0-d constants
     free: dict = {}  # (shape, dtype) -> [buffer names]
-    dying: dict = {}  # position -> [(key, buffer name)]
+    buf_of: dict = {}  # storage root -> ((shape, dtype), buffer name) it lives in
+    release: dict = {}  # position -> [roots whose buffer is free after it]
     nbuf = 0
     consts = 0
+    group: list = []  # the pending fused run: (line, label, output value, input values)
+
+    def put(text):
+        flush()
+        lines.append(text)
 
     def arg(v, cast=None):
         nonlocal consts
@@ -167,7 +200,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 m = meta[v]
                 ref = names[v] = m.name
                 env[f"_r{m.id}"] = x
-                lines.append(f"    {ref} = _r{m.id}._data")
+                put(f"    {ref} = _r{m.id}._data")
             elif _plain(x):
                 return repr(x)
             else:
@@ -175,12 +208,16 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 env[f"_k{consts}"] = x
                 return f"_k{consts}"
         if cast is not None:
+            if v in meta and meta[v].dtype == np.dtype(cast):
+                return ref  # (the dtype is known: no re-promotion)
             env[f"_dt_{cast}"] = cast
             return f"{ref}.astype(_dt_{cast})"
         return ref
 
-    def place(om, pos):
-        # a reused buffer for value ``om`` made at ``pos``, when it never leaves the function
+    def place(om, pos, reuse=()):
+        # a buffer for value ``om`` made at ``pos``, when it never leaves the function: the
+        # buffer of an input in ``reuse`` whose storage dies here (written in place), else a
+        # free one of its shape and dtype, else a new one
         nonlocal nbuf
         if not (
             om.root == om.id
@@ -190,15 +227,53 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         ):
             return None
         key = (om.shape, om.dtype.str)
-        pool = free.get(key)
-        if pool:
-            buf = pool.pop()
-        else:
-            buf = f"_b{nbuf}"
-            nbuf += 1
-            env[buf] = np.empty(om.shape, om.dtype)
-        dying.setdefault(last[om.id], []).append((key, buf))
+        buf = None
+        for v in reuse:
+            m = meta.get(v)
+            held = buf_of.get(m.id) if m is not None and m.root == m.id else None
+            if held is not None and held[0] == key and last.get(m.id) == pos:
+                buf = buf_of.pop(m.id)[1]
+                break
+        if buf is None:
+            pool = free.get(key)
+            if pool:
+                buf = pool.pop()
+            else:
+                buf = f"_b{nbuf}"
+                nbuf += 1
+                env[buf] = np.empty(om.shape, om.dtype)
+        buf_of[om.id] = (key, buf)
+        release.setdefault(last[om.id], []).append(om.id)
         return buf
+
+    def flush():
+        # the pending run as one kernel function (two or more calls) or as its one line
+        if not group:
+            return
+        if len(group) == 1:
+            lines.append(f"    {group[0][0]}  # {group[0][1]}")
+            group.clear()
+            return
+        members = {o._node for _, _, o, _ in group}
+        made, params, results = set(), [], []
+        for _, _, o, ins in group:
+            for v in ins:
+                nm = names.get(v)
+                if nm is not None and v not in made and nm not in params:
+                    params.append(nm)
+            made.add(o)
+        for _, _, o, _ in group:
+            if o in rets_set or any(u.user not in members for u in o._uses):
+                results.append(names[o])
+        labels = list(dict.fromkeys(lb for _, lb, _, _ in group))
+        kname = f"fused_{'_'.join(labels[:6])}_{len(kernels_src)}"
+        body = [f"def {kname}({', '.join(params)}):"]
+        body += [f"    {ln}  # {lb}" for ln, lb, _, _ in group]
+        body.append(f"    return {', '.join(results)}{',' if len(results) == 1 else ''}")
+        kernels_src.append("\n".join(body) + "\n")
+        lhs = ", ".join(results) + ("," if len(results) == 1 else "")
+        lines.append(f"    {lhs} = {kname}({', '.join(params)})  # {' '.join(labels)}")
+        group.clear()
 
     def special(n, em, args, pos, label):
         # an inlined kernel (kernels.py); True when it emitted the node
@@ -220,7 +295,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         got = em(site)
         if got is None:
             return False
-        lines.append(f"    {got[0]}  # {label}")
+        put(f"    {got[0]}  # {label}")
         lines.extend(f"    {x}" for x in got[1:])
         return True
 
@@ -250,15 +325,15 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         return outs
 
     for pos, n in enumerate(nodes):
-        for key, buf in dying.pop(pos - 1, ()):
-            free.setdefault(key, []).append(buf)
+        for r in release.pop(pos - 1, ()):
+            held = buf_of.pop(r, None)
+            if held is not None:
+                free.setdefault(held[0], []).append(held[1])
         kind = n._kind
         if kind == "prim::Guard":
             env[f"_g{pos}"] = _attr(n, "expect")
             v = arg(n._inputs[0])
-            lines.append(
-                f"    if not _same(_read({_attr(n, 'read')!r}, {v}), _g{pos}): raise GuardFail"
-            )
+            put(f"    if not _same(_read({_attr(n, 'read')!r}, {v}), _g{pos}): raise GuardFail")
             continue
         fname = f"_f{pos}"
         op = getattr(n, "_op", None)
@@ -269,11 +344,11 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             env[fname] = n._payload
             args = ", ".join(arg(v) for v in n._inputs)
             if n._multi:
-                lines.append(f"    {', '.join(out_names(n))}, = {fname}({args})  # {kind[7:]}")
+                put(f"    {', '.join(out_names(n))}, = {fname}({args})  # {kind[7:]}")
             else:
                 o = n._outputs[0]
                 names[o] = meta[o].name
-                lines.append(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
+                put(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
             continue
         label = op.name
         params = {k: a[1] for k, a in n._attrs.items() if k not in ("casts", "tensor_params")}
@@ -281,6 +356,14 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         keyed = _attr(n, "tensor_params") or ()
         inplace = getattr(n, "_inplace", 0)
         ins = n._inputs[1 if inplace == 2 else 0 : len(n._inputs) - len(keyed)]
+        if (
+            casts
+            and not params
+            and not keyed
+            and op in ufuncs
+            and _promotes_alike([meta[v].dtype if v in meta else None for v in ins], casts)
+        ):
+            casts = ()  # (the ufunc's own type resolution converts them the same way)
         args = [arg(v, casts[i] if i < len(casts) else None) for i, v in enumerate(ins)]
         env[fname] = op.forward
         kw = "".join(
@@ -291,6 +374,10 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             kw += f", **_p{pos}"
         uf = ufuncs.get(op) if not params and not keyed else None
         out = n._outputs[0]
+        if uf is not None and not all(
+            meta[v].dtype in _UFUNC_DTYPES for v in (*ins, out) if v in meta
+        ):
+            uf = None  # (half precision: the kernel computes in float32)
         if not inplace and not n._multi and not casts and not keyed and not kw:
             em = kernels.forward_emitter(op)
             if em is not None and special(n, em, args, pos, label):
@@ -301,39 +388,37 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             names[out] = dst
             if params.get("out") is OUT_TARGET:
                 env[f"_p{pos}"] = {k: v for k, v in params.items() if k != "out"}
-                lines.append(f"    {fname}({', '.join(args)}, out={dst}{kw})  # {label}_")
+                put(f"    {fname}({', '.join(args)}, out={dst}{kw})  # {label}_")
                 continue
             om = meta[out]
-            if uf is not None and om.dtype == meta[tgt].dtype and om.dtype in _UFUNC_DTYPES:
-                env[f"_u{pos}"] = uf
-                lines.append(f"    _u{pos}({', '.join(args)}, {dst})  # {label}_")
+            if uf is not None and om.dtype == meta[tgt].dtype:
+                put(f"    {_ufunc_name(env, uf)}({', '.join(args)}, {dst})  # {label}_")
             else:
-                lines.append(
+                put(
                     f"    np.copyto({dst}, {fname}({', '.join(args)}{kw}), casting='unsafe')"
                     f"  # {label}_"
                 )
             continue
         if n._multi:
             outs = out_names(n)
-            lines.append(f"    {', '.join(outs)}, = {fname}({', '.join(args)}{kw})  # {label}")
+            put(f"    {', '.join(outs)}, = {fname}({', '.join(args)}{kw})  # {label}")
             for nm in outs:
                 if nm != "_":
                     lines.append(f"    {nm} = _aa({nm})")
             continue
         om = meta[out]
         names[out] = om.name
-        if uf is not None:
-            args = scalars_0d(ins, args, om.dtype)
-        buf = place(om, pos) if uf is not None else None
-        if buf is not None:
-            env[f"_u{pos}"] = uf
-            # (the output positional: a keyword costs the call a dict)
-            lines.append(f"    {om.name} = _u{pos}({', '.join(args)}, {buf})  # {label}")
-        elif uf is not None:
-            env[f"_u{pos}"] = uf
-            lines.append(f"    {om.name} = _u{pos}({', '.join(args)})  # {label}")
-        else:
-            lines.append(f"    {om.name} = _aa({fname}({', '.join(args)}{kw}))  # {label}")
+        if uf is None:
+            put(f"    {om.name} = _aa({fname}({', '.join(args)}{kw}))  # {label}")
+            continue
+        args = scalars_0d(ins, args, om.dtype)
+        buf = place(om, pos, reuse=[v for v in ins if not casts])
+        # (the output positional: a keyword costs the call a dict)
+        tail = f", {buf}" if buf is not None else ""
+        group.append(
+            (f"{om.name} = {_ufunc_name(env, uf)}({', '.join(args)}{tail})", label, out, ins)
+        )
+    flush()
     out_src = []
     for v in rets:
         if v._node._kind == "prim::Constant" and _attr(v._node, "value") is None:
@@ -341,7 +426,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         else:
             out_src.append(arg(v))
     lines.append(f"    return ({', '.join(out_src)}{',' if len(out_src) == 1 else ''})")
-    return "\n".join(lines) + "\n"
+    return "".join(k + "\n" for k in kernels_src) + "\n".join(lines) + "\n"
 
 
 def build(name: str, source: str, env: dict):
