@@ -6,6 +6,7 @@ source shows the fused kernels and the reused buffers."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -141,3 +142,57 @@ def test_steady_state_memory_is_flat():
     finally:
         tracemalloc.stop()
     assert grown < 64 * 1024, grown
+
+
+# torch.compile's (AOT-autograd) graphs: create_graph=True gives first-order gradients with a
+# ``CompiledFunctionBackwardBackward`` grad_fn, which refuses to run (torch 2.13, observed)
+_DOUBLE = "torch.compile with aot_autograd does not currently support double backward"
+
+
+def _double_backward(lib, compile_fn, x):
+    def f(x):
+        return (x.sin() * x).sum()
+
+    g = compile_fn(f)
+    g(x)  # (ember's first call is the capture: its graph is eager's)
+    (gx,) = lib.autograd.grad(g(x), x, create_graph=True)
+    with pytest.raises(RuntimeError) as info:
+        lib.autograd.grad(gx.sum(), x)
+    return gx, str(info.value)
+
+
+def test_create_graph_through_compiled_backward():
+    x = _x(5, dtype=np.float64, grad=True)
+    gx, msg = _double_backward(ember, ember.compile, x)
+    assert msg == _DOUBLE
+    assert gx.requires_grad and gx.grad_fn.name() == "CompiledFunctionBackwardBackward"
+    (want,) = ember.autograd.grad((x.sin() * x).sum(), x)
+    _bit_equal(gx, want)
+    # backward(create_graph=True) accumulates a differentiable .grad; running it refuses
+    g = ember.compile(lambda x: (x * x).exp().sum())
+    g(x)
+    with warnings.catch_warnings():  # (the reference-cycle warning, once per process)
+        warnings.simplefilter("ignore")
+        g(x).backward(create_graph=True)
+    assert x.grad.requires_grad
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        x.grad.sum().backward()
+    x.grad = None
+    # the eager backend differentiates twice, as torch's does
+    h = ember.compile(lambda x: (x.sin() * x).sum(), backend="eager")
+    h(x)
+    (gx,) = ember.autograd.grad(h(x), x, create_graph=True)
+    (gxx,) = ember.autograd.grad(gx.sum(), x)
+    (ex,) = ember.autograd.grad((x.sin() * x).sum(), x, create_graph=True)
+    _bit_equal(gxx, ember.autograd.grad(ex.sum(), x)[0])
+
+
+@pytest.mark.slow
+def test_create_graph_matches_torch_compile():
+    torch = pytest.importorskip("torch")
+    x = _x(5, dtype=np.float64, grad=True)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    gx, msg = _double_backward(ember, ember.compile, x)
+    tgx, tmsg = _double_backward(torch, lambda f: torch.compile(f, backend="aot_eager"), tx)
+    assert msg == tmsg and gx.grad_fn.name() == tgx.grad_fn.name()
+    np.testing.assert_allclose(gx.detach().numpy(), tgx.detach().numpy(), rtol=1e-12)

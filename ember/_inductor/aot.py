@@ -82,25 +82,46 @@ class Backward:
             o._requires_grad = True
 
 
+_DOUBLE_BACKWARD_MSG = "torch.compile with aot_autograd does not currently support double backward"
+
+
 class CompiledFunctionBackward(Node):
     """The autograd node of a compiled forward: runs the generated backward."""
 
     def apply(self, grads):
         if self.saved is None:
             raise RuntimeError(FREED_MSG)
-        if STATE.grad_enabled:
-            raise RuntimeError(
-                "ember.compile: double backward (create_graph=True) through a compiled graph "
-                "is not supported; compile with backend='eager' or run eagerly"
-            )
         seeds = []
         for g, (shape, dt) in zip(grads, self.seeds):
             seeds.append(np.zeros(shape, dt) if g is None else g._data)
         out = self.fn(*self.saved, *seeds)
-        return tuple(None if a is None else _wrap(a) for a in out)
+        res = tuple(None if a is None else _wrap(a) for a in out)
+        if STATE.grad_enabled:  # create_graph=True: differentiable, as torch's, until run
+            node = CompiledFunctionBackwardBackward()
+            node.next_functions = self.next_functions + tuple(
+                (None, 0) if g is None else edge_of(g) for g in grads
+            )
+            node._input_meta = self._input_meta + tuple(
+                None if g is None else (g._data.shape, g.dtype) for g in grads
+            )
+            live = [t for t in res if t is not None]
+            node._n_outputs = len(live)
+            for nr, t in enumerate(live):
+                t._grad_fn = node
+                t._output_nr = nr
+                t._requires_grad = True
+        return res
 
     def release(self):
         self.saved = None
+
+
+class CompiledFunctionBackwardBackward(Node):
+    """The gradient of a compiled backward (``create_graph=True``): refuses, as torch's
+    AOT-compiled graphs do; ``backend="eager"`` differentiates twice."""
+
+    def apply(self, grads):
+        raise RuntimeError(_DOUBLE_BACKWARD_MSG)
 
 
 def derive_backward(rec: C.Recorder, tensors, leaves, out_plan) -> Backward:
