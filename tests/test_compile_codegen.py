@@ -196,3 +196,46 @@ def test_create_graph_matches_torch_compile():
     tgx, tmsg = _double_backward(torch, lambda f: torch.compile(f, backend="aot_eager"), tx)
     assert msg == tmsg and gx.grad_fn.name() == tgx.grad_fn.name()
     np.testing.assert_allclose(gx.detach().numpy(), tgx.detach().numpy(), rtol=1e-12)
+
+
+def _lenetish(pad, stride, bias, pool_pad, ceil):
+    ember.manual_seed(0)
+    nn = ember.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=pad, stride=stride, bias=bias),  # per-sample GEMM
+        nn.ReLU(),
+        nn.MaxPool2d(2, padding=pool_pad, ceil_mode=ceil),
+        nn.Conv2d(6, 8, 3, bias=bias),  # one GEMM over the folded batch
+        nn.ReLU(),
+        nn.MaxPool2d(3, stride=2),  # overlapping windows
+        nn.Flatten(),
+    )
+
+
+@pytest.mark.parametrize(
+    "pad, stride, bias, pool_pad, ceil",
+    [(2, 1, True, 0, False), (0, 2, False, 1, False), (1, 1, True, 0, True)],
+)
+def test_conv_and_pool_kernels_bit_equal(pad, stride, bias, pool_pad, ceil):
+    m = _lenetish(pad, stride, bias, pool_pad, ceil)
+    c = ember.compile(m)
+    for seed, n in ((0, 1), (1, 1), (2, 3)):
+        x = _x(n, 1, 28, 28, seed=seed)
+        with ember.no_grad():
+            _bit_equal(c(x), m(x))
+        # training: the indices are saved for the backward, the gradients equal eager's
+        m.zero_grad()
+        c(x).square().sum().backward()
+        got = [p.grad.clone() for p in m.parameters()]
+        m.zero_grad()
+        m(x).square().sum().backward()
+        for a, p in zip(got, m.parameters()):
+            _bit_equal(a, p.grad)
+    entries = c.forward.entries
+    assert all(e.failure is None for e in entries)
+    inference = [e.source for e in entries if "def backward" not in (e.backward_source or "")]
+    src = inference[0]
+    assert "np.copyto(_cpad0" in src and "np.copyto(_ccol1, _cwin1)" in src
+    # values without indices, except where the pool pads (the indices kernel pads with -inf)
+    assert src.count("(values)") == (1 if pool_pad else 2)
+    assert "max_indices" in [e.source for e in entries if e.backward_source][0]

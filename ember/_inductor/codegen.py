@@ -66,6 +66,31 @@ def _promotes_alike(dts: list, casts) -> bool:
     return len(to) == 1 and to <= _UFUNC_DTYPES and np.result_type(*dts) in to
 
 
+def _values_only_pool(n, rets_set, meta, pools) -> bool:
+    """True (and ``pools`` told) when ``n`` computes max-pooling indices that only the
+    gather of the values reads (inference, or no gradient for the input): the values are
+    then computed by ``kernels.window_max``, and the indices not at all."""
+    from ember.nn._functional import pooling
+
+    if n._payload is not pooling._max_indices or len(n._outputs) != 1:
+        return False
+    idx = n._outputs[0]
+    uses = idx._uses
+    if idx in rets_set or len(uses) != 1 or uses[0].offset != 1:
+        return False
+    user = uses[0].user
+    if getattr(getattr(user, "_op", None), "name", None) != "max_pool2d_with_indices":
+        return False
+    x = n._inputs[0]
+    if user._inputs[0] is not x or any(v._node._kind != "prim::Constant" for v in n._inputs[1:]):
+        return False
+    consts = tuple(_attr(v._node, "value") for v in n._inputs[1:])
+    if kernels.window_max("x", "y", "", meta.get(x), consts) is None:
+        return False
+    pools[user] = (meta.get(x), consts)
+    return True
+
+
 def _same(a, b) -> bool:
     return a == b or (a != a and b != b)
 
@@ -181,6 +206,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
     release: dict = {}  # position -> [roots whose buffer is free after it]
     nbuf = 0
     consts = 0
+    pools: dict = {}  # max-pool value node -> (its input's Value, its window geometry)
     group: list = []  # the pending fused run: (line, label, output value, input values)
 
     def put(text):
@@ -275,7 +301,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         lines.append(f"    {lhs} = {kname}({', '.join(params)})  # {' '.join(labels)}")
         group.clear()
 
-    def special(n, em, args, pos, label):
+    def special(n, em, args, pos, label, params=None):
         # an inlined kernel (kernels.py); True when it emitted the node
         metas = [meta.get(v) for v in n._inputs]
         outs = out_names(n)
@@ -291,7 +317,7 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         def number(i, dt):
             return scalars_0d([n._inputs[i]], [args[i]], dt)[0]
 
-        site = kernels.Site(args, metas, outs, oms, None, out, number)
+        site = kernels.Site(args, metas, outs, oms, params, out, number, env)
         got = em(site)
         if got is None:
             return False
@@ -337,6 +363,8 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             continue
         fname = f"_f{pos}"
         op = getattr(n, "_op", None)
+        if op is None and _values_only_pool(n, rets_set, meta, pools):
+            continue
         if op is None:  # a helper kernel: returns arrays already
             em = kernels.backward_emitter(n._payload)
             if em is not None and special(n, em, [arg(v) for v in n._inputs], pos, kind[7:]):
@@ -351,6 +379,17 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 put(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
             continue
         label = op.name
+        if n in pools:  # max pooling whose indices nothing reads: the values alone
+            got = pools.pop(n)
+            om = meta[n._outputs[0]]
+            names[n._outputs[0]] = om.name
+            buf = place(om, pos)
+            lines_ = kernels.window_max(
+                arg(n._inputs[0]), om.name, f", out={buf}" if buf else "", *got
+            )
+            put(f"    {lines_[0]}  # {label} (values)")
+            lines.extend(f"    {x}" for x in lines_[1:])
+            continue
         params = {k: a[1] for k, a in n._attrs.items() if k not in ("casts", "tensor_params")}
         casts = _attr(n, "casts") or ()
         keyed = _attr(n, "tensor_params") or ()
@@ -378,9 +417,9 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             meta[v].dtype in _UFUNC_DTYPES for v in (*ins, out) if v in meta
         ):
             uf = None  # (half precision: the kernel computes in float32)
-        if not inplace and not n._multi and not casts and not keyed and not kw:
+        if not inplace and not n._multi and not casts and not keyed:
             em = kernels.forward_emitter(op)
-            if em is not None and special(n, em, args, pos, label):
+            if em is not None and special(n, em, args, pos, label, params):
                 continue
         if inplace:
             tgt = n._inputs[0]
