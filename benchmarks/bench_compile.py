@@ -1,14 +1,19 @@
 """ember eager vs ember compiled vs torch eager (and torch.compile with --torch-compile).
 
 Workloads: a 200-tiny-op chain forward+backward, an MLP 784-512-256-10 train step (batch 128),
-batch-1 MLP inference, a LeNet-5 train step (batch 32) and batch-1 LeNet inference. The modes
-of a workload are timed interleaved (round-robin repeats, ``_timing.measure_interleaved``), so
-load on a shared machine hits them alike. Prints one line per workload: median milliseconds
-per step and the compiled/torch-eager ratio; the first compiled call (capture + compile) in
-seconds; the load average first.
+batch-1 MLP inference, a LeNet-5 train step (batch 32), batch-1 LeNet inference, a pre-LN
+Transformer encoder block train step with AdamW (d 256, 4 heads, seq 64, batch 16: the model of
+bench_transformer.py) and an LSTM train step (hidden 256, seq 35, batch 32: bench_lstm.py's).
+The modes of a workload are timed interleaved (round-robin repeats,
+``_timing.measure_interleaved``), so load on a shared machine hits them alike. Prints one line
+per workload: median milliseconds per step and the compiled/torch-eager ratio; the first
+compiled call (capture + compile) in seconds (CPU seconds with --cpu-time); the load average
+first.
 
     PYTHONPATH=. python benchmarks/bench_compile.py [--torch-compile] [--repeat N] [--json PATH]
     PYTHONPATH=. python benchmarks/bench_compile.py --quick    # 5 repeats (CI smoke)
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_compile.py --threads 1 \
+        --cpu-time --torch-compile --memory                      # the issue's figures
 
 ``--json`` writes one record per workload and mode (ember eager and ember compiled against torch
 eager, torch.compile when run, and the first compiled call in seconds).
@@ -93,6 +98,44 @@ def _lenet(lib, batch):
     return model, x, y
 
 
+def _transformer(lib, compiled):
+    import bench_transformer as T
+
+    lib.manual_seed(0)
+    model = T._layer(lib)
+    x, tgt = lib.randn(T.B, T.T, T.E), lib.randn(T.B, T.T, T.E)
+    return T._step_fn(lib, lib.compile(model) if compiled else model, x, tgt)
+
+
+def _lstm(lib, compiled):
+    import bench_lstm as L
+
+    w, x, y = L._data()
+    step, model = L.lib_step(lib, w, x, y)
+    if compiled:
+        model.compile()  # (in place: the step calls the model object itself)
+    return step
+
+
+def _growth(step, n=100) -> int:
+    """Bytes traced by tracemalloc that ``step`` holds more after ``n`` calls than after 10
+    (reference cycles collected before each reading: what a step keeps, not when gc runs)."""
+    import gc
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for i in range(n):
+            step()
+            if i == 9:
+                gc.collect()
+                base = tracemalloc.get_traced_memory()[0]
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 repeats per case (CI smoke)")
@@ -113,6 +156,12 @@ def main(argv=None) -> int:
         "with --threads 1 and OPENBLAS_NUM_THREADS=1",
     )
     ap.add_argument("--only", metavar="TEXT", help="run the workloads whose name contains TEXT")
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="also trace memory (tracemalloc) over 100 compiled steps: the growth from step 10 "
+        "to step 100 (flat: a few KB at most)",
+    )
     args = ap.parse_args(argv)
     args.repeat = args.repeat or (5 if args.quick else 15)
     min_time = 0.05 if args.quick else 0.2
@@ -138,19 +187,19 @@ def main(argv=None) -> int:
         if args.only and args.only not in name:
             return
         steps = {"ember": make(ember, False)}
-        t0 = time.perf_counter()
+        clock = time.process_time if args.cpu_time else time.perf_counter
+        t0 = clock()
         steps["compiled"] = make(ember, True)
         steps["compiled"]()
-        first = time.perf_counter() - t0
+        first = clock() - t0
         torch_first = None
         if torch is not None:
             steps["torch"] = make(torch, False)
             if args.torch_compile:
-                t0 = time.perf_counter()
+                t0 = clock()
                 steps["torch_compiled"] = make(torch, True)
                 steps["torch_compiled"]()
-                torch_first = time.perf_counter() - t0
-        clock = time.process_time if args.cpu_time else time.perf_counter
+                torch_first = clock() - t0
         got = measure_interleaved(
             steps, repeat=args.repeat, min_time=min_time, warmup=2, clock=clock
         )
@@ -163,6 +212,8 @@ def main(argv=None) -> int:
             tc = row["torch_compiled"]
             line += f"  torch.compile {tc:.3f} ms (first {torch_first:.1f} s)"
             line += f" ratio {row['compiled'] / tc:.2f}x"
+        if args.memory:
+            line += f"  memory growth {_growth(steps['compiled']) / 1024:.1f} KB/90 steps"
         print(line, flush=True)
         t = row.get("torch")
         records.append(bench_record("compile", f"{name} eager", row["ember"], t))
@@ -198,6 +249,8 @@ def main(argv=None) -> int:
     bench("MLP b1 inference", infer(_mlp))
     bench("LeNet b32 train step", train(_lenet, 32))
     bench("LeNet b1 inference", infer(_lenet))
+    bench("Transformer block b16 AdamW step", _transformer)
+    bench("LSTM h256 s35 b32 train step", _lstm)
     write_json(args.json, records)
     return 0
 

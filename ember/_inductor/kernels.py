@@ -173,6 +173,9 @@ def _c_contiguous(v) -> bool:
     return all(s == 1 or a == b for s, a, b in zip(v.shape, v.strides, reversed(want)))
 
 
+_CONV_COLS_MAX = 512 * 1024  # bytes of im2col this kernel keeps a buffer for
+
+
 def _convolution(s: Site):
     # conv._convolution, non-transposed and ungrouped, on row-major float arrays, where eager
     # takes _conv_forward (per sample, or one GEMM over the folded batch): the input is copied
@@ -198,6 +201,8 @@ def _convolution(s: Site):
     n, o, kernel = x.shape[0], w.shape[0], w.shape[2:]
     nd = len(kernel)
     out = K._conv_out(x.shape[2:], kernel, stride, padding, dilation)
+    if n * w.shape[1] * math.prod(kernel) * math.prod(out) * x.dtype.itemsize > _CONV_COLS_MAX:
+        return None  # (large: the copies dominate, and the buffers would hold the memory)
     env = s.env
     k = len([key for key in env if key.startswith("_cpad")])
     pad = K._pad_array(np.zeros(x.shape, x.dtype), padding)  # (the border stays zero)
