@@ -232,3 +232,28 @@ def test_stateless_deprecated_alias():
     with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
         out = ember.nn.utils.stateless.functional_call(e, {"2.bias": ember.ones(4)}, x)
     assert out.shape == (2, 4)
+
+
+@pytest.mark.parametrize(
+    "dicts",
+    [
+        lambda lib: ({"0.weight": lib.zeros(2, 2)}, {"0.weight": lib.ones(2, 2)}),
+        lambda lib: [{"1.weight": lib.zeros(2, 2)}, {"2.weight": lib.ones(2, 2)}],
+        lambda lib: [{"2.weight": lib.ones(2, 2)}, {"1.weight": 1, "2.weight": 2}, {"1.weight": 0}],
+        lambda lib: [{"0.weight": lib.zeros(2, 2)}, ("0.weight", 1)],
+        lambda lib: lib.zeros(2),
+        lambda lib: (),
+    ],
+)
+def test_sequence_of_dicts(dicts):
+    out = []
+    for lib in (ember, torch):
+        m = _three_tied(lib)
+        with lib.no_grad():
+            m[0].weight.fill_(0.5)  # (tied: all three layers)
+        try:
+            r = lib.func.functional_call(m, dicts(lib), lib.ones(1, 2), tie_weights=False)
+            out.append(r.detach().numpy().tolist())
+        except Exception as e:
+            out.append((type(e).__name__, str(e).replace("ember", "torch")))
+    assert out[0] == out[1]
