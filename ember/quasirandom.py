@@ -88,14 +88,21 @@ class SobolEngine:
             self.shift = ember.zeros(self.dimension, dtype=ember.long)
         else:
             self._scramble()
-        self.quasi = self.shift.clone(memory_format=ember.contiguous_format)
-        self._first_point = (self.quasi / 2**self.MAXBIT).reshape(1, -1)
+        self.quasi = self.shift.clone()
+        # index 0 of the sequence is the shift itself; torch stores it already scaled, in the
+        # default dtype of the time, and casts it per draw (a float64 draw gets its rounding)
+        self._first_point = self.quasi[None] / float(1 << self.MAXBIT)
         self.num_generated = 0
 
     def _points(self, n: int, start: int, dtype) -> Tensor:
         """Advance ``quasi`` by ``n`` Gray-code steps from ``start``; return the n points."""
-        if n <= 0:
-            return ember.empty((max(n, 0), self.dimension), dtype=dtype)
+        if n < 0:
+            # torch's message for its (n - 1)-point kernel call when a fresh engine draws 0
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {n}: [{n}, {self.dimension}]"
+            )
+        if n == 0:
+            return ember.empty((0, self.dimension), dtype=dtype)
         cols = _rightmost_zero(np.arange(start, start + n, dtype=np.int64))
         steps = self.sobolstate._data.T[cols]  # (n, dimension)
         steps[0] ^= self.quasi._data
@@ -104,19 +111,19 @@ class SobolEngine:
         res = pts.astype(dtype.np) * dtype.np.type(1.0 / (1 << self.MAXBIT))
         return ember.from_numpy(res)
 
+    def _walk(self, n: int, dtype) -> Tensor:
+        # the next n points: on a fresh engine the stored index-0 point and n - 1 steps, else
+        # n steps on from the last point given out (index num_generated - 1)
+        fresh = self.num_generated == 0
+        walked = self._points(n - fresh, max(self.num_generated - 1, 0), dtype)
+        self.num_generated += n
+        if fresh:
+            return ember.cat((self._first_point.to(dtype), walked), dim=-2)
+        return walked
+
     def draw(self, n: int = 1, out: Tensor | None = None, dtype=None) -> Tensor:
         """Return the next ``n`` points of the sequence, shape ``(n, dimension)``."""
-        if dtype is None:
-            dtype = ember.get_default_dtype()
-        if self.num_generated == 0:
-            if n == 1:
-                result = self._first_point.to(dtype)
-            else:
-                result = self._points(n - 1, self.num_generated, dtype)
-                result = ember.cat((self._first_point.to(dtype), result), dim=-2)
-        else:
-            result = self._points(n, self.num_generated - 1, dtype)
-        self.num_generated += n
+        result = self._walk(n, ember.get_default_dtype() if dtype is None else dtype)
         if out is not None:
             out.resize_as_(result).copy_(result)
             return out
@@ -144,11 +151,8 @@ class SobolEngine:
 
     def fast_forward(self, n: int) -> SobolEngine:
         """Skip ``n`` points (as drawing them); return ``self``."""
-        if self.num_generated == 0:
-            self._points(n - 1, self.num_generated, ember.float64)
-        else:
-            self._points(n, self.num_generated - 1, ember.float64)
-        self.num_generated += n
+        if n or self.num_generated:  # skipping nothing on a fresh engine is allowed
+            self._walk(n, ember.float64)
         return self
 
     def _scramble(self) -> None:
@@ -171,12 +175,7 @@ class SobolEngine:
         self.sobolstate = ember.from_numpy((par * pow2).sum(-1).astype(np.int64))
 
     def __repr__(self) -> str:
-        fmt_string = [f"dimension={self.dimension}"]
-        if self.scramble:
-            fmt_string += ["scramble=True"]
-        if self.seed is not None:
-            fmt_string += [f"seed={self.seed}"]
-        return self.__class__.__name__ + "(" + ", ".join(fmt_string) + ")"
-
-
-__all__ = ["SobolEngine"]
+        parts = [f"dimension={self.dimension}"]
+        parts += ["scramble=True"] * bool(self.scramble)
+        parts += [f"seed={self.seed}"] * (self.seed is not None)
+        return f"{type(self).__name__}({', '.join(parts)})"

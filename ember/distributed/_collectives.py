@@ -72,26 +72,31 @@ _UFUNC = {
 
 
 # ------------------------------------------------------------------------------ checks
-def _check_single_tensor(param, name: str) -> None:
-    if not isinstance(param, Tensor):
-        raise TypeError(
-            f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
-            f"             but got {type(param)} instead."
-        )
+def _expect_tensors(**named) -> None:
+    """Raise torch's TypeError for the first keyword argument that is not a Tensor (the
+    keyword is the parameter's name in the message)."""
+    for name, value in named.items():
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
+                f"             but got {type(value)} instead."
+            )
 
 
-def _check_tensor_list(param, name: str) -> None:
-    if not isinstance(param, list):
-        raise TypeError(
-            f"Invalid function argument. Expected parameter `{name}` of type "
-            f"List[torch.Tensor]\n             but got {type(param)} instead."
-        )
-    if not all(isinstance(p, Tensor) for p in param):
-        raise TypeError(
-            f"Invalid function argument. Expected parameter `{name}` of type "
-            f"List[torch.Tensor]\n             but got {type(param)} with elements of type "
-            f"{[type(p) for p in param]}."
-        )
+def _expect_tensor_lists(**named) -> None:
+    """As :func:`_expect_tensors`, for arguments that must be lists of Tensors."""
+    for name, value in named.items():
+        expected = f"Invalid function argument. Expected parameter `{name}` of type "
+        if not isinstance(value, list):
+            raise TypeError(
+                f"{expected}List[torch.Tensor]\n             but got {type(value)} instead."
+            )
+        kinds = [type(item) for item in value]
+        if any(not issubclass(kind, Tensor) for kind in kinds):
+            raise TypeError(
+                f"{expected}List[torch.Tensor]\n             but got {type(value)} with "
+                f"elements of type {kinds}."
+            )
 
 
 def _check_op(op, dtype) -> None:
@@ -232,7 +237,7 @@ def _run(pg: ProcessGroup, fn, async_op: bool, result: list | None = None):
 # ---------------------------------------------------------------------------- collectives
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce ``tensor`` across all ranks with ``op``; every rank gets the result in place."""
-    _check_single_tensor(tensor, "tensor")
+    _expect_tensors(tensor=tensor)
     pg = _group(group)
     if pg is None:
         return None
@@ -251,7 +256,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 
 def all_reduce_coalesced(tensors: list, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce every tensor of ``tensors`` across all ranks with ``op``, in place."""
-    _check_tensor_list(tensors, "tensor")
+    _expect_tensor_lists(tensor=tensors)
     for t in tensors[1:]:
         if t.dtype != tensors[0].dtype:
             raise ValueError(
@@ -291,8 +296,8 @@ def broadcast(
     tensor: Tensor, src: int | None = None, group=None, async_op: bool = False, group_src=None
 ):
     """Copy ``tensor`` of rank ``src`` into ``tensor`` on every other rank."""
-    _check_single_tensor(tensor, "tensor")
-    pg = _group(group)
+    pg = _group(group)  # torch looks the group up first here
+    _expect_tensors(tensor=tensor)
     if pg is None:
         return None
     if src is not None and group_src is None and src not in pg._ranks:
@@ -321,8 +326,8 @@ def reduce(
     group_dst=None,
 ):
     """Reduce ``tensor`` across all ranks with ``op`` into ``tensor`` of rank ``dst``."""
-    _check_single_tensor(tensor, "tensor")
-    pg = _group(group)
+    pg = _group(group)  # torch looks the group up first here
+    _expect_tensors(tensor=tensor)
     if pg is None:
         return None
     _check_op(op, tensor.dtype)
@@ -368,8 +373,8 @@ def _exchange(pg: ProcessGroup, key, a: np.ndarray) -> list:
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """Gather ``tensor`` of every rank into ``tensor_list`` (one per rank) on every rank."""
-    _check_tensor_list(tensor_list, "tensor_list")
-    _check_single_tensor(tensor, "tensor")
+    _expect_tensor_lists(tensor_list=tensor_list)
+    _expect_tensors(tensor=tensor)
     pg = _group(group)
     if pg is None:
         return None
@@ -407,8 +412,7 @@ def all_gather_into_tensor(
 ):
     """Gather ``input_tensor`` of every rank into ``output_tensor``, concatenated along dim 0
     (or stacked, when ``output_tensor`` has one more dimension)."""
-    _check_single_tensor(input_tensor, "input_tensor")
-    _check_single_tensor(output_tensor, "output_tensor")
+    _expect_tensors(input_tensor=input_tensor, output_tensor=output_tensor)
     pg = _group(group)
     if pg is None:
         return None
@@ -446,9 +450,9 @@ def gather(
     group_dst=None,
 ):
     """Gather ``tensor`` of every rank into ``gather_list`` of rank ``dst``."""
-    _check_single_tensor(tensor, "tensor")
+    _expect_tensors(tensor=tensor)
     if gather_list is not None:
-        _check_tensor_list(gather_list, "gather_list")
+        _expect_tensor_lists(gather_list=gather_list)
     pg = _group(group)
     if pg is None:
         return None
@@ -481,9 +485,9 @@ def scatter(
     group_src=None,
 ):
     """Send ``scatter_list[i]`` of rank ``src`` into ``tensor`` of rank ``i``."""
-    _check_single_tensor(tensor, "tensor")
+    _expect_tensors(tensor=tensor)
     if scatter_list is not None:
-        _check_tensor_list(scatter_list, "scatter_list")
+        _expect_tensor_lists(scatter_list=scatter_list)
     pg = _group(group)
     if pg is None:
         return None
@@ -522,8 +526,8 @@ def reduce_scatter(
     output: Tensor, input_list: list, op=ReduceOp.SUM, group=None, async_op: bool = False
 ):
     """Reduce ``input_list[i]`` of every rank with ``op`` into ``output`` of rank ``i``."""
-    _check_single_tensor(output, "output")
-    _check_tensor_list(input_list, "input_list")
+    _expect_tensors(output=output)
+    _expect_tensor_lists(input_list=input_list)
     pg = _group(group)
     if pg is None:
         return None
@@ -545,8 +549,7 @@ def reduce_scatter_tensor(
 ):
     """Reduce ``input`` (every rank's, split in ``world_size`` chunks along dim 0) with ``op``;
     rank ``i`` gets chunk ``i`` in ``output``."""
-    _check_single_tensor(output, "output")
-    _check_single_tensor(input, "input")
+    _expect_tensors(output=output, input=input)
     pg = _group(group)
     if pg is None:
         return None
@@ -572,8 +575,7 @@ def all_to_all(
 ):
     """Send ``input_tensor_list[i]`` to rank ``i``, which receives it in its
     ``output_tensor_list[rank]``."""
-    _check_tensor_list(output_tensor_list, "output_tensor_list")
-    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _expect_tensor_lists(output_tensor_list=output_tensor_list, input_tensor_list=input_tensor_list)
     pg = _group(group)
     if pg is None:
         return None
@@ -615,8 +617,7 @@ def all_to_all_single(
 ):
     """Split ``input`` along dim 0 (evenly, or by ``input_split_sizes``) and send part ``i`` to
     rank ``i``; the parts received are concatenated into ``output``."""
-    _check_single_tensor(output, "output")
-    _check_single_tensor(input, "input")
+    _expect_tensors(output=output, input=input)
     pg = _group(group)
     if pg is None:
         return None
@@ -715,8 +716,8 @@ def _p2p_key(pg: ProcessGroup, tag: int) -> tuple:
 
 def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, group_dst=None):
     """Send ``tensor`` to rank ``dst``; return a :class:`Work` (the data is on its way)."""
-    _check_single_tensor(tensor, "tensor")
-    pg = _group(group)
+    pg = _group(group)  # torch looks the group up first here (irecv checks the tensor first)
+    _expect_tensors(tensor=tensor)
     if pg is None:
         return None
     peer = _peer(pg, dst, group_dst, any_source=False)
@@ -740,7 +741,7 @@ def send(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0, group
 def irecv(tensor: Tensor, src: int | None = None, group=None, tag: int = 0, group_src=None):
     """Receive into ``tensor`` from rank ``src`` (any rank when None); return a :class:`Work`
     whose ``wait()`` completes the receive."""
-    _check_single_tensor(tensor, "tensor")
+    _expect_tensors(tensor=tensor)
     pg = _group(group)
     if pg is None:
         return None
@@ -788,7 +789,7 @@ class P2POp:
                 "Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.isend`` or "
                 "``torch.distributed.irecv``."
             )
-        _check_single_tensor(tensor, "tensor")
+        _expect_tensors(tensor=tensor)
         self.op, self.tensor, self.peer = op, tensor, peer
         self.group, self.tag, self.group_peer = group, tag, group_peer
 

@@ -176,8 +176,6 @@ class Multinomial(Distribution):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
         self._categorical = Categorical(probs, logits)
-        # each category's count is Binomial(n, p_i): used by the entropy
-        self._binomial = Binomial(total_count=total_count, probs=self.probs)
         cat = self._categorical
         super().__init__(cat.batch_shape, cat.param_shape[-1:], validate_args=validate_args)
 
@@ -226,8 +224,11 @@ class Multinomial(Distribution):
     def entropy(self):
         # H = n H(categorical) - log n! + sum_i E[log X_i!], X_i ~ Binomial(n, p_i)
         n = ember.tensor(self.total_count)
-        k = self._binomial.enumerate_support(expand=False)[1:]  # log 0! = 0
-        expected_log_fact = (self._binomial.log_prob(k).exp() * (k + 1).lgamma()).sum([0, -1])
+        # each category's count is Binomial(n, p_i), built here from the current probs (torch
+        # keeps one from __init__, so an expanded Multinomial has none and its entropy raises)
+        counts = Binomial(total_count=self.total_count, probs=self.probs, validate_args=False)
+        k = counts.enumerate_support(expand=False)[1:]  # log 0! = 0
+        expected_log_fact = (counts.log_prob(k).exp() * (k + 1).lgamma()).sum([0, -1])
         return n * self._categorical.entropy() - (n + 1).lgamma() + expected_log_fact
 
     def log_prob(self, value):

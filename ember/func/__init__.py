@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,32 +51,36 @@ def functional_call(
     dotted path) in ``parameter_and_buffer_dicts`` substituted for the module's own for this
     call only; with ``tie_weights`` a value given for one of several tied names is used for
     all of them; with ``strict`` the names must cover exactly the module's tensors."""
-    if isinstance(parameter_and_buffer_dicts, dict):
-        parameters_and_buffers = parameter_and_buffer_dicts
-    elif isinstance(parameter_and_buffer_dicts, Sequence):
-        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
-            raise ValueError(
-                "Expected all elements of parameter_and_buffer_dicts to be dictionaries"
-            )
-        counts: dict[str, int] = {}
-        for d in parameter_and_buffer_dicts:
-            for k in d:
-                counts[k] = counts.get(k, 0) + 1
-        repeated_keys = [k for k, n in counts.items() if n > 1]
-        if repeated_keys:
-            raise ValueError(
-                f"{repeated_keys} appeared in multiple dictionaries; behavior of functional "
-                "call is ambiguous"
-            )
-        parameters_and_buffers = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
-    else:
+    return _functional_call(
+        module,
+        _merged(parameter_and_buffer_dicts),
+        args,
+        kwargs,
+        tie_weights=tie_weights,
+        strict=strict,
+    )
+
+
+def _merged(given) -> dict[str, Tensor]:
+    # functional_call's one dict, or its sequence of dicts merged (a name in two of them is
+    # ambiguous, reported in the order the names first appear)
+    if isinstance(given, dict):
+        return given
+    if not isinstance(given, Sequence):
         raise ValueError(
             "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, "
-            f"but got {type(parameter_and_buffer_dicts)}"
+            f"but got {type(given)}"
         )
-    return _functional_call(
-        module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict
-    )
+    if any(not isinstance(d, dict) for d in given):
+        raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+    seen = Counter(name for d in given for name in d)
+    repeated = [name for name, times in seen.items() if times > 1]
+    if repeated:
+        raise ValueError(
+            f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+            "ambiguous"
+        )
+    return {name: value for d in given for name, value in d.items()}
 
 
 def replace_all_batch_norm_modules_(root: Module) -> Module:

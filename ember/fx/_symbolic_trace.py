@@ -52,8 +52,20 @@ class PHBase:
 
 PH = PHBase()
 
-# functions registered with ``wrap``: (id of the globals dict, the name) -> that dict
-_wrapped_fns_to_patch: dict[tuple[int, str], dict[str, Any]] = {}
+# ``wrap()`` registrations: (id of a module's globals, a name) -> those globals; each trace
+# patches the name there (see _patch_wrapped)
+_wrap_sites: dict[tuple[int, str], dict[str, Any]] = {}
+
+
+def _patch_wrapped(patcher: Any) -> None:
+    """Patch every ``wrap()``-registered name for the trace with a recording wrapper of what it
+    names: the module's own function, or the builtin for a name the module does not define
+    (``wrap("len")``)."""
+    for (_, name), namespace in list(_wrap_sites.items()):
+        from_builtins = name not in namespace and hasattr(builtins, name)
+        original = getattr(builtins, name) if from_builtins else namespace[name]
+        patcher.patch(namespace, name, _create_wrapped_func(original))
+
 
 # torch's nn.functional functions pass their arguments on as: the first N positionally,
 # every other parameter (defaults filled in) by keyword. Recording them the same way gives
@@ -563,12 +575,7 @@ class Tracer(TracerBase):
             with _Patcher() as patcher:
                 patcher.patch_method(Module, "__getattr__", module_getattr_wrapper)
                 patcher.patch_method(Module, "__call__", module_call_wrapper)
-                for (_, name), frame_dict in list(_wrapped_fns_to_patch.items()):
-                    if name not in frame_dict and hasattr(builtins, name):
-                        orig_fn = getattr(builtins, name)
-                    else:
-                        orig_fn = frame_dict[name]
-                    patcher.patch(frame_dict, name, _create_wrapped_func(orig_fn))
+                _patch_wrapped(patcher)
                 for ns, name, _orig, wrapper in ember_patches:
                     patcher.patch(ns, name, wrapper)
                 from ember._core.tensor import Tensor
@@ -612,7 +619,7 @@ def wrap(fn_or_name: str | Callable) -> str | Callable:
     frame = inspect.currentframe().f_back
     if frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
-    _wrapped_fns_to_patch[(id(frame.f_globals), fn_name)] = frame.f_globals
+    _wrap_sites[(id(frame.f_globals), fn_name)] = frame.f_globals
     return fn_or_name
 
 

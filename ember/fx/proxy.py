@@ -215,9 +215,6 @@ class Proxy:
                 return (self[i] for i in range(insts[idx].argval))
         return self.tracer.iter(self)
 
-    def __abs__(self) -> Proxy:
-        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
-
     def __bool__(self) -> bool:
         if self.tracer.trace_asserts:
             frame = inspect.currentframe()
@@ -229,7 +226,7 @@ class Proxy:
                     if insts[idx].opname.startswith("POP_JUMP") and insts[idx + 1].opname in (
                         "LOAD_ASSERTION_ERROR",
                     ):
-                        self.tracer.create_proxy("call_function", assert_fn, (self,), {})
+                        _record_call(self.tracer, assert_fn, self)
                         return True
         return self.tracer.to_bool(self)
 
@@ -305,13 +302,18 @@ class ParameterProxy(Proxy):
         return self.param.nelement()
 
 
+def _record_call(tracer: Any, target: Callable, *args: Any, **kwargs: Any) -> Proxy:
+    """Record ``target(*args, **kwargs)`` as a ``call_function`` node of ``tracer``."""
+    return tracer.create_proxy("call_function", target, args, kwargs)
+
+
 def _define_magic(method: str) -> None:
     target = getattr(operator, method, None)
     if target is None:  # "div": Python 2's __div__
         return
 
     def impl(*args: Any, **kwargs: Any) -> Proxy:
-        return args[0].tracer.create_proxy("call_function", target, args, kwargs)
+        return _record_call(args[0].tracer, target, *args, **kwargs)
 
     impl.__name__ = method
     setattr(Proxy, f"__{method.strip('_')}__", impl)
@@ -324,13 +326,14 @@ def _define_reflectable(method: str) -> None:
     name = f"__r{method.strip('_')}__"
 
     def impl(self: Proxy, rhs: Any) -> Proxy:
-        return self.tracer.create_proxy("call_function", target, (rhs, self), {})
+        # the operands swap back: the graph records target(rhs, self)
+        return _record_call(self.tracer, target, rhs, self)
 
     impl.__name__ = impl.__qualname__ = name
     setattr(Proxy, name, impl)
 
 
-for _m in magic_methods:
+for _m in (*magic_methods, "abs"):  # abs: a unary operator the graph's table leaves out
     _define_magic(_m)
 for _m in reflectable_magic_methods:
     _define_reflectable(_m)

@@ -258,6 +258,17 @@ def kaiming_normal_(
     return tensor if std is None else normal_(tensor, 0.0, std, generator)
 
 
+def _layer_default_(weight: Tensor, bias: Tensor | None) -> None:
+    # Linear's and the convolutions' reset_parameters: kaiming_uniform_ with a = sqrt(5),
+    # i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight, the same range for the bias
+    # (U(0, 0) when fan_in is 0: the bias still draws from the generator)
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = _calculate_fan_in_and_fan_out(weight)[0]
+        limit = 1 / math.sqrt(fan_in) if fan_in > 0 else 0  # (not fan_in**-0.5: last bits)
+        uniform_(bias, -limit, limit)
+
+
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Fill ``tensor`` with a (semi-)orthogonal matrix (QR of a Gaussian matrix)."""
     if tensor.ndimension() < 2:

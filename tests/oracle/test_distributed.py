@@ -95,6 +95,46 @@ def test_errors_before_init(call):
     same_error(lambda: call(edist, ember), lambda: call(tdist, torch))
 
 
+# argument types are checked before the process group is looked up: bad tensors and lists
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d, lib: d.all_reduce("x"),
+        lambda d, lib: d.all_reduce_coalesced([lib.ones(1), 2]),
+        lambda d, lib: d.broadcast(3, src=0),
+        lambda d, lib: d.reduce([lib.ones(1)], dst=0),
+        lambda d, lib: d.all_gather([lib.ones(1), 3], lib.ones(1)),
+        lambda d, lib: d.all_gather((lib.ones(1),), lib.ones(1)),
+        lambda d, lib: d.all_gather([lib.ones(1)], None),
+        lambda d, lib: d.all_gather_into_tensor(lib.ones(1), 2),
+        lambda d, lib: d.all_gather_into_tensor(2, lib.ones(1)),
+        lambda d, lib: d.gather(1.0),
+        lambda d, lib: d.scatter(lib.ones(1), [1]),
+        lambda d, lib: d.reduce_scatter(lib.ones(1), [lib.ones(1), "a"]),
+        lambda d, lib: d.reduce_scatter_tensor(lib.ones(1), [1]),
+        lambda d, lib: d.all_to_all([lib.ones(1)], [1]),
+        lambda d, lib: d.all_to_all({}, [lib.ones(1)]),
+        lambda d, lib: d.all_to_all_single(lib.ones(1), 5),
+        lambda d, lib: d.isend(7, dst=0),
+        lambda d, lib: d.send(7, dst=0),
+        lambda d, lib: d.irecv([1], src=0),
+        lambda d, lib: d.recv(7, src=0),
+        lambda d, lib: d.P2POp(d.isend, 7, 0),
+    ],
+)
+def test_argument_type_errors(call):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(Exception) as t:
+            call(tdist, torch)
+        with pytest.raises(Exception) as e:
+            call(edist, ember)
+    assert type(e.value).__name__ == type(t.value).__name__
+    assert str(e.value).replace(repr(ember.Tensor), repr(torch.Tensor)) == str(t.value)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -514,6 +514,17 @@ def test_multinomial_values():
     check(fn, [p, x], grad_fn=False, version=False, strides=False)
 
 
+def test_multinomial_expanded_entropy():
+    # torch's expanded Multinomial has no per-category Binomial and its entropy raises
+    # AttributeError; ember's is the entropy of the unexpanded one, broadcast
+    p = np.array([0.2, 0.3, 0.5])
+    tm = torch.distributions.Multinomial(4, probs=torch.tensor(p))
+    with pytest.raises(AttributeError):
+        tm.expand((2,)).entropy()
+    em = ember.distributions.Multinomial(4, probs=ember.tensor(p)).expand((2,))
+    np.testing.assert_allclose(em.entropy().numpy(), tm.entropy().expand(2).numpy(), rtol=1e-12)
+
+
 # ------------------------------------------------------------------------- Gaussian families
 
 

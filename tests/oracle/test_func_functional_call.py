@@ -181,6 +181,50 @@ def test_tie_weights():
     )
 
 
+def _three_tied(lib):
+    m = lib.nn.Sequential(*(lib.nn.Linear(2, 2, bias=False) for _ in range(3)))
+    m[1].weight = m[0].weight
+    m[2].weight = m[0].weight
+    return m
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"0.weight": 0}, {"1.weight": 1}, {"0.weight": 0, "1.weight": 1, "2.weight": 2},
+     {"0.weight": 0, "1.weight": 0, "2.weight": 0}, {"2.weight": 0, "0.weight": 0, "1.weight": 1}],
+)  # fmt: skip
+def test_three_way_tie(given):
+    values = [np.full((2, 2), v, np.float32) for v in range(3)]
+    x = np.ones((1, 2), np.float32)
+    out = []
+    for lib in (ember, torch):
+        m = _three_tied(lib)
+        m.eval()
+        params = {n: lib.tensor(values[v]) for n, v in given.items()}
+        # the same tensor object where the given indices agree
+        first = {}
+        params = {n: first.setdefault(given[n], t) for n, t in params.items()}
+        try:
+            out.append(lib.func.functional_call(m, params, lib.tensor(x)).detach().numpy())
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+    if isinstance(out[1], np.ndarray):
+        np.testing.assert_allclose(out[0], out[1])
+    else:
+        assert out[0] == out[1]
+
+
+def test_partly_given_tie_group_is_no_error():
+    # torch raises KeyError('2.weight') here (it indexes the given dict with every tied name);
+    # ember spreads the one given tensor over the group
+    m = _three_tied(ember)
+    w = ember.full((2, 2), 2.0)
+    out = ember.func.functional_call(m, {"0.weight": w, "1.weight": w}, ember.ones(1, 2))
+    np.testing.assert_allclose(out.detach().numpy(), np.full((1, 2), 64.0))
+    with pytest.raises(ValueError, match="which are tied"):
+        ember.func.functional_call(m, {"0.weight": w, "1.weight": w + 1}, ember.ones(1, 2))
+
+
 def test_stateless_deprecated_alias():
     e, t = _both()
     e.eval()
@@ -188,3 +232,28 @@ def test_stateless_deprecated_alias():
     with pytest.warns(FutureWarning, match="stateless.functional_call` is deprecated"):
         out = ember.nn.utils.stateless.functional_call(e, {"2.bias": ember.ones(4)}, x)
     assert out.shape == (2, 4)
+
+
+@pytest.mark.parametrize(
+    "dicts",
+    [
+        lambda lib: ({"0.weight": lib.zeros(2, 2)}, {"0.weight": lib.ones(2, 2)}),
+        lambda lib: [{"1.weight": lib.zeros(2, 2)}, {"2.weight": lib.ones(2, 2)}],
+        lambda lib: [{"2.weight": lib.ones(2, 2)}, {"1.weight": 1, "2.weight": 2}, {"1.weight": 0}],
+        lambda lib: [{"0.weight": lib.zeros(2, 2)}, ("0.weight", 1)],
+        lambda lib: lib.zeros(2),
+        lambda lib: (),
+    ],
+)
+def test_sequence_of_dicts(dicts):
+    out = []
+    for lib in (ember, torch):
+        m = _three_tied(lib)
+        with lib.no_grad():
+            m[0].weight.fill_(0.5)  # (tied: all three layers)
+        try:
+            r = lib.func.functional_call(m, dicts(lib), lib.ones(1, 2), tie_weights=False)
+            out.append(r.detach().numpy().tolist())
+        except Exception as e:
+            out.append((type(e).__name__, str(e).replace("ember", "torch")))
+    assert out[0] == out[1]

@@ -500,6 +500,16 @@ def test_wrap_records_call_function():
     _close(egm(ember.ones(2)), tgm(torch.ones(2)))
 
 
+def test_wrap_of_a_builtin_name():
+    from tests.oracle import _fx_wrap_builtin as mod
+
+    egm, tgm = ember.fx.symbolic_trace(mod.count_plus), torch.fx.symbolic_trace(mod.count_plus)
+    assert [n[:2] for n in _nodes(egm)] == [n[:2] for n in _nodes(tgm)]
+    assert egm.code.replace("ember.fx.", "torch.fx.") == tgm.code
+    _close(egm(ember.ones(3)), tgm(torch.ones(3)))
+    assert "len" not in vars(mod)  # unpatched after the trace
+
+
 def test_param_shapes_constant_and_concrete_args():
     def run(lib):
         def f(a, b, c=None):

@@ -318,6 +318,27 @@ def test_functional_mha_static_kv():
     _compare_fn(fn, arrays)
 
 
+@pytest.mark.parametrize("given", ["bias_k", "bias_v", "both+static_k", "both+static_v"])
+def test_functional_mha_bias_kv_errors(given):
+    w = _weights()
+    bias = rand(1, 1, E, dtype="float64")
+    static = rand(N * 2, S, E // 2, dtype="float64")
+    errors = []
+    for lib in (torch, ember):
+        t = lib.from_numpy
+        q = t(rand(L, N, E, dtype="float64"))
+        bk = t(bias.copy()) if given != "bias_v" else None
+        bv = t(bias.copy()) if given != "bias_k" else None
+        extra = {given.split("+")[1]: t(static.copy())} if "+" in given else {}
+        with pytest.raises(AssertionError) as info:
+            lib.nn.functional.multi_head_attention_forward(
+                q, q, q, E, 2, t(w["in_w"]), t(w["in_b"]), bk, bv, False, 0.0,
+                t(w["out_w"]), t(w["out_b"]), **extra,
+            )  # fmt: skip
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
 def test_functional_mha_separate_weights_and_training_flag():
     w = _weights()
     r = np.random.default_rng(5)

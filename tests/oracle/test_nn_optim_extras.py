@@ -87,6 +87,26 @@ def test_fractional_max_pool_matches_torch(shape, k, out, nd, dtype, ties):
     np.testing.assert_allclose(_np(ex.grad), _np(tx.grad), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "nd,kwargs",
+    [(2, {}), (3, {}), (2, {"output_ratio": (0.5, 0.5, 0.5)}), (2, {"output_ratio": 0.5}),
+     (3, {"output_ratio": 0.5}), (3, {"output_ratio": (0.5, 0.7, 0.9)}),
+     (2, {"output_ratio": [0.5, 0.7]}), (2, {"output_size": 3, "output_ratio": 0.5}),
+     (2, {"output_size": (6, 6)}), (2, {"output_size": (7, 5)}), (3, {"output_size": 5}),
+     (3, {"output_size": 6}), (3, {"output_size": (3, 6, 4)}), (3, {"output_size": (5, 5, 6)})],
+)  # fmt: skip
+def test_fractional_max_pool_output_size_arguments(nd, kwargs):
+    a = np.random.default_rng(4).standard_normal((1, 2) + (7,) * nd).astype(np.float32)
+    shapes = []
+    for lib, conv in ((torch, _t), (ember, _e)):
+        fn = getattr(lib.nn.functional, f"fractional_max_pool{nd}d_with_indices")
+        try:
+            shapes.append(tuple(fn(conv(a), 2, **kwargs)[0].shape))
+        except Exception as e:
+            shapes.append((type(e).__name__, str(e)))
+    assert shapes[0] == shapes[1]
+
+
 @pytest.mark.parametrize("nd", [2, 3])
 def test_fractional_max_pool_double_backward(nd):
     shape = (2, 2, 7, 8) if nd == 2 else (1, 2, 5, 6, 7)

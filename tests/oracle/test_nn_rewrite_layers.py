@@ -228,3 +228,18 @@ def test_activation_scripts_like_torch(name, args, kwargs):
         return scripted(x * 1.0).detach().numpy()
 
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layer", ["Embedding", "EmbeddingBag"])
+@pytest.mark.parametrize("padding_idx", [-4, -3, -1, 0, 2, 3, True, 2.0, -2.5])
+def test_embedding_padding_idx(layer, padding_idx):
+    # negative indices count from the end; out of range and non-integer rows fail as torch's
+    results = []
+    for lib in (ember, torch):
+        try:
+            m = getattr(lib.nn, layer)(3, 2, padding_idx=padding_idx)
+            row = (m.weight[m.padding_idx].detach().numpy() == 0).tolist()  # zeroed?
+            results.append((m.padding_idx, type(m.padding_idx), row))
+        except Exception as e:
+            results.append((type(e).__name__, str(e)[:40]))
+    assert results[0] == results[1]

@@ -83,3 +83,21 @@ def test_sobol_errors():
     with pytest.raises(ValueError) as ee:
         e.draw_base2(2)
     assert str(ee.value) == str(te.value)
+
+
+def test_sobol_zero_counts():
+    # a fresh engine cannot draw 0 points (torch asks its kernel for n - 1 of them) but can
+    # skip 0; after the first draw both are no-ops
+    out = []
+    for lib in (ember, torch):
+        e = lib.quasirandom.SobolEngine(2, scramble=True, seed=7)
+        with pytest.raises(RuntimeError) as info:
+            e.draw(0)
+        e.fast_forward(0)
+        first = e.draw(1, dtype=lib.float64)
+        none = e.draw(0)
+        e.fast_forward(0)
+        out.append((str(info.value), e.num_generated, first.numpy(), none.shape, e.draw(3).numpy()))
+    assert out[0][:2] == out[1][:2] and tuple(out[0][3]) == tuple(out[1][3])
+    np.testing.assert_array_equal(out[0][2], out[1][2])
+    np.testing.assert_array_equal(out[0][4], out[1][4])

@@ -199,3 +199,25 @@ def test_a_seeded_training_run_matches():
             run.append(loss.item())
         losses.append(run)
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda nn: nn.Linear(5, 3),
+        lambda nn: nn.Linear(0, 3),  # fan_in 0: the bias still draws, from U(0, 0)
+        lambda nn: nn.Linear(4, 2, bias=False),
+        lambda nn: nn.Conv2d(2, 3, 3),
+        lambda nn: nn.Conv1d(0, 2, 2),  # the same for convolutions (ember's skipped the draw)
+        lambda nn: nn.ConvTranspose2d(3, 2, (2, 1), groups=1),
+    ],
+)
+def test_layer_default_init_matches(make):
+    torch.manual_seed(11)
+    ember.manual_seed(11)
+    t, e = make(torch.nn), make(ember.nn)
+    after_t, after_e = torch.rand(2), ember.rand(2)  # the generators advanced alike
+    np.testing.assert_array_equal(e.weight.detach().numpy(), t.weight.detach().numpy())
+    if t.bias is not None:
+        np.testing.assert_array_equal(e.bias.detach().numpy(), t.bias.detach().numpy())
+    np.testing.assert_array_equal(after_e.numpy(), after_t.numpy())

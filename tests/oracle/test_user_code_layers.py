@@ -34,6 +34,19 @@ def test_sync_batchnorm_and_upsampling():
     """)
 
 
+def test_convert_sync_batchnorm_shares_state():
+    check_snippet("""
+        m = nn.Sequential(nn.BatchNorm2d(2), nn.BatchNorm1d(3, affine=False), nn.BatchNorm1d(3, track_running_stats=False), nn.BatchNorm3d(1, affine=False, track_running_stats=False))
+        m[0].qconfig = "q"
+        m[2].eval()
+        s = nn.SyncBatchNorm.convert_sync_batchnorm(m)
+        for a, b in zip(m, s):
+            print(type(b).__name__, b.training, getattr(b, "qconfig", None), b.affine, b.track_running_stats)
+            print([(n, getattr(a, n) is getattr(b, n), getattr(b, n) is None) for n in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")])
+            print(list(b.state_dict()))
+    """)
+
+
 @pytest.mark.parametrize(
     "fn",
     [

@@ -444,7 +444,11 @@ def _mha_forward(
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
-    if bias_k is not None and bias_v is not None:
+    # bias_k and bias_v come as a pair: one more key and value position, appended
+    if (bias_k is None) != (bias_v is None):
+        given, missing = ("bias_k", "bias_v") if bias_v is None else ("bias_v", "bias_k")
+        raise AssertionError(f"{given} is set but {missing} is None")
+    if bias_k is not None:
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
         if static_v is not None:
@@ -453,10 +457,6 @@ def _mha_forward(
         k = ember.cat([k, bias_k.expand(shape)], dim=seq)
         v = ember.cat([v, bias_v.expand(shape)], dim=seq)
         attn_mask, key_padding_mask = _pad_masks(attn_mask, key_padding_mask)
-    elif bias_k is not None:
-        raise AssertionError("bias_k is set but bias_v is None")
-    elif bias_v is not None:
-        raise AssertionError("bias_v is set but bias_k is None")
 
     # heads: (N, num_heads, length, head_dim) views of the projections
     q = _split_heads(q, num_heads, head_dim, batch_first)

@@ -155,8 +155,10 @@ def _fractional(nd, input, kernel_size, output_size, _random_samples):
                 f"got{list(input.shape)} with dimension {i} being empty."
             )
     names = ("height", "width") if nd == 2 else ("time", "height", "width")
+    # the last window must fit; ATen's 3-d kernel also refuses one ending exactly at the edge
+    reach = 0 if nd == 2 else 1
     for name, o, k, size in zip(names, out, kernel, input.shape[-nd:]):
-        if o + k - 1 > size:
+        if o + k - 1 + reach > size:
             raise RuntimeError(
                 f"{where}: pool {name} {k} too large relative to input {name} {size}"
             )
@@ -207,6 +209,28 @@ def _samples(input: Tensor, nd: int) -> Tensor:
     return API["rand"](n, input.size(-nd - 1), nd, dtype=input.dtype)
 
 
+def _output_size(nd: int, input: Tensor, output_size, output_ratio) -> list[int]:
+    # the output size given, or the ratio's share of each pooled input dim (rounded down)
+    if output_size is not None:
+        return output_size
+    name = f"fractional_max_pool{nd}d"
+    if output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if nd == 2 and len(output_ratio) > 2:  # a float ratio raises TypeError here, as in torch
+        raise ValueError(
+            f"{name} requires output_ratio to either be a single Int or tuple of Ints."
+        )
+    pooled = input.shape[-nd:]
+    return [int(size * r) for size, r in zip(pooled, _tuple(output_ratio, nd))]
+
+
+def _pool_with_indices(nd: int, input, kernel_size, output_size, output_ratio, samples):
+    size = _output_size(nd, input, output_size, output_ratio)
+    if samples is None:
+        samples = _samples(input, nd)
+    return _fractional(nd, input, kernel_size, size, samples)
+
+
 def fractional_max_pool2d_with_indices(
     input: Tensor,
     kernel_size,
@@ -216,21 +240,7 @@ def fractional_max_pool2d_with_indices(
     _random_samples: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Apply 2D fractional max pooling; return the output and the flat per-plane indices."""
-    if output_size is None and output_ratio is None:
-        raise ValueError(
-            "fractional_max_pool2d requires specifying either an output_size or an output_ratio"
-        )
-    if output_size is None:
-        if len(output_ratio) > 2:  # a float ratio raises TypeError here, as in torch
-            raise ValueError(
-                "fractional_max_pool2d requires output_ratio to either be a single Int or "
-                "tuple of Ints."
-            )
-        ratio = _tuple(output_ratio, 2)
-        output_size = [int(input.size(-2) * ratio[0]), int(input.size(-1) * ratio[1])]
-    if _random_samples is None:
-        _random_samples = _samples(input, 2)
-    return _fractional(2, input, kernel_size, output_size, _random_samples)
+    return _pool_with_indices(2, input, kernel_size, output_size, output_ratio, _random_samples)
 
 
 def fractional_max_pool3d_with_indices(
@@ -242,20 +252,7 @@ def fractional_max_pool3d_with_indices(
     _random_samples: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Apply 3D fractional max pooling; return the output and the flat per-plane indices."""
-    if output_size is None and output_ratio is None:
-        raise ValueError(
-            "fractional_max_pool3d requires specifying either an output_size or an output_ratio"
-        )
-    if output_size is None:
-        ratio = _tuple(output_ratio, 3)
-        output_size = [
-            int(input.size(-3) * ratio[0]),
-            int(input.size(-2) * ratio[1]),
-            int(input.size(-1) * ratio[2]),
-        ]
-    if _random_samples is None:
-        _random_samples = _samples(input, 3)
-    return _fractional(3, input, kernel_size, output_size, _random_samples)
+    return _pool_with_indices(3, input, kernel_size, output_size, output_ratio, _random_samples)
 
 
 def fractional_max_pool2d(

@@ -11,6 +11,10 @@ from ember.nn.parameter import Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
+# a batch-norm layer's parameters and buffers, by their state-dict names
+_STATE_NAMES = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+
+
 class _NormBase(Module):
     """Common base of the batch and instance norms: affine parameters and running stats."""
 
@@ -170,9 +174,10 @@ class SyncBatchNorm(_BatchNorm):
     def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
         """Return ``module`` with every ``BatchNorm*D`` layer replaced by a ``SyncBatchNorm``
         sharing its parameters and running statistics."""
-        module_output = module
-        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
-            module_output = SyncBatchNorm(
+        if not isinstance(module, _BatchNorm) or isinstance(module, SyncBatchNorm):
+            converted = module
+        else:
+            converted = SyncBatchNorm(
                 module.num_features,
                 module.eps,
                 module.momentum,
@@ -180,17 +185,13 @@ class SyncBatchNorm(_BatchNorm):
                 module.track_running_stats,
                 process_group,
             )
-            if module.affine:
-                with ember.no_grad():
-                    module_output.weight = module.weight
-                    module_output.bias = module.bias
-            module_output.running_mean = module.running_mean
-            module_output.running_var = module.running_var
-            module_output.num_batches_tracked = module.num_batches_tracked
-            module_output.training = module.training
+            # the very Parameter and buffer objects (None where the layer has none): an
+            # optimizer built on the old model goes on training the converted one
+            for state in _STATE_NAMES:
+                setattr(converted, state, getattr(module, state))
+            converted.training = module.training
             if hasattr(module, "qconfig"):
-                module_output.qconfig = module.qconfig
+                converted.qconfig = module.qconfig
         for name, child in module.named_children():
-            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
-        del module
-        return module_output
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

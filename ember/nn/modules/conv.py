@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import types
 
 import ember
@@ -104,12 +103,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)), bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._layer_default_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         nd = len(self.kernel_size)

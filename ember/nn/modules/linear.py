@@ -86,11 +86,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)), bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._layer_default_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return self._fn(input, self.weight, self.bias)

@@ -11,6 +11,16 @@ from ember.nn.parameter import Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _row_index(padding_idx: int | None, rows: int, label: str) -> int | None:
+    # a negative padding_idx counts from the end; out of range is an AssertionError as in
+    # torch (whose two layers spell the message with different capitals: ``label``)
+    if padding_idx is None:
+        return None
+    if not -rows <= padding_idx < rows:
+        raise AssertionError(f"{label} must be within num_embeddings")
+    return padding_idx + rows if padding_idx < 0 else padding_idx
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
 
@@ -41,17 +51,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < self.num_embeddings, (
-                    "Padding_idx must be within num_embeddings"
-                )
-            elif padding_idx < 0:
-                assert padding_idx >= -self.num_embeddings, (
-                    "Padding_idx must be within num_embeddings"
-                )
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _row_index(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -167,17 +167,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < self.num_embeddings, (
-                    "padding_idx must be within num_embeddings"
-                )
-            elif padding_idx < 0:
-                assert padding_idx >= -self.num_embeddings, (
-                    "padding_idx must be within num_embeddings"
-                )
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _row_index(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(
                 ember.empty((num_embeddings, embedding_dim), device=device, dtype=dtype)

@@ -34,6 +34,7 @@ from typing import Any
 import ember
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
+from ember.nn.utils._reparam_hooks import hook_keys
 from ember.nn.utils.convert_parameters import parameters_to_vector
 
 __all__ = [
@@ -132,11 +133,11 @@ def _other_dims(t: Tensor, dim: int) -> list[int]:
 
 def _pruning_hook_keys(module: Module, name: str) -> list:
     """The keys of ``module``'s forward pre-hooks that prune ``name``."""
-    return [
-        key
-        for key, hook in module._forward_pre_hooks.items()
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name
-    ]
+    return hook_keys(module._forward_pre_hooks, BasePruningMethod, name, _pruned_name)
+
+
+def _pruned_name(method: BasePruningMethod) -> str:
+    return method._tensor_name
 
 
 class BasePruningMethod(ABC):

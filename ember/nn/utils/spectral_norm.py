@@ -13,6 +13,7 @@ from ember.nn._functional.normalization import normalize
 from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter, UninitializedParameter
+from ember.nn.utils._reparam_hooks import hook_key
 
 __all__ = [
     "SpectralNorm",
@@ -29,15 +30,6 @@ def _as_matrix(weight: Tensor, dim: int) -> Tensor:
     if dim != 0:
         weight = ember.movedim(weight, dim, 0)
     return weight.reshape(weight.size(0), -1)
-
-
-def _hook_key(table, kind: type, name: str, of=lambda hook: hook):
-    """The key in a hook table of the ``kind`` hook for the tensor ``name`` (``of`` reaches
-    the SpectralNorm inside a wrapper hook), or None."""
-    for key, hook in table.items():
-        if isinstance(hook, kind) and of(hook).name == name:
-            return key
-    return None
 
 
 class SpectralNorm:
@@ -116,7 +108,7 @@ class SpectralNorm:
         module: Module, name: str, n_power_iterations: int, dim: int, eps: float
     ) -> SpectralNorm:
         """Install the reparametrization of ``module.<name>`` and its hooks."""
-        if _hook_key(module._forward_pre_hooks, SpectralNorm, name) is not None:
+        if hook_key(module._forward_pre_hooks, SpectralNorm, name) is not None:
             raise RuntimeError(
                 f"Cannot register two spectral_norm hooks on the same parameter {name}"
             )
@@ -221,7 +213,7 @@ def spectral_norm(
 
 def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     """Remove the spectral normalization of ``module.<name>``; return ``module``."""
-    key = _hook_key(module._forward_pre_hooks, SpectralNorm, name)
+    key = hook_key(module._forward_pre_hooks, SpectralNorm, name)
     if key is None:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     module._forward_pre_hooks.pop(key).remove(module)
@@ -230,7 +222,7 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
         (module._state_dict_hooks, SpectralNormStateDictHook),
         (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook),
     ):
-        key = _hook_key(table, kind, name, of=lambda hook: hook.fn)
+        key = hook_key(table, kind, name, name_of=lambda hook: hook.fn.name)
         if key is not None:
             del table[key]
     return module

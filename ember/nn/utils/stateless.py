@@ -17,38 +17,34 @@ __all__ = ["functional_call"]
 _MISSING: Any = object()
 
 
-def _untie_named_tensors_map(
-    module: Module, parameters_and_buffers: dict[str, Tensor]
-) -> dict[str, Tensor]:
-    """Return ``parameters_and_buffers`` extended to every name tied to a given name."""
-    all_named_tensors: dict[str, Tensor] = {}
-    all_named_tensors.update(module.named_parameters(remove_duplicate=False))
-    all_named_tensors.update(module.named_buffers(remove_duplicate=False))
-    tensor_to_tied_names: dict[int, set[str]] = {}
-    for name, tensor in all_named_tensors.items():
-        tensor_to_tied_names.setdefault(id(tensor), set()).add(name)
-    tied_names_map: dict[str, set[str]] = {}
-    for tied_names in tensor_to_tied_names.values():
-        if len(tied_names) > 1:
-            for tied_name in tied_names:
-                tied_names_map[tied_name] = tied_names
-    given_names = set(parameters_and_buffers)
-    given_tied = {name for name in given_names if name in tied_names_map}
-    for given_name in given_tied:
-        tied_names = tied_names_map[given_name]
-        if (
-            len(tied_names & given_tied) > 1
-            and len({id(parameters_and_buffers[n]) for n in tied_names}) != 1
-        ):
+def _tie_groups(module: Module) -> dict[str, tuple[str, ...]]:
+    """Map each parameter/buffer name whose tensor is reachable under other names too to all
+    of those names (a tensor's names form one group)."""
+    names_of: dict[int, list[str]] = {}
+    every = (
+        *module.named_parameters(remove_duplicate=False),
+        *module.named_buffers(remove_duplicate=False),
+    )
+    for name, tensor in every:
+        names_of.setdefault(id(tensor), []).append(name)
+    return {name: tuple(group) for group in names_of.values() if len(group) > 1 for name in group}
+
+
+def _spread_over_ties(module: Module, given: dict[str, Tensor]) -> dict[str, Tensor]:
+    """Return ``given`` with each value also under every name tied to its key. Names of one
+    group given different tensors are an error; the same tensor under several is fine (torch
+    raises KeyError when a group is given partly, even consistently: ember does not)."""
+    groups = _tie_groups(module)
+    spread = dict(given)
+    for name, value in given.items():
+        group = groups.get(name, ())
+        if len({id(given[n]) for n in group if n in given}) > 1:
             raise ValueError(
-                f"functional_call got multiple values for keys {sorted(tied_names)}, "
+                f"functional_call got multiple values for keys {sorted(group)}, "
                 "which are tied. Consider using tie_weights=False"
             )
-    untied = parameters_and_buffers.copy()
-    for given_name in given_tied:
-        for tied_name in tied_names_map[given_name]:
-            untied[tied_name] = parameters_and_buffers[given_name]
-    return untied
+        spread.update(dict.fromkeys(group, value))
+    return spread
 
 
 def _get_submodule(root: Module, path: str, memo: dict[str, Module]) -> Module:
@@ -119,7 +115,7 @@ def _reparametrize_module(
     """Context in which ``module``'s tensors named in ``parameters_and_buffers`` are replaced;
     the originals are restored on exit (also on exceptions)."""
     if tie_weights:
-        untied = _untie_named_tensors_map(module, parameters_and_buffers)
+        untied = _spread_over_ties(module, parameters_and_buffers)
     else:
         untied = parameters_and_buffers
     if strict:

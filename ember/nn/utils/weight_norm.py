@@ -8,17 +8,10 @@ import warnings
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter, UninitializedParameter
+from ember.nn.utils._reparam_hooks import hook_key
 from ember.nn.utils.parametrizations import _norm_except_dim
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
-
-
-def _hook_key(module: Module, name: str):
-    # the key of the WeightNorm pre-hook for ``name``, or None
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            return key
-    return None
 
 
 class WeightNorm:
@@ -46,7 +39,7 @@ class WeightNorm:
             FutureWarning,
             stacklevel=3,
         )
-        if _hook_key(module, name) is not None:
+        if hook_key(module._forward_pre_hooks, WeightNorm, name) is not None:
             raise RuntimeError(
                 f"Cannot register two weight_norm hooks on the same parameter {name}"
             )
@@ -87,7 +80,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``module.<name>`` becomes a Parameter again."""
-    key = _hook_key(module, name)
+    key = hook_key(module._forward_pre_hooks, WeightNorm, name)
     if key is None:
         raise ValueError(f"weight_norm of '{name}' not found in {module}")
     module._forward_pre_hooks.pop(key).remove(module)
