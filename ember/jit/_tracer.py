@@ -126,8 +126,10 @@ class IRTracer:
         if self.calls is not None and len(self.calls) > 1:
             call = self.calls.pop()
             if call is not self.calls[-1] and result is not None:
-                flat = _flatten(result)
-                call.tuple_result = isinstance(result, (tuple, list))
+                # torch's tracer drops the Nones of a returned tuple; one value left is
+                # returned as itself (``(out, None)`` from MultiheadAttention is a Tensor)
+                flat = [t for t in _flatten(result) if t is not None]
+                call.tuple_result = isinstance(result, (tuple, list)) and len(flat) != 1
                 call.result = [self.values[id(t)][1] if id(t) in self.values else None
                                for t in flat]  # fmt: skip
                 if any(r is None for r in call.result):
