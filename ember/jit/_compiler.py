@@ -1116,10 +1116,11 @@ class _Compiler:
         kw = {k.arg: k.value for k in e.keywords}
         if None in kw:
             raise Unsupported("**kwargs call")
-        # method call on a value: x.relu(), self.layer(x), self.helper(x)
+        # method call on a value: x.relu(), self.layer(x), self.helper(x), (y - 1).relu()
         if isinstance(f, ast.Attribute) and isinstance(
-            f.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
-        ):
+            f.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp,
+                      ast.IfExp, ast.Constant)
+        ):  # fmt: skip
             target = self._resolve(f.value, env)
             if not (isinstance(f.value, ast.Name) and f.value.id not in env and target is not None):
                 if isinstance(target, (ember.nn.Module,)) or (

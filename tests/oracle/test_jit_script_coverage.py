@@ -118,6 +118,11 @@ def f_isinstance(x, n: int):
     return x
 
 
+def f_method_on_expression(x, n: int):
+    # methods called on a parenthesised expression, a negation and a conditional
+    return (x - n).relu() + (-x).abs() + (x if n > 1 else x * 2).exp().sum(0)
+
+
 _VALUES = [
     (f_break, (6,)),
     (f_continue, (5,)),
@@ -134,6 +139,7 @@ _VALUES = [
     (f_optional, ()),
     (f_assert_refines, (3,)),
     (f_isinstance, (3,)),
+    (f_method_on_expression, (2,)),
 ]
 
 
