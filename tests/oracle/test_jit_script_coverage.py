@@ -166,7 +166,7 @@ def test_loop_exits_become_loop_conditions():
     g = _script(ember, f_break).graph
     loop = g.findNode("prim::Loop")
     assert loop is not None and g.findNode("aten::__not__") is not None
-    assert loop.inputs()[0].debugName() == "n"
+    assert loop.inputs()[0].debugName() == "n.1"  # a read input is ``n.1``, as torch's
 
 
 def test_optional_refinement_and_dead_branches():
