@@ -169,6 +169,7 @@ class _Compiler:
         self._loads: list = []
         self._literals: dict = {}
         self._late_names: list = []  # (value, name): an if's outputs, named once compiled
+        self._late_values: list = []  # values torch's SSA pass makes (numbered at the end)
 
     # --- errors
     def _where(self, node, width: int | None = None) -> str:
@@ -214,12 +215,21 @@ class _Compiler:
             v = self._literals[key] = n.output()
         return v
 
+    def _late_value(self, v) -> None:
+        self.g._unique -= 1  # (its number is given in ``_finish_numbering``)
+        self._late_values.append(v)
+
     def _finish_numbering(self) -> None:
         for ph in self._loads:
             ph.setDebugName(None)
         self._loads.clear()
+        for v in self._late_values:
+            v._unique = self.g._new_unique()
         for v, name in self._late_names:
-            v.setDebugName(name)
+            if callable(v):
+                v(*name)
+            else:
+                v.setDebugName(name)
         self._late_names.clear()
         _sweep_dead(self.g.block())
         pool_constants(self.g)
@@ -400,7 +410,7 @@ class _Compiler:
         if isinstance(target, ast.Name):
             if not v.hasDebugName() or v.node().kind() == "prim::Param":
                 v = v if not v.hasDebugName() else v
-            if not v.hasDebugName():
+            if not v.hasDebugName() and target.id != "_":  # (torch leaves ``_`` unnamed)
                 v.setDebugName(target.id)
             env[target.id] = v
         elif isinstance(target, ast.Tuple):
@@ -656,8 +666,10 @@ class _Compiler:
         b = n.addBlock()
         i = b.addInput(None, _I)
         e = dict(env)
+        inputs = {}
         for k in carried:
-            e[k] = b.addInput(None, env[k].type())
+            e[k] = inputs[k] = b.addInput(None, env[k].type())
+            self._late_value(e[k])  # torch makes the carried values after compiling
         with self.g.insert_point_guard(b):
             next_cond = body_fn(i, e)
         if _RET in e and e.get(_RET) is not env.get(_RET):
@@ -666,8 +678,10 @@ class _Compiler:
         for k in carried:
             b.registerOutput(e[k])
             o = n.addOutput(env[k].type())
-            o.setDebugName(k)
+            self._late_value(o)
+            self._late_names.append((_loop_names, (inputs[k], o, k)))
             env[k] = o
+            self.g._new_unique()  # torch's emitter spends a number per carried variable
 
     def _counted(self, s, env, trip, bind):
         """A ``prim::Loop`` of ``trip`` iterations; ``bind(i, e)`` sets the targets; the
@@ -761,6 +775,8 @@ class _Compiler:
         args = [self.expr(a, env) for a in it.args]
         if len(args) == 1:
             trip, start, step = args[0], None, None
+            self.g._new_unique()  # torch's range start and step constants (then dead)
+            self.g._new_unique()
         else:
             start = args[0]
             step = args[2] if len(args) == 3 else None
@@ -1872,6 +1888,20 @@ def _batch_norm_graph(m) -> IR.Graph:
     )  # fmt: skip
     g.registerOutput(out)
     return g
+
+
+def _loop_names(block_input, output, name: str) -> None:
+    """Name a loop-carried variable's block input and loop output as torch's SSA pass leaves
+    them: two renames of ``name`` go by first, then the input is renamed by the output."""
+    g = output.owningGraph()
+    spare = [g.create("prim::Load", [], 1).output() for _ in range(2)]
+    for v in spare:
+        g._unique -= 1
+        v.setDebugName(name)
+    block_input.setDebugName(name)
+    output.setDebugName(name)
+    for v in spare:
+        v.setDebugName(None)
 
 
 def _reduction(n: int):
