@@ -54,7 +54,7 @@ from ember.jit._script import (
     optimize_for_inference,
     save,
 )
-from ember.jit._trace import is_tracing
+from ember.jit._tracer import is_tracing
 
 __all__ = [
     "Attribute",

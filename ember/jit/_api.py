@@ -14,8 +14,10 @@ from ember.jit._script import (
     TopLevelTracedModule,
     deprecated,
 )
-from ember.jit._trace import TracerWarning  # noqa: F401  (re-exported)
-from ember.jit._tracer import trace_to_graph
+from ember.jit._tracer import (
+    TracerWarning,  # noqa: F401  (re-exported)
+    trace_to_graph,
+)
 
 
 def _as_tuple(example_inputs) -> tuple:

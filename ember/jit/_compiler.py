@@ -163,6 +163,13 @@ class _Compiler:
         self.tree = ast.parse(textwrap.dedent(src))
         self.indent = len(src.splitlines()[0]) - len(src.splitlines()[0].lstrip())
         self.inferred: set = set()  # inputs typed Tensor for want of an annotation
+        # torch's emitter numbers a value per read of a local (a ``prim::Load`` that names
+        # itself after the variable, renaming the holder: ``x`` -> ``x.1``) and makes one
+        # constant per int/float literal, put first in the graph; ``_number`` replays that
+        self._loads: list = []
+        self._literals: dict = {}
+        self._late_names: list = []  # (value, name): an if's outputs, named once compiled
+        self._late_values: list = []  # values torch's SSA pass makes (numbered at the end)
 
     # --- errors
     def _where(self, node, width: int | None = None) -> str:
@@ -180,7 +187,52 @@ class _Compiler:
         return cls(self._where(node, width), msg)
 
     def _src(self, node) -> str:
+        node = _leftmost(node)
         return f"{self.file}:{self.first + node.lineno - 1}:{node.col_offset + self.indent}"
+
+    # --- torch's value numbering (see ``__init__``)
+    def load(self, name: str, v):
+        """Read local ``name`` (holding ``v``): a numbered stand-in for torch's
+        ``prim::Load``, named ``name`` until the function is compiled."""
+        ph = self.g.create("prim::Load", [], 1).output()
+        ph.setDebugName(name)
+        self._loads.append(ph)
+        return v
+
+    def literal(self, value, node):
+        """An int or float literal: one constant per value, first in the graph."""
+        key = (type(value), value)
+        v = self._literals.get(key)
+        if v is None:
+            n = self.g.createConstant(value)
+            n.setSourceRange(self._src(node))
+            top = self.g.block()
+            first = next(iter(top.nodes()), None)
+            if first is None:
+                self.g.insertNode(n)
+            else:
+                n.insertBefore(first)
+            v = self._literals[key] = n.output()
+        return v
+
+    def _late_value(self, v) -> None:
+        self.g._unique -= 1  # (its number is given in ``_finish_numbering``)
+        self._late_values.append(v)
+
+    def _finish_numbering(self) -> None:
+        for ph in self._loads:
+            ph.setDebugName(None)
+        self._loads.clear()
+        for v in self._late_values:
+            v._unique = self.g._new_unique()
+        for v, name in self._late_names:
+            if callable(v):
+                v(*name)
+            else:
+                v.setDebugName(name)
+        self._late_names.clear()
+        _sweep_dead(self.g.block())
+        pool_constants(self.g)
 
     # --- emitting
     def emit(self, kind, inputs, out_type=None, node=None, payload=None, n_out=1):
@@ -236,6 +288,7 @@ class _Compiler:
         if ret is None:
             ret = self.const(None)
         self.g.registerOutput(ret)
+        self._finish_numbering()
         return self.g
 
     # --- statements
@@ -314,6 +367,8 @@ class _Compiler:
                 v = self.binop(s.op, cur, self.expr(s.value, env), s)
             self.assign(s.target, v, env, s)
         elif isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Call):
+                s.value._statement = True
             self.expr(s.value, env)
         elif isinstance(s, ast.Pass):
             pass
@@ -355,7 +410,7 @@ class _Compiler:
         if isinstance(target, ast.Name):
             if not v.hasDebugName() or v.node().kind() == "prim::Param":
                 v = v if not v.hasDebugName() else v
-            if not v.hasDebugName():
+            if not v.hasDebugName() and target.id != "_":  # (torch leaves ``_`` unnamed)
                 v.setDebugName(target.id)
             env[target.id] = v
         elif isinstance(target, ast.Tuple):
@@ -494,7 +549,9 @@ class _Compiler:
         if ref is not None and ref[0] is not None:
             self.block(s.body if ref[0] else s.orelse, env)  # the dead branch is not compiled
             return
-        cond = self._bool(self.expr(s.test, env), s.test)
+        test = self.expr(s.test, env)
+        self.g._new_unique()  # torch's emitter spends a number on the test
+        cond = self._bool(test, s.test)
         if not isinstance(cond, IR.Value):
             cond = cond.output()
         n = self.emit("prim::If", [cond], node=s, n_out=0)
@@ -529,6 +586,15 @@ class _Compiler:
             names.append(_RET)
         elif _RET in envs[0][1] or _RET in envs[1][1]:
             raise Unsupported("a return on some paths only")
+        # torch's emitter spends numbers merging each variable of the branches: two in a
+        # branch that assigns it, three in one that keeps the value from before the if
+        # (one of them is the output ``addOutput`` numbers below)
+        spend = -len(names)
+        for k in names:
+            if not k.startswith("$"):
+                spend += sum(2 if e.get(k) is not env.get(k) else 3 for _, e in envs)
+        for _ in range(max(spend, 0)):
+            self.g._new_unique()
         for k in names:
             (b0, e0), (b1, e1) = envs
             t0, t1 = e0[k].type(), e1[k].type()
@@ -572,7 +638,7 @@ class _Compiler:
             b1.registerOutput(e1[k])
             o = n.addOutput(t0)
             if k != _RET:
-                o.setDebugName(k)
+                self._late_names.append((o, k))  # named as torch's SSA pass names it
             env[k] = o
 
     def _first_use_after(self, name, node):
@@ -600,8 +666,10 @@ class _Compiler:
         b = n.addBlock()
         i = b.addInput(None, _I)
         e = dict(env)
+        inputs = {}
         for k in carried:
-            e[k] = b.addInput(None, env[k].type())
+            e[k] = inputs[k] = b.addInput(None, env[k].type())
+            self._late_value(e[k])  # torch makes the carried values after compiling
         with self.g.insert_point_guard(b):
             next_cond = body_fn(i, e)
         if _RET in e and e.get(_RET) is not env.get(_RET):
@@ -610,8 +678,10 @@ class _Compiler:
         for k in carried:
             b.registerOutput(e[k])
             o = n.addOutput(env[k].type())
-            o.setDebugName(k)
+            self._late_value(o)
+            self._late_names.append((_loop_names, (inputs[k], o, k)))
             env[k] = o
+            self.g._new_unique()  # torch's emitter spends a number per carried variable
 
     def _counted(self, s, env, trip, bind):
         """A ``prim::Loop`` of ``trip`` iterations; ``bind(i, e)`` sets the targets; the
@@ -705,6 +775,8 @@ class _Compiler:
         args = [self.expr(a, env) for a in it.args]
         if len(args) == 1:
             trip, start, step = args[0], None, None
+            self.g._new_unique()  # torch's range start and step constants (then dead)
+            self.g._new_unique()
         else:
             start = args[0]
             step = args[2] if len(args) == 3 else None
@@ -788,10 +860,18 @@ class _Compiler:
 
     def expr(self, e, env):
         if isinstance(e, ast.Constant):
-            return self.const(e.value, e)
+            if type(e.value) in (int, float):
+                return self.literal(e.value, e)
+            v = self.const(e.value, e)
+            if e.value is None:
+                v.node().setSourceRange(self._src(e))  # a literal None has one (a default not)
+            return v
         if isinstance(e, ast.Name):
             if e.id in env:
-                return env[e.id]
+                v = env[e.id]
+                if isinstance(v.type(), IR.ClassType):
+                    return v  # ``self`` and modules are not read through a prim::Load
+                return self.load(e.id, v)
             obj = self._resolve(e, env)
             if isinstance(obj, (int, float, bool)):
                 return self.const(obj, e)
@@ -799,10 +879,18 @@ class _Compiler:
         if isinstance(e, ast.BinOp):
             return self.binop(e.op, self.expr(e.left, env), self.expr(e.right, env), e)
         if isinstance(e, ast.UnaryOp):
+            if (
+                isinstance(e.op, ast.USub)
+                and isinstance(e.operand, ast.Constant)
+                and type(e.operand.value) in (int, float)
+            ):
+                # ``-1``: torch reads the literal, negates it and folds the negation into
+                # a new constant (the literal and the negation spend their numbers)
+                self.literal(e.operand.value, e.operand)
+                self.g._new_unique()
+                return self.const(-e.operand.value, e)
             v = self.expr(e.operand, env)
             if isinstance(e.op, ast.USub):
-                if isinstance(e.operand, ast.Constant) and type(e.operand.value) in (int, float):
-                    return self.const(-e.operand.value, e)  # ``-1``: one constant, as torch's
                 return self.emit("aten::neg", [v], v.type(), e).output()
             if isinstance(e.op, ast.Not):
                 return self.emit("aten::__not__", [self._val(self._bool(v, e))], _B, e).output()
@@ -849,7 +937,8 @@ class _Compiler:
                     "prim::TupleConstruct", vals, IR.TupleType([v.type() for v in vals]), e
                 ).output()
             et = vals[0].type() if vals else _T
-            return self.emit("prim::ListConstruct", vals, IR.ListType(et), e).output()
+            # (torch's list literals carry no source range)
+            return self.emit("prim::ListConstruct", vals, IR.ListType(et)).output()
         if isinstance(e, ast.Attribute):
             return self.attribute(e, env)
         if isinstance(e, ast.Subscript):
@@ -981,10 +1070,13 @@ class _Compiler:
         is_dict = isinstance(e, ast.DictComp)
         kind = "prim::DictConstruct" if is_dict else "prim::ListConstruct"
         out = self.emit(kind, [], IR.DictType(IR.StringType(), _T) if is_dict else IR.ListType(_T),
-                        e, payload=(lambda: {}) if is_dict else (lambda: []))  # fmt: skip
+                        None, payload=(lambda: {}) if is_dict else (lambda: []))  # fmt: skip
         acc = out.output()
         body_stmt = ast.Expr(value=ast.Constant(value=None))
-        loop = ast.For(target=gen.target, iter=gen.iter, body=[body_stmt], orelse=[])
+        it = gen.iter
+        if isinstance(it, ast.Name):  # torch gives the loop's len/__getitem__ the
+            it = ast.copy_location(ast.Name(id=it.id, ctx=it.ctx), e)  # comprehension's place
+        loop = ast.For(target=gen.target, iter=it, body=[body_stmt], orelse=[])
         ast.copy_location(loop, e)
         ast.fix_missing_locations(loop)
         inner = dict(env)
@@ -1116,10 +1208,11 @@ class _Compiler:
         kw = {k.arg: k.value for k in e.keywords}
         if None in kw:
             raise Unsupported("**kwargs call")
-        # method call on a value: x.relu(), self.layer(x), self.helper(x)
+        # method call on a value: x.relu(), self.layer(x), self.helper(x), (y - 1).relu()
         if isinstance(f, ast.Attribute) and isinstance(
-            f.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
-        ):
+            f.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp,
+                      ast.IfExp, ast.Constant)
+        ):  # fmt: skip
             target = self._resolve(f.value, env)
             if not (isinstance(f.value, ast.Name) and f.value.id not in env and target is not None):
                 if isinstance(target, (ember.nn.Module,)) or (
@@ -1166,6 +1259,8 @@ class _Compiler:
             t = {len: _I, int: _I, float: _F, bool: _B, str: IR.StringType()}[obj]
             if obj is len and isinstance(args[0].type(), IR.TensorType):
                 return self.emit(kind, args, t, e, payload=len).output()
+            if obj is bool and isinstance(args[0].type(), IR.TensorType):
+                self.g._new_unique()  # torch's emitter spends a number before the Bool
             return self.emit(kind, args, t, e, payload=obj).output()
         if obj in (list, sorted) and len(args) == 1 and not kw:
             t = args[0].type()
@@ -1178,6 +1273,8 @@ class _Compiler:
             return self.emit(kind, args, t, e, payload=obj).output()
         if obj is print:
             n = self.emit("prim::Print", args, node=e, n_out=0, payload=lambda *a: print(*a))
+            if getattr(e, "_statement", False):
+                return None  # ``print(x)`` as a statement: no value (torch makes none)
             return self.const(None)
         if obj in (min, max) and all(not isinstance(a.type(), IR.TensorType) for a in args):
             return self.emit(f"prim::{obj.__name__}", args, args[0].type(), e, payload=obj).output()
@@ -1329,6 +1426,12 @@ class _Compiler:
         args = [self.expr(a, env) for a in e.args]
         kwvals = [self.expr(v, env) for v in kw.values()]
         names = list(kw)
+        schema = _METHOD_SCHEMAS.get(name)
+        if schema is not None:
+            full = self._schema_args(schema, args, dict(zip(names, kwvals)), e)
+            if full is not None:
+                return self.emit(f"aten::{name}", [base, *full], _T, e,
+                                 payload=_schema_payload(name, schema, full)).output()  # fmt: skip
         if name in ("view", "reshape", "permute", "repeat", "expand") and len(args) > 1:
             args = [self.emit("prim::ListConstruct", args, IR.ListType(_I), e).output()]
         npos = len(args)
@@ -1340,6 +1443,31 @@ class _Compiler:
         if name == "size":
             t = _I if args else IR.ListType(_I)
         return self.emit(f"aten::{name}", [base] + args + kwvals, t, e, payload=payload).output()
+
+    def _schema_args(self, schema, args, kwargs, e):
+        """The positional arguments torch's schema matching makes of a method call (an int
+        for an ``int[]`` parameter becomes a one-element list, missing arguments their
+        defaults), or None when the call takes another overload."""
+        params = schema(len(args) + len(kwargs))
+        if params is None:
+            return None
+        out, lists = [], []
+        for i, (pname, default, is_list) in enumerate(params):
+            if i < len(args):
+                v = args[i]
+            elif pname in kwargs:
+                v = kwargs.pop(pname)
+            else:
+                v = None
+            if v is not None and is_list and isinstance(v.type(), IR.IntType):
+                lists.append(i)
+            out.append((v, default))
+        if kwargs:
+            return None
+        for i in lists:
+            out[i] = (self.emit("prim::ListConstruct", [out[i][0]], IR.ListType(_I)).output(),
+                      None)  # fmt: skip
+        return [v if v is not None else self.const(d) for v, d in out]
 
     def call_module_attr(self, e, f, env):
         holder = self.expr(f.value, env)
@@ -1760,6 +1888,141 @@ def _batch_norm_graph(m) -> IR.Graph:
     )  # fmt: skip
     g.registerOutput(out)
     return g
+
+
+def _loop_names(block_input, output, name: str) -> None:
+    """Name a loop-carried variable's block input and loop output as torch's SSA pass leaves
+    them: two renames of ``name`` go by first, then the input is renamed by the output."""
+    g = output.owningGraph()
+    spare = [g.create("prim::Load", [], 1).output() for _ in range(2)]
+    for v in spare:
+        g._unique -= 1
+        v.setDebugName(name)
+    block_input.setDebugName(name)
+    output.setDebugName(name)
+    for v in spare:
+        v.setDebugName(None)
+
+
+def _reduction(n: int):
+    if n == 0:
+        return [("dtype", None, False)]
+    return [("dim", None, True), ("keepdim", False, False), ("dtype", None, False)]
+
+
+def _alpha_method(n: int):
+    return [("other", None, False), ("alpha", 1, False)] if n in (1, 2) else None
+
+
+# tensor methods whose TorchScript schema fills in defaults: name -> (#given -> parameters as
+# (name, default, takes int[]))
+_METHOD_SCHEMAS = {"sum": _reduction, "mean": _reduction, "add": _alpha_method,
+                   "sub": _alpha_method}  # fmt: skip
+
+
+def _schema_payload(name, schema, full):
+    """Run a method node whose arguments ``_schema_args`` made."""
+    if name in ("sum", "mean"):
+        if len(full) == 1:
+            return lambda x, dtype, name=name: getattr(x, name)(dtype=_dtype_of(dtype))
+        return lambda x, dim, keepdim, dtype, name=name: getattr(x, name)(
+            dim, keepdim, dtype=_dtype_of(dtype)
+        )
+    return lambda x, other, alpha, name=name: getattr(x, name)(other, alpha=alpha)
+
+
+def _dtype_of(code):
+    from ember.jit._aten import _dtype
+
+    return _dtype(code)
+
+
+def _leftmost(node):
+    """The node whose position starts ``node``'s source as torch counts it (after any
+    opening parenthesis: ``(y - 1).relu()`` starts at ``y``)."""
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.BinOp):
+            node = node.left
+        elif isinstance(node, ast.Compare):
+            node = node.left
+        else:
+            return node
+
+
+# list/dict methods that change their container (kept when their result is unused)
+_MUTATORS = {"aten::append", "aten::extend", "aten::insert", "aten::pop", "aten::remove",
+             "aten::clear", "aten::reverse", "aten::_set_item", "aten::Delete",
+             "aten::setdefault", "aten::update", "aten::popitem", "aten::sort",
+             "aten::format"}  # fmt: skip
+
+
+def _effectful(n) -> bool:
+    from ember.jit.passes.dce import has_side_effects
+
+    if n.kind() in _MUTATORS or has_side_effects(n) or not n.outputs():
+        return True
+    return any(_effectful(m) for b in n.blocks() for m in b.nodes())
+
+
+def _sweep_dead(block) -> None:
+    """Dead code elimination as torch runs it on a compiled function (list mutations kept;
+    an if's unused outputs go)."""
+    for n in reversed(list(block.nodes())):
+        if n.kind() == "prim::If":
+            for i in reversed(range(len(n.outputs()))):
+                if not n.outputs()[i].uses():
+                    n.eraseOutput(i)
+                    for b in n.blocks():
+                        b.eraseOutput(i)
+        for b in n.blocks():
+            _sweep_dead(b)
+        if not n.hasUses() and not _effectful(n):
+            n.destroy()
+
+
+def pool_constants(g: IR.Graph) -> None:
+    """Torch's constant pooling: walking the graph (blocks included), the first constant of
+    each value moves to the top of the graph (so they end in reverse order) and later equal
+    ones are replaced by it."""
+    seen: dict = {}
+    top = g.block()
+
+    def walk(block):
+        for n in list(block.nodes()):
+            if n.kind() == "prim::Constant":
+                if not n.output().uses() and block is top:
+                    n.destroy()  # (dead code elimination, which torch runs before)
+                    continue
+                key = _constant_key(n)
+                if key is not None:
+                    kept = seen.get(key)
+                    if kept is not None:
+                        n.output().replaceAllUsesWith(kept)
+                        n.destroy()
+                        continue
+                    seen[key] = n.output()
+                first = next(iter(top.nodes()))
+                if first is not n:
+                    n.moveBefore(first)
+                continue
+            for b in n.blocks():
+                walk(b)
+
+    walk(top)
+
+
+def _constant_key(n):
+    v = n.output()
+    if "value" not in n.attributeNames():
+        return (v.type().annotation_str(), None)
+    value = n.output().toIValue()
+    if isinstance(value, (int, float, bool, str)):
+        return (v.type().annotation_str(), type(value), value)
+    return None
 
 
 def compile_function(fn, module=None) -> IR.Graph:

@@ -84,7 +84,7 @@ class ScriptModule(_Saveable, Module):
         if self._original is None:
             return super().forward(*args, **kwargs)
         graph = self.__dict__.get("_graph")
-        from ember.jit._trace import _TRACING
+        from ember.jit._tracer import _TRACING
 
         # inside another trace (a traced child, ONNX export), run the Python the graph came
         # from so the outer recorder sees its modules and ops
@@ -269,7 +269,7 @@ class ScriptFunction(_Saveable):
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
-        from ember.jit._trace import _TRACING
+        from ember.jit._tracer import _TRACING
 
         if self._graph is not None and not _TRACING:
             from ember.jit.executor import run

@@ -6,13 +6,20 @@ arguments); composites that torch records as one node (``F.linear``...) announce
 through ``prim::GetAttr`` chains from ``%self``; other tensors the program reads are
 constants. Values are named as torch's tracer names them: graph inputs by the function's
 argument names, other values by the Python local that holds them when they are next used.
+
+The tracing state lives here too, shared by ``jit.trace`` and what traces through it (the
+ONNX exporter, tensorboard's ``add_graph``): the stack of active tracers (``_TRACING``),
+``is_tracing``, ``TracerWarning`` and the guards warning when a traced tensor becomes a
+Python value.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -21,7 +28,67 @@ from ember._core.tensor import Tensor, _wrap
 from ember._ops import registry
 from ember.jit import _aten
 from ember.jit import ir as IR
-from ember.jit._trace import _TRACING, _leak_guards
+
+_TRACING: list = []  # the active tracers, innermost last
+
+
+def is_tracing() -> bool:
+    """Return True while a function is being traced (``jit.trace``, ``onnx.export``)."""
+    return bool(_TRACING)
+
+
+class TracerWarning(Warning):
+    """Warns about a trace that may not generalise (as torch.jit.TracerWarning)."""
+
+
+# Tensor -> Python value conversions the graph cannot follow, and how torch's tracer names them
+_LEAKS = {
+    "item": "a Python number",
+    "__int__": "a Python integer",
+    "__float__": "a Python float",
+    "__index__": "a Python index",
+    "__bool__": "a Python boolean",
+    "tolist": "a Python list",
+    "numpy": "a NumPy array",
+}
+
+
+def _leak_guard(name: str, original):
+    what = _LEAKS[name]
+
+    def guarded(self, *args, **kwargs):
+        tracer = _TRACING[-1] if _TRACING else None
+        if tracer is not None and tracer.is_traced(self):
+            warnings.warn(
+                f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
+                "record the data flow of Python values, so this value will be treated as a "
+                "constant in the future. This means that the trace might not generalize to "
+                "other inputs!",
+                TracerWarning,
+                stacklevel=2,
+            )
+        return original(self, *args, **kwargs)
+
+    guarded.__name__ = getattr(original, "__name__", name)
+    guarded.__doc__ = original.__doc__
+    return guarded
+
+
+@contextlib.contextmanager
+def _leak_guards():
+    """Warn, while tracing, when a traced tensor becomes a Python value (as torch does)."""
+    saved = {name: Tensor.__dict__.get(name) for name in _LEAKS}
+    for name in _LEAKS:
+        setattr(Tensor, name, _leak_guard(name, getattr(Tensor, name)))
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            if original is None:
+                delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, original)
+
 
 __all__ = ["trace_to_graph", "module_type"]
 
@@ -126,8 +193,10 @@ class IRTracer:
         if self.calls is not None and len(self.calls) > 1:
             call = self.calls.pop()
             if call is not self.calls[-1] and result is not None:
-                flat = _flatten(result)
-                call.tuple_result = isinstance(result, (tuple, list))
+                # torch's tracer drops the Nones of a returned tuple; one value left is
+                # returned as itself (``(out, None)`` from MultiheadAttention is a Tensor)
+                flat = [t for t in _flatten(result) if t is not None]
+                call.tuple_result = isinstance(result, (tuple, list)) and len(flat) != 1
                 call.result = [self.values[id(t)][1] if id(t) in self.values else None
                                for t in flat]  # fmt: skip
                 if any(r is None for r in call.result):

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ember._core.tensor import Tensor
-from ember.jit._trace import TracerWarning
+from ember.jit._tracer import TracerWarning
 from ember.onnx._graph import flatten as _flatten
 from ember.onnx.errors import OnnxExporterWarning
 

@@ -118,6 +118,11 @@ def f_isinstance(x, n: int):
     return x
 
 
+def f_method_on_expression(x, n: int):
+    # methods called on a parenthesised expression, a negation and a conditional
+    return (x - n).relu() + (-x).abs() + (x if n > 1 else x * 2).sign().sum(0)
+
+
 _VALUES = [
     (f_break, (6,)),
     (f_continue, (5,)),
@@ -134,6 +139,7 @@ _VALUES = [
     (f_optional, ()),
     (f_assert_refines, (3,)),
     (f_isinstance, (3,)),
+    (f_method_on_expression, (2,)),
 ]
 
 
@@ -160,7 +166,7 @@ def test_loop_exits_become_loop_conditions():
     g = _script(ember, f_break).graph
     loop = g.findNode("prim::Loop")
     assert loop is not None and g.findNode("aten::__not__") is not None
-    assert loop.inputs()[0].debugName() == "n"
+    assert loop.inputs()[0].debugName() == "n.1"  # a read input is ``n.1``, as torch's
 
 
 def test_optional_refinement_and_dead_branches():

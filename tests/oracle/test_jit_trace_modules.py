@@ -182,6 +182,32 @@ def _train_bn(nn, F):
     return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU()).train()
 
 
+def _none_outputs(nn, F):
+    class One(nn.Module):
+        def forward(self, x):
+            return (x * 2,)
+
+    class WithNone(nn.Module):
+        def forward(self, x):
+            return (x * 2, None)
+
+    class NoneBetween(nn.Module):
+        def forward(self, x):
+            return (x * 2, None, x + 1)
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c = One(), WithNone(), NoneBetween()
+
+        def forward(self, x):
+            z, _ = self.b(self.a(x)[0])
+            p, _, q = self.c(z)
+            return p + q
+
+    return Outer()
+
+
 _MODELS = {
     "mlp": (_mlp, [(3, 4)]),
     "cnn": (_cnn, [(2, 1, 8, 8)]),
@@ -194,6 +220,7 @@ _MODELS = {
     "keyword_and_number_arguments": (_keywords, [(3, 4)]),
     "resnet_block": (_resnet, [(2, 1, 6, 6)]),
     "batchnorm_in_training": (_train_bn, [(2, 1, 5, 5)]),
+    "child_tuples_with_none": (_none_outputs, [(3, 4)]),
 }
 
 
@@ -446,4 +473,49 @@ def test_traced_training_batchnorm_counts_batches_as_torch():
     assert int(em[1].num_batches_tracked) == int(tm[1].num_batches_tracked) == 3
     np.testing.assert_allclose(
         em[1].running_mean.numpy(), tm[1].running_mean.numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_transformer_layer_child_calls_take_what_their_graphs_take():
+    # MultiheadAttention returns ``(out, None)``: torch's tracer drops the None, so the call is
+    # one Tensor and the layer's graph takes only ``x`` (ember's used to take a dangling input)
+    def make(lib):
+        lib.manual_seed(0)
+        return lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0).eval()
+
+    tm = make(torch)
+    em = make(ember)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x = np.random.default_rng(0).normal(size=(3, 2, 8)).astype(np.float32)
+    wrap_t = torch.nn.Sequential(tm)
+    wrap_e = ember.nn.Sequential(em)
+    te, tt = _trace(ember, wrap_e, x), _trace(torch, wrap_t, x)
+
+    # (the call's number counts the attention's ops, which ember records differently)
+    def numbered(g):
+        return re.sub(r"%\d+", "%N", _text(g))
+
+    assert numbered(te.graph) == numbered(tt.graph)
+    assert (
+        len(list(getattr(te, "0").graph.inputs()))
+        == len(list(getattr(tt, "0").graph.inputs()))
+        == 2
+    )
+    kinds = [
+        (n.kind(), n.output().type().kind())
+        for n in getattr(te, "0").graph.findAllNodes("prim::CallMethod")
+    ]
+    assert kinds == [
+        (n.kind(), n.output().type().kind())
+        for n in getattr(tt, "0").graph.findAllNodes("prim::CallMethod")
+    ]
+    for node in getattr(te, "0").graph.findAllNodes("prim::CallMethod"):
+        name = node.inputs()[0].node().s("name")
+        callee = getattr(getattr(te, "0"), name).graph
+        assert len(list(node.inputs())) == len(list(callee.inputs())), name
+    # (same shape: ember's attention reads its sizes in library code, so they trace as constants)
+    x2 = np.random.default_rng(1).normal(size=(3, 2, 8)).astype(np.float32)
+    got = te(ember.tensor(x2))
+    np.testing.assert_allclose(
+        got.detach().numpy(), tt(torch.tensor(x2)).detach().numpy(), rtol=1e-5, atol=1e-5
     )

@@ -210,7 +210,7 @@ def test_exporter_reads_the_ir_the_tracer_records():
 
 def test_one_ir_the_old_listing_is_gone():
     # the tracer module keeps only tracing state; the exporter's nodes come from ember.jit.ir
-    import ember.jit._trace as state
+    import ember.jit._tracer as state
 
     assert not any(hasattr(state, n) for n in ("Graph", "Value", "Tracer", "trace_graph"))
     assert state.is_tracing() is False

@@ -1,0 +1,192 @@
+"""Scripted graphs print as torch's, value numbers and names included: every emitted value
+takes a number (reads of locals too), first definitions are ``x.1``, int/float literals are
+one constant each, schema defaults are filled in (``sum``'s ``dtype``, ``add``'s ``alpha``),
+dead code goes and the constants are pooled at the top in torch's order. Compared with
+``str(torch.jit.script(fn).graph)`` (source ranges included: both name this file)."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def straight(x, y):
+    return (y - 1).relu() + (x * 2).sum(0)
+
+
+def defaults_and_literals(x):
+    y = x.sum(0)
+    return (x * 3).sum(1, True) + y + 0 + x.add(x) * 1
+
+
+def reassigned(x):
+    x = x + 1
+    x = x * 2
+    return x
+
+
+def tensor_branch(x, y):
+    if x.sum() > 0:
+        z = x * 2
+        w = z + y
+    else:
+        z = x - 1
+        w = y
+    return z + w
+
+
+def cast_branch(x):
+    b = bool(x.sum() > 0)
+    if b:
+        x = x * 2
+    return x
+
+
+def int_branch(a: int, b: int) -> int:
+    c = a * b + 1
+    if c > 3:
+        c = c - a
+    return c
+
+
+def one_sided(x, n: int):
+    y = x
+    if n > 3:
+        y = x * 3
+        z = x  # noqa: F841  (unused after the if: its output goes)
+    return y * 2
+
+
+def printing(x, n: int):
+    if n > 3:
+        print(n)
+    return x * 2
+
+
+def dead_code(x):
+    b = bool(x.sum() > 0)  # noqa: F841
+    return x * 2
+
+
+def lists(x):
+    xs = [x, x * 2]
+    xs.append(x + 1)
+    return xs[1] + len(xs)
+
+
+def comprehension(x, y):
+    xs = [x, y]
+    ys = [t * 2 for t in xs]
+    return ys[0] + xs[-1]
+
+
+def typed_list(xs: list[int]) -> int:
+    return xs[0] * 2 + len(xs)
+
+
+def loop_add_index(x, n: int):
+    for i in range(n):
+        x = x + i
+    return x
+
+
+def loop_two_carried(x, y, n: int):
+    for _ in range(n):
+        x = x + 1
+        y = y * x
+    return x + y
+
+
+def loop_reads_outer(x, n: int):
+    y = x * 3
+    for _ in range(n):
+        x = x + y
+    return x * 2
+
+
+_FUNCS = [straight, defaults_and_literals, reassigned, tensor_branch, cast_branch, int_branch,
+          one_sided, printing, dead_code, lists, comprehension, typed_list, loop_add_index,
+          loop_two_carried, loop_reads_outer]  # fmt: skip
+
+
+def _script(lib, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lib.jit.script(fn)
+
+
+@pytest.mark.parametrize("fn", _FUNCS, ids=[f.__name__ for f in _FUNCS])
+def test_scripted_function_graph_text_is_torchs(fn):
+    se, st = _script(ember, fn), _script(torch, fn)
+    assert str(se.graph) == str(st.graph)
+    se.graph.lint()
+
+
+def _args(lib, fn):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    t = lib.tensor(x)
+    if fn is int_branch:
+        return (2, 3)
+    if fn is typed_list:
+        return ([4, 5],)
+    if fn in (one_sided, printing, loop_add_index, loop_reads_outer):
+        return (t, 5)
+    if fn in (tensor_branch, comprehension, straight):
+        return (t, t * 3)
+    if fn is loop_two_carried:
+        return (t, t * 3, 3)
+    return (t,)
+
+
+@pytest.mark.parametrize("fn", [straight, defaults_and_literals, tensor_branch, one_sided,
+                                comprehension, typed_list, loop_add_index, loop_two_carried,
+                                loop_reads_outer])  # fmt: skip
+def test_renumbered_graph_still_runs_as_torch(fn):
+    got = _script(ember, fn)(*_args(ember, fn))
+    want = _script(torch, fn)(*_args(torch, fn))
+    if isinstance(want, int):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _net(nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.scale = 2.0
+
+        def helper(self, x):
+            return x * self.scale
+
+        def forward(self, x):
+            y = self.fc(x)
+            if y.sum() > 0:
+                y = self.helper(y)
+            return y.relu()
+
+    return Net()
+
+
+def test_scripted_module_graph_text_is_torchs():
+    tm = _net(torch.nn)
+    em = _net(ember.nn)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    se, st = _script(ember, em), _script(torch, tm)
+
+    def text(g):  # (a class scripted twice in one process gets ``___torch_mangle_N.``)
+        return re.sub(r"___torch_mangle_\d+\.", "", str(g))
+
+    assert text(se.graph) == text(st.graph)
+    x = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+    np.testing.assert_allclose(
+        se(ember.tensor(x)).detach().numpy(), st(torch.tensor(x)).detach().numpy(), rtol=1e-6
+    )
