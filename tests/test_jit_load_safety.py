@@ -11,6 +11,7 @@ import os
 import pickle
 import subprocess
 import sys
+import types
 import zipfile
 
 import numpy as np
@@ -247,20 +248,29 @@ def _cli(*args, cwd=None):
     )  # fmt: skip
 
 
-def test_cli_refuses_malicious_with_exit_code_2(tmp_path, canary):
+def _cli_here(capsys, *args):
+    """The command's ``main`` in this process (``_cli`` runs the real command in a child)."""
+    from ember.jit.__main__ import main
+
+    code = main(list(args))
+    out = capsys.readouterr()
+    return types.SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+
+def test_cli_refuses_malicious_with_exit_code_2(tmp_path, canary, capsys):
     path = tmp_path / "evil.pt"
     path.write_bytes(_archive(data=_reduce_pickle("os", "system", f"touch {canary}")).getvalue())
     for cmd in ("inspect", "run"):
         args = [cmd, str(path)] + (["--input", "2"] if cmd == "run" else [])
-        r = _cli(*args)
+        r = _cli_here(capsys, *args)
         assert r.returncode == 2, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and "os.system" in r.stderr
 
 
-def test_cli_inspect_and_run(tmp_path):
+def test_cli_inspect_and_run(tmp_path, capsys):
     path = tmp_path / "good.pt"
     path.write_bytes(_archive(extra={"archive/extra/meta.txt": "hi"}).getvalue())
-    r = _cli("inspect", str(path))
+    r = _cli_here(capsys, "inspect", str(path))
     assert r.returncode == 0, r.stderr
     assert "forward" in r.stdout and "aten::relu" in r.stdout and "meta.txt" in r.stdout
     np.save(tmp_path / "x.npy", np.array([[-1.0, 2.0]], dtype=np.float32))

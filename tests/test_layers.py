@@ -14,6 +14,7 @@ moving the code to the layer it belongs to).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -104,13 +105,17 @@ def imports(path: Path) -> list[tuple[str, int]]:
                 target = node.module or ""
             for a in node.names:
                 sub = f"{target}.{a.name}"
-                is_module = (PACKAGE.parent / (sub.replace(".", "/") + ".py")).exists() or (
-                    PACKAGE.parent / sub.replace(".", "/") / "__init__.py"
-                ).exists()
-                found.append((sub if is_module else target, node.lineno))
+                found.append((sub if sub in _modules() else target, node.lineno))
     return [(m, line) for m, line in found if m == "ember" or m.startswith("ember.")]
 
 
+@functools.cache
+def _modules() -> frozenset[str]:
+    """Every module name of the package."""
+    return frozenset(_module_name(p) for p in PACKAGE.rglob("*.py"))
+
+
+@functools.cache
 def upward_imports() -> list[tuple[str, str, str, str, int]]:
     """``[(importer prefix, imported prefix, importer module, imported module, line)]``."""
     table = layers()

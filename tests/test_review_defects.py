@@ -3,7 +3,7 @@ names, the one data-pointer helper."""
 
 from __future__ import annotations
 
-import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -48,10 +48,9 @@ def test_one_data_pointer_helper():
     a = np.arange(6.0)
     assert array_ptr(a[2:]) == array_ptr(a) + 16
     copies = []
-    for path in (ROOT / "ember").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef) and node.name in ("_ptr", "array_ptr"):
-                copies.append(str(path.relative_to(ROOT)))
+    definition = re.compile(r"^\s*def (_ptr|array_ptr)\(", re.M)  # a text scan: parsing
+    for path in (ROOT / "ember").rglob("*.py"):  # every file cost seconds
+        copies += [str(path.relative_to(ROOT))] * len(definition.findall(path.read_text()))
     assert copies == ["ember/_core/storage.py"]
 
 
