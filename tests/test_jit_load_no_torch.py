@@ -13,7 +13,7 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "torchscript"
 ARCHIVES = sorted(p.name for p in FIXTURES.glob("*.pt"))
 
 _SCRIPT = r"""
-import importlib.abc, io, sys, warnings
+import importlib.abc, io, os, sys, traceback, warnings
 
 class _NoTorch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -33,19 +33,29 @@ else:
 import numpy as np
 import ember
 
-path = sys.argv[1]
 names = [f"input{i}.npy" for i in range(4)] + ["expected.npy"]
-extra = dict.fromkeys(names, None)
-m = ember.jit.load(path, _extra_files=extra)
-inputs = [np.load(io.BytesIO(extra[n])) for n in names[:-1] if extra[n]]  # b"" when absent
-expected = np.load(io.BytesIO(extra["expected.npy"]))
-with ember.no_grad():
-    out = m(*[ember.tensor(a) for a in inputs])
-out = out.numpy()
-assert out.shape == expected.shape and out.dtype == expected.dtype, (out.shape, expected.shape)
-np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
-assert not any(k == "torch" or k.startswith("torch.") for k in sys.modules)
-print("ok", path, out.shape)
+
+
+def check(path):
+    extra = dict.fromkeys(names, None)
+    m = ember.jit.load(path, _extra_files=extra)
+    inputs = [np.load(io.BytesIO(extra[n])) for n in names[:-1] if extra[n]]  # b"" when absent
+    expected = np.load(io.BytesIO(extra["expected.npy"]))
+    with ember.no_grad():
+        out = m(*[ember.tensor(a) for a in inputs])
+    out = out.numpy()
+    assert out.shape == expected.shape and out.dtype == expected.dtype, (out.shape, expected.shape)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    assert not any(k == "torch" or k.startswith("torch.") for k in sys.modules)
+    return out.shape
+
+
+# every archive in this one process, one after the other (as a program loading several models)
+for path in sys.argv[1:]:
+    try:
+        print("ok", os.path.basename(path), check(path), flush=True)
+    except BaseException:
+        print("FAIL", os.path.basename(path), repr(traceback.format_exc()), flush=True)
 """
 
 
@@ -55,16 +65,22 @@ def test_fixtures_exist():
         assert (FIXTURES / name).stat().st_size < 100 * 1024  # small, committed
 
 
-@pytest.mark.parametrize("name", ARCHIVES)
-def test_load_and_run_without_torch(name):
+@pytest.fixture(scope="module")
+def results() -> dict[str, str]:
+    """``{archive: "ok ..." or "FAIL ..."}`` from one torch-less child that loads them all."""
     root = str(pathlib.Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=root)
     r = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(FIXTURES / name)],
+        [sys.executable, "-c", _SCRIPT, *(str(FIXTURES / n) for n in ARCHIVES)],
         capture_output=True,
         text=True,
         env=env,
         timeout=300,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("ok")
+    return {line.split()[1]: line for line in r.stdout.splitlines()}
+
+
+@pytest.mark.parametrize("name", ARCHIVES)
+def test_load_and_run_without_torch(name, results):
+    assert results[name].startswith("ok"), results.get(name)
