@@ -97,6 +97,20 @@ def optimize(backend="inductor", *, nopython: bool = False, **kwargs):
     return lambda fn: compile(fn, backend=backend, fullgraph=nopython)
 
 
+class GraphCompileReason:
+    """Why a graph ended: ``reason`` (text) and ``user_stack`` (where the program broke)."""
+
+    def __init__(self, reason: str, where=None, graph_break: bool = True) -> None:
+        import traceback
+
+        self.reason = reason
+        self.user_stack = [] if where is None else [traceback.FrameSummary(*where)]
+        self.graph_break = graph_break
+
+    def __repr__(self) -> str:
+        return f"GraphCompileReason(reason={self.reason!r}, user_stack={self.user_stack!r})"
+
+
 class ExplainOutput:
     """What ``explain`` found: graphs, breaks and their reasons."""
 
@@ -115,7 +129,7 @@ class ExplainOutput:
         s += f"Op Count: {self.op_count}\n"
         s += "Break Reasons:\n"
         for i, r in enumerate(self.break_reasons):
-            s += f"  Break Reason {i + 1}:\n    Reason: {r}\n"
+            s += f"  Break Reason {i + 1}:\n    Reason: {r.reason}\n"
         s += "Ops per Graph:\n"
         for i, ops in enumerate(self.ops_per_graph):
             s += f"  Ops {i + 1}:\n" + "".join(f"    {o}\n" for o in ops)
@@ -131,15 +145,21 @@ def explain(f, *extra_args, **extra_kwargs):
         from ember.nn.modules.module import Module
 
         cf = CompiledFunction(f.__call__, f) if isinstance(f, Module) else CompiledFunction(f)
-        cf(*args, **kwargs)
-        if any(e.split is not None for e in cf.entries):
-            cf(*args, **kwargs)  # a module that broke: its children compile on this call
+        # a program that broke compiles its pieces (children, resume functions) on its next
+        # call, and a piece that breaks in turn on the call after: call until nothing new
+        seen = -1
+        for _ in range(config.cache_size_limit):
+            n = _count(cf)
+            if n == seen:
+                break
+            seen = n
+            cf(*args, **kwargs)
         graphs, reasons, ops = [], [], []
 
         def walk(cf):
             for e in cf.entries:
                 if e.failure is not None:
-                    reasons.append(e.failure)
+                    reasons.append(GraphCompileReason(e.failure, e.where))
                 else:
                     graphs.append(e.source)
                     ops.append(e.ops)
@@ -152,6 +172,10 @@ def explain(f, *extra_args, **extra_kwargs):
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner
+
+
+def _count(cf) -> int:
+    return len(cf.entries) + sum(_count(k) for k in cf.children.values())
 
 
 def __getattr__(name: str):

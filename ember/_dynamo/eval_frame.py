@@ -36,6 +36,7 @@ class Entry:
         self.check = None  # (tensors) -> bool, generated
         self.run = None  # (tensors) -> result
         self.failure = None  # graph-break reason (the entry runs eagerly)
+        self.where = None  # (file, line, function) of the break
         self.source = ""
         self.ops: list = []  # the forward's kernel names (for explain)
         self.backward_source = ""
@@ -102,8 +103,11 @@ def _result_spec(obj, leaves, spec):
 class CompiledFunction:
     """``fn`` compiled: call it as ``fn``."""
 
-    def __init__(self, fn, module=None, fullgraph=False, backend="inductor", options=None):
+    def __init__(self, fn, module=None, fullgraph=False, backend="inductor", options=None,
+                 piece=None):  # fmt: skip
         self.fn = fn
+        self.piece = piece  # its body as statements (resume.Piece), once a break needs it
+        self.resumes: dict = {}  # break line -> resume.Plan (or None: not splittable)
         self.module = module
         self.fullgraph = fullgraph
         self.backend = backend
@@ -119,6 +123,7 @@ class CompiledFunction:
         self.warned = False
         self.breaks = []
         self.children = {}
+        self.resumes = {}
 
     def __call__(self, *args, **kwargs):
         if COMPILING[0] or STATE.inference or R.AUTOCAST:
@@ -201,6 +206,8 @@ class CompiledFunction:
             rec.failure = f"compiler error: {type(e).__name__}: {e}"
         if rec.failure is not None:
             entry.failure = rec.failure
+            if rec.break_line is not None:
+                entry.where = (rec.code.co_filename, rec.break_line, rec.code.co_name)
             entry.run = None
             entry.check = _make_check(self, rec, tensors, None)
             self.breaks.append(rec.failure)
@@ -208,7 +215,7 @@ class CompiledFunction:
                 from ember._dynamo.exc import Unsupported
 
                 raise Unsupported(rec.failure)
-            entry.split = _splitter(self)
+            entry.split = _splitter(self) if self.module is not None else _resumer(self, rec)
         self.entries.append(entry)
         return result
 
@@ -253,6 +260,30 @@ def _splitter(cf):
                     object.__setattr__(child, "forward", old)
 
     return split
+
+
+def _resumer(cf, rec):
+    """The run of a plain function's entry that broke: the code before the breaking statement
+    compiled, the statement eager, the code after it compiled as a resume function (see
+    ``resume``). None when the function cannot be split (it then runs eagerly)."""
+    from ember._dynamo import resume
+
+    line = rec.break_line
+    if line not in cf.resumes:
+        if cf.piece is None:
+            cf.piece = resume.piece_of(cf.fn) or False
+        plan = None
+        if cf.piece:
+
+            def make(fn, piece):
+                return CompiledFunction(fn, None, False, cf.backend, cf.options, piece)
+
+            plan = resume.split(cf.piece, line, make)
+        cf.resumes[line] = plan
+        for p in plan.pieces if plan is not None else ():
+            cf.children[id(p)] = p
+    plan = cf.resumes[line]
+    return None if plan is None else plan.run
 
 
 def _modules_of(cf) -> list:

@@ -1,0 +1,196 @@
+"""Resume after a graph break in a plain function: split its body at the breaking statement.
+
+A capture that breaks knows the line of the function it was running (``Recorder.break_line``).
+The function's source is split at the top-level statement holding that line into pieces that
+pass their live local variables along: the statements before it (compiled), the statement
+itself (run eagerly; for an ``if``, only its test), and the statements after it (compiled as a
+*resume function*, which may break and split again). This is dynamo's behaviour — a graph
+before the break, the breaking code eager, a graph resumed after it — built from the source
+rather than the bytecode. What the split cannot express (a break inside a loop, a ``with`` or
+``try`` block, a ``return`` before the break, a closure, ``global``/``nonlocal``) runs the
+whole function eagerly, as torch skips such a frame.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+_BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+class Piece:
+    """A function body as statements: ``params`` are its positional parameter names."""
+
+    def __init__(self, name, params, body, filename, globals_, signature=None):
+        self.name = name
+        self.params = params
+        self.body = body
+        self.filename = filename
+        self.globals = globals_
+        self.signature = signature  # the original function's (binds a call's arguments)
+
+
+def piece_of(fn) -> Piece | None:
+    """The splittable form of a plain Python function, or None."""
+    code = getattr(fn, "__code__", None)
+    if not inspect.isfunction(fn) or code.co_freevars or fn.__name__ == "<lambda>":
+        return None
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__name__:
+        return None
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in _walk(fdef.body)):
+        return None
+    ast.increment_lineno(tree, code.co_firstlineno - 1)  # the lines of the file
+    a = fdef.args
+    params = [x.arg for x in (*a.posonlyargs, *a.args)]
+    params += [a.vararg.arg] if a.vararg else []
+    params += [x.arg for x in a.kwonlyargs]
+    params += [a.kwarg.arg] if a.kwarg else []
+    sig = inspect.signature(fn)
+    return Piece(fn.__name__, params, fdef.body, code.co_filename, fn.__globals__, sig)
+
+
+def _walk(stmts):
+    """Every node of ``stmts``, not descending into nested functions and classes."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _loaded(nodes) -> set:
+    # (descends into lambdas and comprehensions too: an over-approximation is harmless)
+    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name)}
+
+
+def _stored(stmts) -> set:
+    return {
+        n.id for n in _walk(stmts) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    } | {n.name for n in stmts if isinstance(n, _SCOPES[:3])}
+
+
+def _surely_stored(stmts) -> set:
+    """Names every run of ``stmts`` binds (top-level assignments and definitions)."""
+    out: set = set()
+    for s in stmts:
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, *_SCOPES[:3], ast.Import,
+                          ast.ImportFrom)):  # fmt: skip
+            out |= _stored([s])
+            if isinstance(s, (ast.Import, ast.ImportFrom)):
+                out |= {(x.asname or x.name).split(".")[0] for x in s.names}
+    return out
+
+
+class Plan:
+    """How a call runs once split: ``prefix`` (compiled), ``eager`` (the breaking statement)
+    and what follows (``rest``: one compiled resume function, or ``branches`` of an ``if``)."""
+
+    def __init__(self, piece, make_compiled):
+        self.piece = piece
+        self.make = make_compiled  # (python function, piece) -> a CompiledFunction
+        self.prefix = None
+        self.eager = None
+        self.kind = None  # "stmt" | "return" | "if"
+        self.rest = None
+        self.branches: list = []
+        self.pieces: list = []  # the CompiledFunctions made (explain walks them)
+
+    def _function(self, name, params, body, line):
+        args = ast.arguments(
+            posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[],
+        )  # fmt: skip
+        fdef = ast.FunctionDef(name, args, body or [ast.Pass()], [], None)
+        fdef.lineno, fdef.col_offset = line, 0
+        fdef.end_lineno, fdef.end_col_offset = max(x.end_lineno or line for x in fdef.body), 0
+        mod = ast.fix_missing_locations(ast.Module([fdef], type_ignores=[]))
+        ns: dict = {}
+        exec(compile(mod, self.piece.filename, "exec"), self.piece.globals, ns)
+        return ns[name]
+
+    def _returning(self, names, line):
+        ret = ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load()))
+        for n in ast.walk(ret):
+            n.lineno = n.end_lineno = line
+            n.col_offset = n.end_col_offset = 0
+        return ret
+
+    def _compiled(self, name, params, body, line):
+        fn = self._function(name, params, body, line)
+        cf = self.make(fn, Piece(name, params, body, self.piece.filename, self.piece.globals))
+        self.pieces.append(cf)
+        return cf
+
+    def run(self, args, kwargs):
+        p = self.piece
+        if p.signature is not None:
+            bound = p.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            args = [bound.arguments[n] for n in p.params]
+        live = self.prefix(*args) if self.prefix is not None else args
+        if self.kind == "return":
+            return self.eager(*live)
+        if self.kind == "stmt":
+            live = self.eager(*live)
+            return None if self.rest is None else self.rest(*live)
+        return self.branches[0 if self.eager(*live) else 1](*live)
+
+
+def split(piece: Piece, line: int | None, make_compiled) -> Plan | None:
+    """The plan of ``piece`` split at the top-level statement holding ``line``, or None."""
+    if line is None:
+        return None
+    body = piece.body
+    k = next((i for i, s in enumerate(body) if s.lineno <= line <= s.end_lineno), None)
+    if k is None:
+        return None
+    s, before, after = body[k], body[:k], body[k + 1 :]
+    if isinstance(s, _BLOCKS + _SCOPES + (ast.Delete,)):
+        return None  # a break inside a block: the whole function runs eagerly
+    if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in _walk(before)):
+        return None
+    known = set(piece.params) | _surely_stored(before)
+    later = _loaded([s, *after])
+    if (_stored(before) - known) & later:
+        return None  # a name bound on some paths only
+    order = list(piece.params) + sorted(_stored(before) - set(piece.params))
+    live = [n for n in order if n in known and n in later]
+    plan = Plan(piece, make_compiled)
+    name = piece.name
+    if before:
+        ret = plan._returning(live, before[-1].end_lineno)
+        plan.prefix = plan._compiled(name, piece.params, [*before, ret], before[0].lineno)
+    at = f"torch_dynamo_resume_in_{name}_at_{s.lineno}"
+    if isinstance(s, ast.Return):
+        plan.kind = "return"
+        plan.eager = plan._function(f"{name}_eager", live, [s], s.lineno)
+    elif isinstance(s, ast.If):
+        plan.kind = "if"
+        test = ast.copy_location(ast.Return(s.test), s)
+        plan.eager = plan._function(f"{name}_test", live, [test], s.lineno)
+        for branch in (s.body, s.orelse):
+            line0 = branch[0].lineno if branch else s.end_lineno
+            plan.branches.append(plan._compiled(at, live, [*branch, *after], line0))
+    else:
+        plan.kind = "stmt"
+        known2 = set(live) | _surely_stored([s])
+        if _stored([s]) - known2:
+            return None
+        rest_loads = _loaded(after)
+        live2 = [n for n in [*live, *sorted(known2 - set(live))] if n in rest_loads]
+        ret = plan._returning(live2, s.end_lineno)
+        plan.eager = plan._function(f"{name}_eager", live, [s, ret], s.lineno)
+        if after:
+            plan.rest = plan._compiled(at, live2, after, after[0].lineno)
+    return plan
