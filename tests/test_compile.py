@@ -282,7 +282,7 @@ def test_explain_counts_graphs_and_breaks():
     out = ember._dynamo.explain(lambda x: x.sin() + 1)(ember.ones(2))
     assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 2
     out = ember._dynamo.explain(_prints)(ember.ones(2))
-    assert out.graph_break_count == 1 and "print" in out.break_reasons[0].reason
+    assert len(out.break_reasons) == 1 and "print" in out.break_reasons[0].reason
 
 
 def test_is_compiling_and_reset():

@@ -117,7 +117,8 @@ class ExplainOutput:
     def __init__(self, graphs, break_reasons, ops_per_graph, out_guards):
         self.graphs = graphs
         self.graph_count = len(graphs)
-        self.graph_break_count = len(break_reasons)
+        # torch counts the splits between graphs (-1 when a frame ran eagerly whole)
+        self.graph_break_count = len(graphs) - 1
         self.break_reasons = break_reasons
         self.op_count = sum(len(o) for o in ops_per_graph)
         self.ops_per_graph = ops_per_graph
@@ -160,7 +161,7 @@ def explain(f, *extra_args, **extra_kwargs):
             for e in cf.entries:
                 if e.failure is not None:
                     reasons.append(GraphCompileReason(e.failure, e.where))
-                else:
+                elif e.ops:  # (a piece without a kernel call compiles no graph)
                     graphs.append(e.source)
                     ops.append(e.ops)
             for kid in cf.children.values():
