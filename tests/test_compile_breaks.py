@@ -166,3 +166,76 @@ def test_item_is_a_guard_with_capture_scalar_outputs():
         assert [e.failure for e in g._ember_compiled.entries] == [None, None]
     finally:
         cfg.capture_scalar_outputs = False
+
+
+class _Logs(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ember.nn.Linear(4, 4)
+        self.b = ember.nn.Linear(4, 2)
+        self.log = []
+
+    def forward(self, x):
+        h = self.a(x).relu()
+        self.log.append(1)  # a side effect: the module's own code runs eagerly
+        return self.b(h)
+
+
+def test_split_module_called_from_two_threads():
+    import threading
+
+    ember.manual_seed(0)
+    m = _Logs()
+    c = ember.compile(m)
+    x = ember.randn(3, 4)
+    want = m(x).detach().numpy()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(30):
+                assert np.array_equal(c(x).detach().numpy(), want)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert "forward" not in m.a.__dict__ and "forward" not in m.b.__dict__
+    assert len(m.log) == 61
+
+
+def test_recompile_warning_names_forward():
+    cfg = ember._dynamo.config
+    old = cfg.cache_size_limit
+    cfg.cache_size_limit = 1
+    try:
+        c = ember.compile(ember.nn.Linear(2, 2), dynamic=False)
+        c(ember.ones(1, 2))
+        with pytest.warns(UserWarning, match="function: 'forward'"):
+            c(ember.ones(3, 2))
+    finally:
+        cfg.cache_size_limit = old
+
+
+def _frozen_linear_graph(lib, n):
+    return str(lib.jit.freeze(lib.jit.script(lib.nn.Linear(1, n).eval())).graph)
+
+
+def test_large_constants_print_as_tensor():
+    # torch prints a constant's values up to 10 elements, else <Tensor> (the slow test below)
+    for n in (10, 11):
+        assert ("<Tensor>" in _frozen_linear_graph(ember, n)) is (n > 10)
+    c = ember.compile(ember.nn.Linear(300, 200), backend="eager")
+    c(ember.ones(1, 300))
+    assert len(c.forward.entries[0].source) < 1000
+
+
+@pytest.mark.slow
+def test_large_constants_print_as_torch():
+    torch = pytest.importorskip("torch")
+    for n in (10, 11):
+        assert ("<Tensor>" in _frozen_linear_graph(torch, n)) is (n > 10)

@@ -10,6 +10,7 @@ after which the function runs eagerly (with torch's warning). An entry that cann
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -173,7 +174,8 @@ class CompiledFunction:
         if len(self.entries) >= config.cache_size_limit:
             if not self.warned:
                 self.warned = True
-                name = getattr(self.fn, "__qualname__", repr(self.fn))
+                # torch names the code object: a module's is its ``forward``
+                name = "forward" if self.module is not None else getattr(self.fn, "__name__", "")
                 warnings.warn(
                     f"torch._dynamo hit config.recompile_limit ({config.cache_size_limit})\n"
                     f"   function: '{name}'\n"
@@ -247,19 +249,27 @@ def _splitter(cf):
         return None
 
     def split(args, kwargs):
-        saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
-        for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
-            object.__setattr__(child, "forward", kcf)
-        try:
-            return cf.fn(*args, **kwargs)
-        finally:
-            for (child, _), old in zip(kids, saved):
-                if old is _NO_FORWARD:
-                    del child.__dict__["forward"]
-                else:
-                    object.__setattr__(child, "forward", old)
+        with _SPLIT_LOCK:  # the children's forwards are swapped for the call: one at a time
+            return _split_call(cf, kids, args, kwargs)
 
     return split
+
+
+_SPLIT_LOCK = threading.RLock()
+
+
+def _split_call(cf, kids, args, kwargs):
+    saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
+    for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
+        object.__setattr__(child, "forward", kcf)
+    try:
+        return cf.fn(*args, **kwargs)
+    finally:
+        for (child, _), old in zip(kids, saved):
+            if old is _NO_FORWARD:
+                del child.__dict__["forward"]
+            else:
+                object.__setattr__(child, "forward", old)
 
 
 def _resumer(cf, rec):
