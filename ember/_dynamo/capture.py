@@ -440,12 +440,15 @@ class _Watch:
         # (held, so their ids stay theirs) and the frames that began in it (owners of cells).
         self.fresh: list = []
         self.frames: list = []
+        self.eager_codes = _eager_codes()
 
     def _user(self, frame) -> bool:
         fn = frame.f_code.co_filename
         return not fn.startswith(_NOT_USER)
 
     def trace(self, frame, event, arg):
+        if self.rec.failure is None and frame.f_code in self.eager_codes:
+            self.rec.failure = self.eager_codes[frame.f_code]
         if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
             code = frame.f_code
             self.frames.append(frame)
@@ -517,6 +520,31 @@ class _Watch:
 
 
 _MISSING = object()
+
+
+def _eager_codes() -> dict:
+    """Library calls that run eagerly, between graphs (code object -> the break's reason):
+    what updates parameters or gradients outside the op table (optimizer steps on flat NumPy
+    buffers, ``zero_grad``'s stores into ``.grad``) and the autograd engine itself."""
+    from ember._core.tensor import Tensor
+    from ember.autograd import engine
+    from ember.nn.modules.module import Module
+
+    out = {
+        Tensor.backward.__code__: "Tensor.backward() runs the autograd engine (eagerly)",
+        engine.backward.__code__: "autograd.backward() runs the autograd engine (eagerly)",
+        engine.grad.__code__: "autograd.grad() runs the autograd engine (eagerly)",
+        Module.zero_grad.__code__: "Module.zero_grad() stores into .grad (a side effect)",
+    }
+    optimizer = sys.modules.get("ember.optim.optimizer")
+    if optimizer is not None:
+        out[optimizer._run_hooked.__code__] = (
+            "optimizer.step() updates parameters outside the op table (it runs eagerly)"
+        )
+        out[optimizer.Optimizer.zero_grad.__code__] = (
+            "optimizer.zero_grad() stores into .grad (a side effect)"
+        )
+    return out
 
 
 _LOCAL_LOADS = ("LOAD_FAST", "LOAD_DEREF")  # ...FAST_CHECK, FAST_LOAD_FAST (3.12+)

@@ -7,7 +7,7 @@ itself (run eagerly; for an ``if``, only its test), and the statements after it 
 *resume function*, which may break and split again). This is dynamo's behaviour — a graph
 before the break, the breaking code eager, a graph resumed after it — built from the source
 rather than the bytecode. What the split cannot express (a break inside a loop, a ``with`` or
-``try`` block, a ``return`` before the break, a closure, ``global``/``nonlocal``) runs the
+``try`` block, a ``return`` before the break, ``global``/``nonlocal``) runs the
 whole function eagerly, as torch skips such a frame.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import types
 
 _BLOCKS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -31,12 +32,13 @@ class Piece:
         self.filename = filename
         self.globals = globals_
         self.signature = signature  # the original function's (binds a call's arguments)
+        self.cells: dict = {}  # the closure's cells by name (the pieces share them)
 
 
 def piece_of(fn) -> Piece | None:
     """The splittable form of a plain Python function, or None."""
     code = getattr(fn, "__code__", None)
-    if not inspect.isfunction(fn) or code.co_freevars or fn.__name__ == "<lambda>":
+    if not inspect.isfunction(fn) or fn.__name__ == "<lambda>":
         return None
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
@@ -56,7 +58,9 @@ def piece_of(fn) -> Piece | None:
     params += [x.arg for x in a.kwonlyargs]
     params += [a.kwarg.arg] if a.kwarg else []
     sig = inspect.signature(fn)
-    return Piece(fn.__name__, params, fdef.body, code.co_filename, fn.__globals__, sig)
+    piece = Piece(fn.__name__, params, fdef.body, code.co_filename, fn.__globals__, sig)
+    piece.cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    return piece
 
 
 def _walk(stmts):
@@ -92,6 +96,13 @@ def _surely_stored(stmts) -> set:
     return out
 
 
+def _NO_ARGS():
+    return ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[],
+    )  # fmt: skip
+
+
 class Plan:
     """How a call runs once split: ``prefix`` (compiled), ``eager`` (the breaking statement)
     and what follows (``rest``: one compiled resume function, or ``branches`` of an ``if``)."""
@@ -107,17 +118,30 @@ class Plan:
         self.pieces: list = []  # the CompiledFunctions made (explain walks them)
 
     def _function(self, name, params, body, line):
-        args = ast.arguments(
-            posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[],
-        )  # fmt: skip
+        args = _NO_ARGS()
+        args.args = [ast.arg(p) for p in params]
         fdef = ast.FunctionDef(name, args, body or [ast.Pass()], [], None)
         fdef.lineno, fdef.col_offset = line, 0
         fdef.end_lineno, fdef.end_col_offset = max(x.end_lineno or line for x in fdef.body), 0
-        mod = ast.fix_missing_locations(ast.Module([fdef], type_ignores=[]))
-        ns: dict = {}
-        exec(compile(mod, self.piece.filename, "exec"), self.piece.globals, ns)
-        return ns[name]
+        cells = self.piece.cells
+        if not cells:
+            mod = ast.fix_missing_locations(ast.Module([fdef], type_ignores=[]))
+            ns: dict = {}
+            exec(compile(mod, self.piece.filename, "exec"), self.piece.globals, ns)
+            return ns[name]
+        # a closure: compile the piece inside a function binding the free names, then build
+        # it on the original function's own cells (rebinding them is seen by both)
+        bind = ast.Assign([ast.Name(n, ast.Store()) for n in cells], ast.Constant(None))
+        outer = ast.FunctionDef("_cells", _NO_ARGS(), [bind, fdef], [], None)
+        for n in (bind, *ast.walk(bind), outer):
+            n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = line, line, 0, 0
+        outer.end_lineno = fdef.end_lineno
+        mod = ast.fix_missing_locations(ast.Module([outer], type_ignores=[]))
+        code = compile(mod, self.piece.filename, "exec")
+        outer_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+        inner = next(c for c in outer_code.co_consts if isinstance(c, types.CodeType))
+        closure = tuple(cells[n] for n in inner.co_freevars)
+        return types.FunctionType(inner, self.piece.globals, name, None, closure)
 
     def _returning(self, names, line):
         ret = ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load()))
@@ -128,7 +152,9 @@ class Plan:
 
     def _compiled(self, name, params, body, line):
         fn = self._function(name, params, body, line)
-        cf = self.make(fn, Piece(name, params, body, self.piece.filename, self.piece.globals))
+        piece = Piece(name, params, body, self.piece.filename, self.piece.globals)
+        piece.cells = self.piece.cells
+        cf = self.make(fn, piece)
         self.pieces.append(cf)
         return cf
 
