@@ -4,6 +4,8 @@ counts are compared with torch's on the same programs; compiled results equal ea
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -278,3 +280,28 @@ def test_optimizer_step_compiled_equals_eager(name, kw):
         "Tensor.backward() runs the autograd engine",
         "optimizer.step() updates parameters outside the op table",
     ]
+
+
+def test_eval_batch_norm_under_autograd_is_one_graph():
+    ember.manual_seed(0)
+    m = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 3), ember.nn.BatchNorm2d(2), ember.nn.ReLU())
+    m(ember.randn(4, 1, 5, 5))  # running statistics away from 0/1
+    m.eval()
+    m2 = copy.deepcopy(m)
+    c = ember.compile(m2)
+    for seed in range(3):
+        ember.manual_seed(seed)
+        x = ember.randn(2, 1, 5, 5, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        a, b = m(x), c(x2)
+        a.sum().backward()
+        b.sum().backward()
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+        assert np.array_equal(x.grad.numpy(), x2.grad.numpy())
+        for p, q in zip(m.parameters(), m2.parameters()):
+            assert np.array_equal(p.grad.numpy(), q.grad.numpy())
+        with ember.no_grad():  # the statistics move: the compiled code reads them afresh
+            m[1].running_var.mul_(2)
+            m2[1].running_var.mul_(2)
+    (e,) = c.forward.entries
+    assert e.failure is None and e.backward_source
