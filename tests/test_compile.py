@@ -222,7 +222,7 @@ def test_guard_flip_on_bool_read():
 
 
 def test_shape_change_recompiles_then_cache_limit_warns():
-    g = ember.compile(lambda x: x + 1)
+    g = ember.compile(lambda x: x + 1, dynamic=False)
     old = ember._dynamo.config.cache_size_limit
     ember._dynamo.config.cache_size_limit = 2
     try:

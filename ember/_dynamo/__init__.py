@@ -79,11 +79,15 @@ def assume_constant_result(fn):
 
 
 def mark_dynamic(t, index, **kwargs) -> None:
-    """Mark dims of ``t`` as dynamic (ember compiles one entry per shape)."""
+    """Mark dims of ``t`` as dynamic: a compiled program accepts any size >= 2 there."""
+    dims = [index] if isinstance(index, int) else list(index)
+    # (stored as given, as torch's; an out-of-range dim is never matched)
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) | set(dims)
 
 
 def maybe_mark_dynamic(t, index) -> None:
-    """Mark dims of ``t`` as possibly dynamic (ember compiles one entry per shape)."""
+    """Mark dims of ``t`` as possibly dynamic (as ``mark_dynamic``)."""
+    mark_dynamic(t, index)
 
 
 def mark_static(t, index=None) -> None:

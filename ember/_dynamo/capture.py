@@ -115,6 +115,7 @@ class Recorder:
         self.node_call: dict = {}  # id(autograd node) -> Call
         self.rng_expected = None  # the generator's state after the last recorded draw
         self.effects = False  # a recorded kernel wrote into data (running statistics)
+        self.shape_read = False  # the user's code read a size (the program may depend on it)
 
     @property
     def failure(self) -> str | None:
@@ -394,14 +395,39 @@ def read_value(kind: str, arr: np.ndarray):
     return _ORIGINAL[kind](_wrap(arr))
 
 
+_SIZE_READS = ("size", "numel", "__len__")
+
+
+def _sizing(name):
+    orig = _ORIGINAL[name]
+
+    def read(self, *args, **kwargs):
+        if ACTIVE and not ACTIVE[-1].shape_read and _caller_is_user():
+            ACTIVE[-1].shape_read = True
+        return orig(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+def _shape(self):
+    if ACTIVE and not ACTIVE[-1].shape_read and _caller_is_user():
+        ACTIVE[-1].shape_read = True
+    return _ORIGINAL["shape"].fget(self)
+
+
 def _install_reads() -> None:
     if not _ORIGINAL:
-        for name in _READS + _UNSUPPORTED_READS:
+        for name in _READS + _UNSUPPORTED_READS + _SIZE_READS:
             _ORIGINAL[name] = getattr(Tensor, name)
+        _ORIGINAL["shape"] = Tensor.__dict__["shape"]
     for name in _READS:
         setattr(Tensor, name, _reading(name))
     for name in _UNSUPPORTED_READS:
         setattr(Tensor, name, _refusing(name))
+    for name in _SIZE_READS:
+        setattr(Tensor, name, _sizing(name))
+    Tensor.shape = property(_shape)
 
 
 def _remove_reads() -> None:
