@@ -58,6 +58,18 @@ def p_break_in_branch(T, x):
     return y.sum()
 
 
+def p_break_in_else(T, x, flag=False):
+    y = x - 1
+    if flag:
+        return y
+    else:
+        y = y * 2
+        print("in else")
+        if y.sum() > 0:
+            return y
+    return -y
+
+
 def p_break_in_loop(T, x):  # torch skips the frame: no graph
     for i in range(2):
         x = x * 2
@@ -72,7 +84,7 @@ def p_defaults(T, x, k=3, *rest, scale=2.0):
 
 
 CASES = [p_print, p_item_branch, p_two_breaks, p_tolist, p_break_in_return, p_break_in_branch]
-CASES += [p_break_in_loop, p_defaults]
+CASES += [p_break_in_else, p_break_in_loop, p_defaults]
 # torch's first line of the reason (ember words what it does after it)
 HEADLINES = {
     p_print: "Failed to trace builtin operator",
@@ -90,12 +102,11 @@ TORCH_COUNTS = {
     p_tolist: (2, 1),
     p_break_in_return: (1, 0),
     p_break_in_branch: (2, 1),
+    p_break_in_else: (2, 1),
     p_break_in_loop: (0, -1),  # torch skips a frame that breaks inside a loop
     p_defaults: (2, 1),
 }
-# where ember's source split cuts differently: a break inside an ``if`` branch splits at the
-# ``if`` (its test runs eagerly; the branch's code before the break is one more graph)
-EMBER_COUNTS = {**TORCH_COUNTS, p_break_in_branch: (3, 2)}
+EMBER_COUNTS = TORCH_COUNTS
 
 
 def _explain(lib, prog):

@@ -347,15 +347,16 @@ def _resumer(cf, rec):
 
     line = rec.break_line
     if line not in cf.resumes:
-        if cf.piece is None:
-            cf.piece = resume.piece_of(cf.fn) or False
-        plan = None
-        if cf.piece:
 
-            def make(fn, piece):
-                return CompiledFunction(fn, None, False, cf.backend, cf.options, piece)
+        def make(fn, piece):
+            return CompiledFunction(fn, None, False, cf.backend, cf.options, piece)
 
-            plan = resume.split(cf.piece, line, make)
+        try:  # (a splitter bug must never change what the program does: it runs eagerly)
+            if cf.piece is None:
+                cf.piece = resume.piece_of(cf.fn) or False
+            plan = resume.split(cf.piece, line, make) if cf.piece else None
+        except Exception:
+            plan = None
         cf.resumes[line] = plan
         for p in plan.pieces if plan is not None else ():
             cf.children[id(p)] = p

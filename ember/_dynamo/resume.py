@@ -6,14 +6,17 @@ pass their live local variables along: the statements before it (compiled), the 
 itself (run eagerly; for an ``if``, only its test), and the statements after it (compiled as a
 *resume function*, which may break and split again). This is dynamo's behaviour — a graph
 before the break, the breaking code eager, a graph resumed after it — built from the source
-rather than the bytecode. What the split cannot express (a break inside a loop, a ``with`` or
-``try`` block, a ``return`` before the break, ``global``/``nonlocal``) runs the
-whole function eagerly, as torch skips such a frame.
+rather than the bytecode. A break inside a top-level ``if`` branch cuts inside it: the prefix
+runs the test and the branch up to the break, or the whole other path (returning the result
+tagged). What the split cannot express (a break inside a loop, a ``with`` or ``try`` block,
+``global``/``nonlocal``, a lambda) runs the whole function eagerly, as torch skips such a
+frame.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import textwrap
 import types
@@ -113,6 +116,7 @@ class Plan:
         self.prefix = None
         self.eager = None
         self.kind = None  # "stmt" | "return" | "if"
+        self.tagged = False  # the prefix returns (0, result) or (1, *live)
         self.rest = None
         self.branches: list = []
         self.pieces: list = []  # the CompiledFunctions made (explain walks them)
@@ -165,6 +169,10 @@ class Plan:
             bound.apply_defaults()
             args = [bound.arguments[n] for n in p.params]
         live = self.prefix(*args) if self.prefix is not None else args
+        if self.tagged:  # (0, result): the prefix ran the call to its end
+            if live[0] == 0:
+                return live[1]
+            live = live[1:]
         if self.kind == "return":
             return self.eager(*live)
         if self.kind == "stmt":
@@ -181,22 +189,90 @@ def split(piece: Piece, line: int | None, make_compiled) -> Plan | None:
     k = next((i for i, s in enumerate(body) if s.lineno <= line <= s.end_lineno), None)
     if k is None:
         return None
-    s, before, after = body[k], body[:k], body[k + 1 :]
+    s = body[k]
+    if isinstance(s, ast.If) and not s.test.lineno <= line <= s.test.end_lineno:
+        plan = _split_in_branch(piece, k, line, make_compiled)
+        if plan is not None:
+            return plan
     if isinstance(s, _BLOCKS + _SCOPES + (ast.Delete,)):
         return None  # a break inside a block: the whole function runs eagerly
+    before = body[:k]
     if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in _walk(before)):
         return None
-    known = set(piece.params) | _surely_stored(before)
-    later = _loaded([s, *after])
-    if (_stored(before) - known) & later:
-        return None  # a name bound on some paths only
-    order = list(piece.params) + sorted(_stored(before) - set(piece.params))
-    live = [n for n in order if n in known and n in later]
+    live = _live(piece, before, [s, *body[k + 1 :]])
+    if live is None:
+        return None
     plan = Plan(piece, make_compiled)
-    name = piece.name
     if before:
         ret = plan._returning(live, before[-1].end_lineno)
-        plan.prefix = plan._compiled(name, piece.params, [*before, ret], before[0].lineno)
+        plan.prefix = plan._compiled(piece.name, piece.params, [*before, ret], before[0].lineno)
+    return _finish(plan, s, live, body[k + 1 :])
+
+
+def _live(piece, before, later_stmts):
+    """The names bound by ``before`` (or parameters) that ``later_stmts`` read, in a fixed
+    order; None when one of them is bound on some paths only."""
+    known = set(piece.params) | _surely_stored(before)
+    later = _loaded(later_stmts)
+    if (_stored(before) - known) & later:
+        return None
+    order = list(piece.params) + sorted(_stored(before) - set(piece.params))
+    return [n for n in order if n in known and n in later]
+
+
+def _split_in_branch(piece, k, line, make_compiled):
+    """A break at a simple statement inside a top-level ``if`` branch: the prefix runs the code
+    before the ``if``, its test and the branch up to the break (returning ``(1, *live)``), or
+    the whole other path (returning ``(0, result)``); as torch's, one graph up to the break."""
+    body = piece.body
+    s, before, after = body[k], body[:k], body[k + 1 :]
+    in_body = any(x.lineno <= line <= x.end_lineno for x in s.body)
+    chosen, other = (s.body, s.orelse) if in_body else (s.orelse, s.body)
+    j = next((i for i, x in enumerate(chosen) if x.lineno <= line <= x.end_lineno), None)
+    if j is None or isinstance(chosen[j], _BLOCKS + _SCOPES + (ast.Delete, ast.If)):
+        return None
+    brk, pre = chosen[j], chosen[:j]
+    rest = [*chosen[j + 1 :], *after]
+    live = _live(piece, [*before, *pre], [brk, *rest])
+    if live is None:
+        return None
+    plan = Plan(piece, make_compiled)
+    names = [ast.Name(n, ast.Load()) for n in live]
+    resume = ast.Return(ast.Tuple([ast.Constant(1), *names], ast.Load()))
+    done = ast.Return(ast.Tuple([ast.Constant(0), ast.Constant(None)], ast.Load()))
+    for n in (*ast.walk(resume), *ast.walk(done)):
+        n.lineno = n.end_lineno = brk.lineno
+        n.col_offset = n.end_col_offset = 0
+    finish = [*_tagged(other), *_tagged(after), done]
+    branch = [*_tagged(pre), resume]
+    test = ast.If(s.test, branch, finish) if in_body else ast.If(s.test, finish, branch)
+    ast.copy_location(test, s)
+    test.end_lineno = s.end_lineno
+    prefix = [*_tagged(before), test]
+    plan.prefix = plan._compiled(piece.name, piece.params, prefix, prefix[0].lineno)
+    plan.tagged = True
+    return _finish(plan, brk, live, rest)
+
+
+class _Tag(ast.NodeTransformer):
+    # ``return e`` -> ``return (0, e)``: the prefix finished the call (not inside nested scopes)
+    def visit_Return(self, node):
+        value = node.value if node.value is not None else ast.Constant(None)
+        return ast.copy_location(ast.Return(ast.Tuple([ast.Constant(0), value], ast.Load())), node)
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+
+def _tagged(stmts: list) -> list:
+    return [ast.fix_missing_locations(_Tag().visit(copy.deepcopy(x))) for x in stmts]
+
+
+def _finish(plan, s, live, after):
+    """The breaking statement ``s`` (eager) and what follows it (resumed) of a plan."""
+    name = plan.piece.name
     at = f"torch_dynamo_resume_in_{name}_at_{s.lineno}"
     if isinstance(s, ast.Return):
         plan.kind = "return"
