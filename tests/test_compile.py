@@ -79,7 +79,7 @@ CORPUS = [
     ("setitem", lambda x: _setitem(x), lambda: (_x(4),), True),
     ("no_grad_region", lambda x: _no_grad(x), lambda: (_x(3, grad=True),), True),
     ("branch_on_value", lambda x: x * 2 if x.sum() > 0 else x - 1, lambda: (_x(4),), True),
-    ("item_read", lambda x: x * x.max().item(), lambda: (_x(4),), True),
+    ("item_read", lambda x: x * x.max().item(), lambda: (_x(4),), False),  # torch breaks
     ("int_read", lambda x: x[: int(x.argmax())], lambda: (_x(6),), True),
     ("grad_mlp", lambda x, w: (x @ w).relu().sum(), lambda: (_x(3, 4), _x(4, 2, grad=True)), True),
     (
@@ -222,7 +222,7 @@ def test_guard_flip_on_bool_read():
 
 
 def test_shape_change_recompiles_then_cache_limit_warns():
-    g = ember.compile(lambda x: x + 1)
+    g = ember.compile(lambda x: x + 1, dynamic=False)
     old = ember._dynamo.config.cache_size_limit
     ember._dynamo.config.cache_size_limit = 2
     try:
@@ -282,7 +282,7 @@ def test_explain_counts_graphs_and_breaks():
     out = ember._dynamo.explain(lambda x: x.sin() + 1)(ember.ones(2))
     assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 2
     out = ember._dynamo.explain(_prints)(ember.ones(2))
-    assert out.graph_break_count == 1 and "print" in out.break_reasons[0]
+    assert len(out.break_reasons) == 1 and "print" in out.break_reasons[0].reason
 
 
 def test_is_compiling_and_reset():

@@ -79,11 +79,15 @@ def assume_constant_result(fn):
 
 
 def mark_dynamic(t, index, **kwargs) -> None:
-    """Mark dims of ``t`` as dynamic (ember compiles one entry per shape)."""
+    """Mark dims of ``t`` as dynamic: a compiled program accepts any size >= 2 there."""
+    dims = [index] if isinstance(index, int) else list(index)
+    # (stored as given, as torch's; an out-of-range dim is never matched)
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) | set(dims)
 
 
 def maybe_mark_dynamic(t, index) -> None:
-    """Mark dims of ``t`` as possibly dynamic (ember compiles one entry per shape)."""
+    """Mark dims of ``t`` as possibly dynamic (as ``mark_dynamic``)."""
+    mark_dynamic(t, index)
 
 
 def mark_static(t, index=None) -> None:
@@ -97,13 +101,28 @@ def optimize(backend="inductor", *, nopython: bool = False, **kwargs):
     return lambda fn: compile(fn, backend=backend, fullgraph=nopython)
 
 
+class GraphCompileReason:
+    """Why a graph ended: ``reason`` (text) and ``user_stack`` (where the program broke)."""
+
+    def __init__(self, reason: str, where=None, graph_break: bool = True) -> None:
+        import traceback
+
+        self.reason = reason
+        self.user_stack = [] if where is None else [traceback.FrameSummary(*where)]
+        self.graph_break = graph_break
+
+    def __repr__(self) -> str:
+        return f"GraphCompileReason(reason={self.reason!r}, user_stack={self.user_stack!r})"
+
+
 class ExplainOutput:
     """What ``explain`` found: graphs, breaks and their reasons."""
 
     def __init__(self, graphs, break_reasons, ops_per_graph, out_guards):
         self.graphs = graphs
         self.graph_count = len(graphs)
-        self.graph_break_count = len(break_reasons)
+        # torch counts the splits between graphs (-1 when a frame ran eagerly whole)
+        self.graph_break_count = len(graphs) - 1
         self.break_reasons = break_reasons
         self.op_count = sum(len(o) for o in ops_per_graph)
         self.ops_per_graph = ops_per_graph
@@ -115,7 +134,7 @@ class ExplainOutput:
         s += f"Op Count: {self.op_count}\n"
         s += "Break Reasons:\n"
         for i, r in enumerate(self.break_reasons):
-            s += f"  Break Reason {i + 1}:\n    Reason: {r}\n"
+            s += f"  Break Reason {i + 1}:\n    Reason: {r.reason}\n"
         s += "Ops per Graph:\n"
         for i, ops in enumerate(self.ops_per_graph):
             s += f"  Ops {i + 1}:\n" + "".join(f"    {o}\n" for o in ops)
@@ -131,16 +150,22 @@ def explain(f, *extra_args, **extra_kwargs):
         from ember.nn.modules.module import Module
 
         cf = CompiledFunction(f.__call__, f) if isinstance(f, Module) else CompiledFunction(f)
-        cf(*args, **kwargs)
-        if any(e.split is not None for e in cf.entries):
-            cf(*args, **kwargs)  # a module that broke: its children compile on this call
+        # a program that broke compiles its pieces (children, resume functions) on its next
+        # call, and a piece that breaks in turn on the call after: call until nothing new
+        seen = -1
+        for _ in range(config.cache_size_limit):
+            n = _count(cf)
+            if n == seen:
+                break
+            seen = n
+            cf(*args, **kwargs)
         graphs, reasons, ops = [], [], []
 
         def walk(cf):
             for e in cf.entries:
                 if e.failure is not None:
-                    reasons.append(e.failure)
-                else:
+                    reasons.append(GraphCompileReason(e.failure, e.where))
+                elif e.ops:  # (a piece without a kernel call compiles no graph)
                     graphs.append(e.source)
                     ops.append(e.ops)
             for kid in cf.children.values():
@@ -152,6 +177,10 @@ def explain(f, *extra_args, **extra_kwargs):
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner
+
+
+def _count(cf) -> int:
+    return len(cf.entries) + sum(_count(k) for k in cf.children.values())
 
 
 def __getattr__(name: str):

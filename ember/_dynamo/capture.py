@@ -107,12 +107,29 @@ class Recorder:
         self.by_array: dict = {}  # id(ndarray) -> Value (tensors sharing an array alias it)
         self.keep: list = []  # keeps recorded tensors alive so their ids stay theirs
         self.depth = 0
-        self.failure: str | None = None
+        self._failure: str | None = None
+        self.code = None  # the captured function's code: a break is located in it
+        self.break_line: int | None = None  # the line of ``code`` running when it broke
         self.mutated_roots: set = set()  # roots of input/ref storage written in place
         self.first_mutation: int | None = None  # call index of the first such write
         self.node_call: dict = {}  # id(autograd node) -> Call
         self.rng_expected = None  # the generator's state after the last recorded draw
         self.effects = False  # a recorded kernel wrote into data (running statistics)
+        self.shape_read = False  # the user's code read a size (the program may depend on it)
+
+    @property
+    def failure(self) -> str | None:
+        """Why the run cannot be compiled (a graph break's reason), or None."""
+        return self._failure
+
+    @failure.setter
+    def failure(self, reason: str | None) -> None:
+        if reason is not None and self._failure is None and self.code is not None:
+            f = sys._getframe(1)  # the captured function's frame: where to resume
+            while f is not None and f.f_code is not self.code:
+                f = f.f_back
+            self.break_line = None if f is None else f.f_lineno
+        self._failure = reason
 
     # -- values ----------------------------------------------------------------------------
 
@@ -335,9 +352,16 @@ def _reading(name):
     orig = _ORIGINAL[name]
 
     def read(self, *args, **kwargs):
+        rec = ACTIVE[-1] if ACTIVE else None
+        if rec is not None and name == "item" and not rec.depth and rec.failure is None:
+            from ember._dynamo import config
+
+            if not config.capture_scalar_outputs and _caller_is_user():
+                # torch's default: the scalar leaves the graph (the program resumes after it)
+                rec.failure = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
         result = orig(self, *args, **kwargs)
-        if ACTIVE and not args and not kwargs:
-            ACTIVE[-1].record_read(self, name, result)
+        if rec is not None and not args and not kwargs:
+            rec.record_read(self, name, result)
         return result
 
     read.__name__ = name
@@ -351,6 +375,8 @@ def _refusing(name):
         rec = ACTIVE[-1] if ACTIVE else None
         if rec is not None and not rec.depth and rec.failure is None and _caller_is_user():
             rec.failure = f"Tensor.{name}() hands a tensor's data to Python"
+            if name == "tolist" and self.dtype.is_floating_point:  # torch's headline
+                rec.failure = "Tensor.tolist() with non-integer tensor\n  " + rec.failure
         return orig(self, *args, **kwargs)
 
     read.__name__ = name
@@ -369,14 +395,39 @@ def read_value(kind: str, arr: np.ndarray):
     return _ORIGINAL[kind](_wrap(arr))
 
 
+_SIZE_READS = ("size", "numel", "__len__")
+
+
+def _sizing(name):
+    orig = _ORIGINAL[name]
+
+    def read(self, *args, **kwargs):
+        if ACTIVE and not ACTIVE[-1].shape_read and _caller_is_user():
+            ACTIVE[-1].shape_read = True
+        return orig(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+def _shape(self):
+    if ACTIVE and not ACTIVE[-1].shape_read and _caller_is_user():
+        ACTIVE[-1].shape_read = True
+    return _ORIGINAL["shape"].fget(self)
+
+
 def _install_reads() -> None:
     if not _ORIGINAL:
-        for name in _READS + _UNSUPPORTED_READS:
+        for name in _READS + _UNSUPPORTED_READS + _SIZE_READS:
             _ORIGINAL[name] = getattr(Tensor, name)
+        _ORIGINAL["shape"] = Tensor.__dict__["shape"]
     for name in _READS:
         setattr(Tensor, name, _reading(name))
     for name in _UNSUPPORTED_READS:
         setattr(Tensor, name, _refusing(name))
+    for name in _SIZE_READS:
+        setattr(Tensor, name, _sizing(name))
+    Tensor.shape = property(_shape)
 
 
 def _remove_reads() -> None:
@@ -415,12 +466,15 @@ class _Watch:
         # (held, so their ids stay theirs) and the frames that began in it (owners of cells).
         self.fresh: list = []
         self.frames: list = []
+        self.eager_codes = _eager_codes()
 
     def _user(self, frame) -> bool:
         fn = frame.f_code.co_filename
         return not fn.startswith(_NOT_USER)
 
     def trace(self, frame, event, arg):
+        if self.rec.failure is None and frame.f_code in self.eager_codes:
+            self.rec.failure = self.eager_codes[frame.f_code]
         if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
             code = frame.f_code
             self.frames.append(frame)
@@ -477,7 +531,10 @@ class _Watch:
         if event != "c_call" or self.rec.failure is not None or not self._user(frame):
             return
         if arg in _IMPURE:
-            self.rec.failure = f"call to builtin {arg.__name__}() (a side effect)"
+            self.rec.failure = (
+                "Failed to trace builtin operator\n  Explanation: a call to builtin "
+                f"`{arg.__name__}` (a side effect) runs eagerly, between compiled graphs"
+            )
             return
         owner = getattr(arg, "__self__", None)
         mod = getattr(arg, "__module__", None) or type(owner).__module__
@@ -489,6 +546,31 @@ class _Watch:
 
 
 _MISSING = object()
+
+
+def _eager_codes() -> dict:
+    """Library calls that run eagerly, between graphs (code object -> the break's reason):
+    what updates parameters or gradients outside the op table (optimizer steps on flat NumPy
+    buffers, ``zero_grad``'s stores into ``.grad``) and the autograd engine itself."""
+    from ember._core.tensor import Tensor
+    from ember.autograd import engine
+    from ember.nn.modules.module import Module
+
+    out = {
+        Tensor.backward.__code__: "Tensor.backward() runs the autograd engine (eagerly)",
+        engine.backward.__code__: "autograd.backward() runs the autograd engine (eagerly)",
+        engine.grad.__code__: "autograd.grad() runs the autograd engine (eagerly)",
+        Module.zero_grad.__code__: "Module.zero_grad() stores into .grad (a side effect)",
+    }
+    optimizer = sys.modules.get("ember.optim.optimizer")
+    if optimizer is not None:
+        out[optimizer._run_hooked.__code__] = (
+            "optimizer.step() updates parameters outside the op table (it runs eagerly)"
+        )
+        out[optimizer.Optimizer.zero_grad.__code__] = (
+            "optimizer.zero_grad() stores into .grad (a side effect)"
+        )
+    return out
 
 
 _LOCAL_LOADS = ("LOAD_FAST", "LOAD_DEREF")  # ...FAST_CHECK, FAST_LOAD_FAST (3.12+)
@@ -621,6 +703,7 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
     ``input_tensors`` become the trace's inputs, in order. ``recorder.failure`` says why the
     run cannot be compiled (None if it can)."""
     rec = Recorder()
+    rec.code = getattr(fn, "__code__", None)
     for t in input_tensors:
         if id(t) in rec.by_tensor:  # one tensor passed twice: one value
             continue

@@ -10,6 +10,7 @@ after which the function runs eagerly (with torch's warning). An entry that cann
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -36,12 +37,16 @@ class Entry:
         self.check = None  # (tensors) -> bool, generated
         self.run = None  # (tensors) -> result
         self.failure = None  # graph-break reason (the entry runs eagerly)
+        self.where = None  # (file, line, function) of the break
         self.source = ""
         self.ops: list = []  # the forward's kernel names (for explain)
         self.backward_source = ""
         self.split = None  # a graph break's run: the module eager, its children compiled
         self.graph = None  # the optimised IR the forward was generated from
         self.backward_graph = None
+        self.sig = None  # the trace without its shapes (dynamic.signature)
+        self.shapes = None  # the inputs' shapes at capture
+        self.dims = None  # the (input, dim) pairs a dynamic entry accepts any size >= 2 in
 
 
 def _by_identity(obj):
@@ -102,9 +107,14 @@ def _result_spec(obj, leaves, spec):
 class CompiledFunction:
     """``fn`` compiled: call it as ``fn``."""
 
-    def __init__(self, fn, module=None, fullgraph=False, backend="inductor", options=None):
+    def __init__(self, fn, module=None, fullgraph=False, backend="inductor", options=None,
+                 piece=None):  # fmt: skip
         self.fn = fn
+        self.piece = piece  # its body as statements (resume.Piece), once a break needs it
+        self.resumes: dict = {}  # break line -> resume.Plan (or None: not splittable)
         self.module = module
+        self.dynamic = None  # compile(dynamic=): None automatic, True marked, False never
+        self._args = None
         self.fullgraph = fullgraph
         self.backend = backend
         self.options = options or {}
@@ -119,6 +129,7 @@ class CompiledFunction:
         self.warned = False
         self.breaks = []
         self.children = {}
+        self.resumes = {}
 
     def __call__(self, *args, **kwargs):
         if COMPILING[0] or STATE.inference or R.AUTOCAST:
@@ -168,7 +179,8 @@ class CompiledFunction:
         if len(self.entries) >= config.cache_size_limit:
             if not self.warned:
                 self.warned = True
-                name = getattr(self.fn, "__qualname__", repr(self.fn))
+                # torch names the code object: a module's is its ``forward``
+                name = "forward" if self.module is not None else getattr(self.fn, "__name__", "")
                 warnings.warn(
                     f"torch._dynamo hit config.recompile_limit ({config.cache_size_limit})\n"
                     f"   function: '{name}'\n"
@@ -188,11 +200,13 @@ class CompiledFunction:
             result, rec = C.capture(self.fn, args, kwargs, tensors)
         finally:
             COMPILING[0] -= 1
+        self._args = (args, kwargs)  # (for proving dynamic dims; dropped below)
         entry = Entry()
         entry.spec = spec
         try:
             if rec.failure is None:
-                _compile_entry(self, entry, rec, tensors, result)
+                _compile_entry(self, entry, rec, tensors, result, self._dynamic_dims(entry, rec,
+                               tensors))  # fmt: skip
                 if self.backend == "inductor" and not rec.mutated_roots and not rec.effects:
                     _shadow_check(self, entry, args, kwargs, tensors, rec)
         except C.Unsupported as e:
@@ -201,6 +215,8 @@ class CompiledFunction:
             rec.failure = f"compiler error: {type(e).__name__}: {e}"
         if rec.failure is not None:
             entry.failure = rec.failure
+            if rec.break_line is not None:
+                entry.where = (rec.code.co_filename, rec.break_line, rec.code.co_name)
             entry.run = None
             entry.check = _make_check(self, rec, tensors, None)
             self.breaks.append(rec.failure)
@@ -208,9 +224,69 @@ class CompiledFunction:
                 from ember._dynamo.exc import Unsupported
 
                 raise Unsupported(rec.failure)
-            entry.split = _splitter(self)
+            entry.split = _splitter(self) if self.module is not None else _resumer(self, rec)
+        self._args = None
         self.entries.append(entry)
         return result
+
+    def _dynamic_dims(self, entry, rec, tensors):
+        """The dims this capture compiles dynamic in (automatic dynamic), or None: the sizes
+        that differ from an entry whose trace is this one's with other shapes."""
+        if self.dynamic is False or rec.failure is not None:
+            return None
+        from ember._dynamo import dynamic
+
+        entry.sig = dynamic.signature(rec)
+        entry.shapes = [t._data.shape for t in tensors]
+        if entry.sig is None:
+            return None
+        contiguous = [t._data.flags.c_contiguous for t in tensors]
+        for old in self.entries:
+            if old.sig == entry.sig and old.spec == entry.spec and old.dims is None:
+                dims = dynamic.changed_dims(old.shapes, entry.shapes, contiguous)
+                if dims is not None:
+                    return dims
+        if self.dynamic is True or dynamic.marked(tensors):
+            return self._prove_dims(entry, rec, tensors, contiguous)
+        return None
+
+    def _prove_dims(self, entry, rec, tensors, contiguous):
+        """``dynamic=True`` / ``mark_dynamic``: capture once more on inputs one larger in the
+        marked dims (every dim >= 2 for ``dynamic=True``); the same trace proves them."""
+        from ember._dynamo import dynamic
+
+        if rec.mutated_roots or rec.effects or self._args is None:
+            return None
+        marks = dynamic.marked(tensors)
+        dims = frozenset(
+            (i, d)
+            for i, t in enumerate(tensors)
+            for d, n in enumerate(t._data.shape)
+            if contiguous[i] and n >= 2 and (self.dynamic is True or (i, d) in marks)
+        )
+        if not dims:
+            return None
+        mapping = {}
+        for i, t in enumerate(tensors):
+            if id(t) not in mapping:
+                shape = [n + ((i, d) in dims) for d, n in enumerate(t._data.shape)]
+                mapping[id(t)] = _resized(t, shape)
+        args, kwargs = self._args
+        rts = [mapping[id(t)] for t in tensors]
+        import ember
+
+        rng = ember.get_rng_state()
+        COMPILING[0] += 1
+        try:
+            _, rec2 = C.capture(self.fn, _replace(args, mapping), _replace(kwargs, mapping), rts)
+        except Exception:
+            return None
+        finally:
+            COMPILING[0] -= 1
+            ember.set_rng_state(rng)
+        if rec2.failure is not None or dynamic.signature(rec2) != entry.sig:
+            return None
+        return dims
 
 
 class GuardFailure(Exception):
@@ -240,35 +316,74 @@ def _splitter(cf):
         return None
 
     def split(args, kwargs):
-        saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
-        for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
-            object.__setattr__(child, "forward", kcf)
-        try:
-            return cf.fn(*args, **kwargs)
-        finally:
-            for (child, _), old in zip(kids, saved):
-                if old is _NO_FORWARD:
-                    del child.__dict__["forward"]
-                else:
-                    object.__setattr__(child, "forward", old)
+        with _SPLIT_LOCK:  # the children's forwards are swapped for the call: one at a time
+            return _split_call(cf, kids, args, kwargs)
 
     return split
+
+
+_SPLIT_LOCK = threading.RLock()
+
+
+def _split_call(cf, kids, args, kwargs):
+    saved = [child.__dict__.get("forward", _NO_FORWARD) for child, _ in kids]
+    for child, kcf in kids:  # (an instance attribute: Module.__call__ calls it)
+        object.__setattr__(child, "forward", kcf)
+    try:
+        return cf.fn(*args, **kwargs)
+    finally:
+        for (child, _), old in zip(kids, saved):
+            if old is _NO_FORWARD:
+                del child.__dict__["forward"]
+            else:
+                object.__setattr__(child, "forward", old)
+
+
+def _resumer(cf, rec):
+    """The run of a plain function's entry that broke: the code before the breaking statement
+    compiled, the statement eager, the code after it compiled as a resume function (see
+    ``resume``). None when the function cannot be split (it then runs eagerly)."""
+    from ember._dynamo import resume
+
+    line = rec.break_line
+    if line not in cf.resumes:
+
+        def make(fn, piece):
+            return CompiledFunction(fn, None, False, cf.backend, cf.options, piece)
+
+        try:  # (a splitter bug must never change what the program does: it runs eagerly)
+            if cf.piece is None:
+                cf.piece = resume.piece_of(cf.fn) or False
+            plan = resume.split(cf.piece, line, make) if cf.piece else None
+        except Exception:
+            plan = None
+        cf.resumes[line] = plan
+        for p in plan.pieces if plan is not None else ():
+            cf.children[id(p)] = p
+    plan = cf.resumes[line]
+    return None if plan is None else plan.run
 
 
 def _modules_of(cf) -> list:
     return [] if cf.module is None else list(cf.module.modules())
 
 
-def _make_check(cf, rec, tensors, refs):
-    """Generate the guard function of an entry: ``check(tensors) -> bool``."""
+def _make_check(cf, rec, tensors, refs, dims=None):
+    """Generate the guard function of an entry: ``check(tensors) -> bool``; ``dims``: the
+    (input, dim) pairs of a dynamic entry (any size >= 2, contiguous)."""
+    from ember._dynamo import dynamic
+
     env: dict = {"STATE": STATE, "D": D}
     conds = [f"len(ts) == {len(tensors)}"]
     for i, t in enumerate(tensors):
         a = t._data
         env[f"_dt{i}"] = a.dtype
+        if dims and any(j == i for j, _ in dims):
+            shape = dynamic.shape_guard(i, a.shape, dims)
+        else:
+            shape = f"ts[{i}]._data.shape == {a.shape!r} and ts[{i}]._data.strides == {a.strides!r}"
         conds.append(
-            f"ts[{i}]._data.shape == {a.shape!r} and ts[{i}]._data.dtype == _dt{i}"
-            f" and ts[{i}]._data.strides == {a.strides!r}"
+            f"{shape} and ts[{i}]._data.dtype == _dt{i}"
             f" and ts[{i}]._requires_grad is {t._requires_grad}"
             f" and (ts[{i}]._base is None) is {t._base is None}"
         )
@@ -317,7 +432,7 @@ def _log(source: str, cf) -> None:
         print(source)
 
 
-def _compile_entry(cf, entry, rec, tensors, result):
+def _compile_entry(cf, entry, rec, tensors, result, dims=None):
     from ember._inductor import aot, codegen
 
     leaves: list = []
@@ -342,8 +457,13 @@ def _compile_entry(cf, entry, rec, tensors, result):
         out_plan.append(("val", len(out_vals), t))
         out_vals.append(v)
     refs = [v for v in rec.values if v.kind == "ref"]
-    if cf.backend != "inductor":
-        return _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec)
+    if cf.backend != "inductor" or dims:
+        # a dynamic entry runs shape-generic: the user's backend, else the IR executor
+        backend = cf.backend if callable(cf.backend) or not dims else "eager"
+        entry.dims = dims
+        return _compile_other(
+            cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec, backend
+        )
     grad = STATE.grad_enabled and any(
         p[0] == "val" and t._grad_fn is not None for p, t in zip(out_plan, leaves)
     )
@@ -506,24 +626,25 @@ def _spec_expr(spec, pos, leaves, env) -> str:
     return f"_const{len(env) - 1}"
 
 
-def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec):
+def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, rspec, backend):
     """The ``"eager"``/``"aot_eager"`` backends (the IR run by the executor) and a user's
     ``backend(gm, example_inputs)`` (a ``torch.fx.GraphModule`` of the forward)."""
     from ember._inductor import to_ir
 
     entry.ops = [c.label for c in calls if type(c) is C.Call]
-    entry.check = _make_check(cf, rec, tensors, [v for v in rec.values if v.kind == "ref"])
+    refs = [v for v in rec.values if v.kind == "ref"]
+    entry.check = _make_check(cf, rec, tensors, refs, entry.dims)
     if any(type(c) is C.Read for c in calls):
         raise C.Unsupported("a value read from a tensor (this backend has no data guards)")
     first = {}
     for i, t in enumerate(tensors):
         first.setdefault(id(t), i)
     picks = sorted(set(first.values()))
-    if callable(cf.backend):
+    if callable(backend):
         gm = to_ir.to_fx(inputs, calls, out_vals)
-        compiled = cf.backend(gm, [tensors[i] for i in picks])
+        compiled = backend(gm, [tensors[i] for i in picks])
         entry.source = gm.code if hasattr(gm, "code") else ""
-    elif cf.backend in ("eager", "aot_eager"):
+    elif backend in ("eager", "aot_eager"):
         from ember.jit import executor
 
         if any(type(c) is C.Call and c.op is None for c in calls):
@@ -538,7 +659,7 @@ def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, r
         def compiled(*xs):
             return executor.run(graph, list(xs))
     else:
-        raise C.Unsupported(f"unknown backend {cf.backend!r}")
+        raise C.Unsupported(f"unknown backend {backend!r}")
     _log(entry.source, cf)
 
     def run(ts):
@@ -549,6 +670,17 @@ def _compile_other(cf, entry, rec, tensors, calls, inputs, out_vals, out_plan, r
         return _unflatten(rspec, iter(it))
 
     entry.run = run
+
+
+def _resized(t: Tensor, shape) -> Tensor:
+    a = t._data
+    if a.dtype.kind in "fc":
+        b = np.random.default_rng(1234).standard_normal(shape).astype(a.dtype)
+    else:  # (zeros: valid indices and counts)
+        b = np.zeros(shape, a.dtype)
+    r = _wrap(b)
+    r.requires_grad_(t._requires_grad)
+    return r
 
 
 def _perturbed(t: Tensor) -> Tensor:

@@ -320,7 +320,10 @@ def _apply(rec, node, grads):
     op = node.op
     if node.params and any(isinstance(x, np.ndarray) for x in node.params.values()):
         unread = _ARRAY_PARAMS_UNREAD.get(op.name)
-        if unread is None or not unread(node.params):
+        made = all(  # arrays a recorded kernel made (eval batch norm's statistics) are values
+            _recorded(rec, x) for x in node.params.values() if isinstance(x, np.ndarray)
+        )
+        if not made and (unread is None or not unread(node.params)):
             # the formula would read capture-time arrays: data the trace would freeze
             raise C.Unsupported(f"the backward of {op.name} reads an array parameter")
         return _formula(node, grads)
@@ -369,6 +372,11 @@ def _apply(rec, node, grads):
                 _pad(call, len(results))
             return results
     return _formula(node, grads)
+
+
+def _recorded(rec, a) -> bool:
+    v = rec.by_array.get(id(a))
+    return v is not None and v.kind == "op"
 
 
 def _formula(node, grads):

@@ -38,6 +38,8 @@ def format_tensor(t) -> str:
     a = np.asarray(t._data if hasattr(t, "_data") else t)
     if a.ndim == 0:
         return "{" + _scalar_text(a.item()) + "}"
+    if a.size > 10:  # torch shows the values of small constants only
+        return "<Tensor>"
     flat = a.reshape(-1)
     if a.dtype.kind == "f" and not np.all(flat == np.round(flat)):
         items = [f"{float(x):.4f}" for x in flat]

@@ -80,8 +80,9 @@ def _(ctx, g, mean, invstd, training, eps):
     if training:
         gx, xhat = _norm_backward(g, x, w, axes, shape, eps)
     else:
-        inv = _wrap(invstd.reshape(shape))
-        xhat = (x - _wrap(mean.reshape(shape))) * inv
+        # (wrapped before reshaping: a capture sees the statistics kernel's own arrays)
+        inv = _wrap(invstd).reshape(shape)
+        xhat = (x - _wrap(mean).reshape(shape)) * inv
         gx = g * (w.reshape(shape) * inv if w is not None else inv)
     need = ctx.needs_input_grad
     gw = (g * xhat).sum(axes) if need[1] else None
