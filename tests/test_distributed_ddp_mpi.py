@@ -1,8 +1,8 @@
 """DDP and ZeroRedundancyOptimizer on the MPI backend under ``mpiexec -n 2`` and ``-n 4``: the
 parameters after k steps equal one process training on the joined batch (and ZeRO's equal
-plain Adam's); the progress thread completes an asynchronous all-reduce while the caller
-computes; mismatched all-gather sizes across ranks raise; a rank that hangs outside a
-collective ends the job within the group's timeout. No torch needed."""
+plain Adam's); the group's lane (or the progress thread) completes an asynchronous
+all-reduce while the caller computes; mismatched all-gather sizes across ranks raise; a rank
+that hangs outside a collective ends the job within the group's timeout. No torch needed."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORKER = textwrap.dedent(
     """
+    import os
     import time
     import numpy as np
     import ember
@@ -75,16 +76,28 @@ WORKER = textwrap.dedent(
     dist.all_gather_object(everyone, held)
     assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters())
 
-    # the progress thread finishes an all-reduce nobody tests or waits for
-    big = ember.ones(1 << 20)
-    w = dist.all_reduce(big, async_op=True)
-    deadline = time.monotonic() + 20
-    request = w._ready.__self__
-    while not request.done and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert request.done
-    w.wait()
-    assert big[0].item() == n
+    # the group's lane (and, EMBER_MPI_ASYNC=requests, the progress thread) finishes an
+    # all-reduce nobody waits for; blocking calls in between match among themselves
+    for mode in ("lane", "requests"):
+        os.environ["EMBER_MPI_ASYNC"] = mode
+        big = ember.ones(1 << 20)
+        w = dist.all_reduce(big, async_op=True)
+        small = ember.full((3,), float(r))
+        dist.all_reduce(small)
+        assert small.tolist() == [n * (n - 1) / 2] * 3
+        deadline = time.monotonic() + 20
+        while not w.is_completed() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert w.is_completed(), mode
+        w.wait()
+        assert big[0].item() == n
+        # many in flight, waited for last first: the caller runs those not started yet
+        ts = [ember.full((1000 * (i + 1),), float(i + r)) for i in range(6)]
+        works = [dist.all_reduce(t, async_op=True) for t in ts]
+        for i in reversed(range(6)):
+            works[i].wait()
+            assert ts[i][0].item() == n * i + n * (n - 1) / 2
+    os.environ.pop("EMBER_MPI_ASYNC")
 
     # ranks passing different sizes to all_gather_into_tensor raise, on every rank
     size = 3 + r

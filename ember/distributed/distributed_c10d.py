@@ -662,6 +662,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     if pg._mesh is not None:
         pg._mesh.close()
     if pg._comm is not None:
+        from ember.distributed import _mpi
+
+        _mpi.close_lanes()
         pg._comm.Free()
     _world.default_pg = None
     store, _world.store = _world.store, None
