@@ -328,3 +328,21 @@ def test_ddp_comm_hook_errors():
             ddp(ember.ones(1, 2)).sum().backward()
 
     run_ranks(fn)
+
+
+def test_zero_overlap_hook_refuses_gloo_and_a_plain_zero():
+    from ember.distributed.algorithms.ddp_comm_hooks import ddp_zero_hook, default_hooks
+
+    def fn(rank, group):
+        m = ember.nn.Linear(2, 2)
+        ddp = DDP(m, process_group=group)
+        plain = ZeroRedundancyOptimizer(m.parameters(), ember.optim.SGD, group, lr=0.1)
+        with pytest.raises(ValueError, match="overlap_with_ddp=True"):
+            ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, plain)
+        zero = ZeroRedundancyOptimizer(
+            m.parameters(), ember.optim.SGD, group, overlap_with_ddp=True, lr=0.1
+        )
+        with pytest.raises(RuntimeError, match="Gloo backend using Overlapping DDP with ZeRO"):
+            ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, zero)
+
+    run_ranks(fn)

@@ -219,10 +219,9 @@ class _ThenFuture:
         self._ran, self._value, self._error = False, None, None
 
     def done(self) -> bool:
-        """Return whether the value is ready (running the callback if the parent is done)."""
-        if not self._ran and self._parent.done():
-            self._run()
-        return self._ran
+        """Return whether the parent finished (the callback runs in :meth:`wait`: it may run
+        collectives, which must not start on some ranks only)."""
+        return self._ran or self._parent.done()
 
     def _run(self) -> None:
         try:
