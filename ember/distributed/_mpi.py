@@ -4,11 +4,12 @@ A group holds an MPI communicator (``COMM_WORLD`` duplicated for the default gro
 ``Comm.Create`` of it for ``new_group``); group ranks are communicator ranks. Tensors travel
 zero-copy: a C-contiguous tensor's NumPy array is the MPI buffer (``MPI.IN_PLACE`` for
 ``all_reduce`` and the root of ``reduce``); a non-contiguous one goes through a contiguous
-copy. ``async_op=True`` uses the non-blocking calls (``Iallreduce``, ``Ibcast``, ...) behind
-:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request;
-a progress thread tests the outstanding requests meanwhile (MPICH advances them only inside
-MPI calls), so DDP's bucket all-reduces run during ``backward``. A watchdog ends the job when
-a blocking call outlives the group's ``timeout`` (MPI cannot interrupt it).
+copy. An ``async_op=True`` collective runs on the group's :class:`_Lane` (the blocking call
+on a worker thread, GIL released throughout), behind
+:class:`~ember.distributed.distributed_c10d.Work`, so DDP's bucket all-reduces run during
+``backward``; ``isend``/``irecv`` are MPI requests, which a progress thread tests meanwhile
+(MPICH advances them only inside MPI calls). A watchdog ends the job when a blocking call
+outlives the group's ``timeout`` (MPI cannot interrupt it).
 
 MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
 arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
@@ -180,12 +181,12 @@ class _Progress:
     """A daemon thread that tests the outstanding non-blocking requests every ``interval``
     seconds while there are any.
 
-    MPICH advances a non-blocking collective only inside MPI calls; without this an
-    ``Iallreduce`` started from a gradient hook waits, untouched, until ``backward`` is over
-    and DDP waits for it. Each test drives MPI's whole progress engine (every outstanding
-    operation), with the GIL released, so the reduction runs while the main thread computes
-    the rest of ``backward``. ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds
-    (default 200; 0 turns the thread off)."""
+    MPICH advances a non-blocking operation only inside MPI calls; each test drives MPI's
+    whole progress engine. It serves ``isend`` and, with ``EMBER_MPI_ASYNC=requests``, the
+    non-blocking collectives (each test needs the GIL: while the main thread computes, a test
+    every 5 ms at best, too few for a large ``Iallreduce``: hence the lanes).
+    ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds (default 200; 0 turns the
+    thread off)."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
