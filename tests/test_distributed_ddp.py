@@ -279,3 +279,70 @@ def test_ddp_rebuilds_buckets_only_in_a_forward_with_grad():
         return seen, len(ddp._buckets)
 
     assert run_ranks(fn) == [(1, 3), (1, 3)]
+
+
+@pytest.mark.parametrize("hook", ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"])
+def test_ddp_comm_hooks_equal_one_process(hook):
+    from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    seen = []
+
+    def fn(rank, group):
+        m = make_model()
+        ddp = DDP(m, process_group=group, bucket_cap_mb=0.2)
+        chosen = getattr(default_hooks, hook)
+
+        def spy(state, bucket):  # what a hook sees, then the default hook's reduction
+            if rank == 0:
+                seen.append((bucket.index(), bucket.is_last(), bucket.buffer().numel()))
+                sizes = [g.numel() for g in bucket.gradients()]
+                assert sizes == [p.numel() for p in bucket.parameters()]
+                assert sum(sizes) == bucket.buffer().numel()
+            return chosen(state, bucket)
+
+        ddp.register_comm_hook(group, spy)
+        with pytest.raises(RuntimeError, match="can only be called once"):
+            ddp.register_comm_hook(group, spy)
+        return train(ddp, ember.optim.SGD(ddp.parameters(), lr=0.1), part(rank, 2))
+
+    got = run_ranks(fn)
+    want = reference(ember.optim.SGD, lr=0.1)
+    tol = {"allreduce_hook": 1e-5, "fp16_compress_hook": 2e-3, "bf16_compress_hook": 2e-2}[hook]
+    for r in range(2):
+        for a, b in zip(got[r], want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    total = sum(p.numel() for p in make_model().parameters())
+    # one bucket in the first iteration, then the three rebuilt ones (0.2 MiB cap)
+    assert seen[0] == (0, True, total)
+    assert [s[:2] for s in seen[1:4]] == [(0, False), (1, False), (2, True)]
+    assert sum(s[2] for s in seen[1:4]) == total
+
+
+def test_ddp_comm_hook_errors():
+    def fn(rank, group):
+        ddp = DDP(ember.nn.Linear(2, 2), process_group=group)
+        with pytest.raises(TypeError, match="Communication hook must be callable."):
+            ddp.register_comm_hook(None, 0)
+        ddp.register_comm_hook(None, lambda state, bucket: bucket.buffer())
+        with pytest.raises(RuntimeError, match="must return a torch.futures.Future object"):
+            ddp(ember.ones(1, 2)).sum().backward()
+
+    run_ranks(fn)
+
+
+def test_zero_overlap_hook_refuses_gloo_and_a_plain_zero():
+    from ember.distributed.algorithms.ddp_comm_hooks import ddp_zero_hook, default_hooks
+
+    def fn(rank, group):
+        m = ember.nn.Linear(2, 2)
+        ddp = DDP(m, process_group=group)
+        plain = ZeroRedundancyOptimizer(m.parameters(), ember.optim.SGD, group, lr=0.1)
+        with pytest.raises(ValueError, match="overlap_with_ddp=True"):
+            ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, plain)
+        zero = ZeroRedundancyOptimizer(
+            m.parameters(), ember.optim.SGD, group, overlap_with_ddp=True, lr=0.1
+        )
+        with pytest.raises(RuntimeError, match="Gloo backend using Overlapping DDP with ZeRO"):
+            ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, zero)
+
+    run_ranks(fn)

@@ -1,8 +1,8 @@
 """DDP and ZeroRedundancyOptimizer on the MPI backend under ``mpiexec -n 2`` and ``-n 4``: the
 parameters after k steps equal one process training on the joined batch (and ZeRO's equal
-plain Adam's); the progress thread completes an asynchronous all-reduce while the caller
-computes; mismatched all-gather sizes across ranks raise; a rank that hangs outside a
-collective ends the job within the group's timeout. No torch needed."""
+plain Adam's); the group's lane (or the progress thread) completes an asynchronous
+all-reduce while the caller computes; mismatched all-gather sizes across ranks raise; a rank
+that hangs outside a collective ends the job within the group's timeout. No torch needed."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORKER = textwrap.dedent(
     """
+    import os
     import time
     import numpy as np
     import ember
@@ -75,16 +76,63 @@ WORKER = textwrap.dedent(
     dist.all_gather_object(everyone, held)
     assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters())
 
-    # the progress thread finishes an all-reduce nobody tests or waits for
-    big = ember.ones(1 << 20)
-    w = dist.all_reduce(big, async_op=True)
-    deadline = time.monotonic() + 20
-    request = w._ready.__self__
-    while not request.done and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert request.done
-    w.wait()
-    assert big[0].item() == n
+    # ZeRO stepping inside backward (overlap_with_ddp): the first two iterations only reduce,
+    # then each bucket's owner steps it: the same as DDP + Adam from the third iteration on
+    from ember.distributed.algorithms.ddp_comm_hooks import ddp_zero_hook, default_hooks
+
+    m, x = model(), X[r * k : r * k + k]
+    ddp = DDP(m, bucket_cap_mb=0.01)
+    zero = ZeroRedundancyOptimizer(
+        m.parameters(), ember.optim.Adam, overlap_with_ddp=True, lr=1e-2
+    )
+    hook = ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, zero)
+    ddp.register_comm_hook(None, hook)
+    first = [p.detach().numpy().copy() for p in m.parameters()]
+    for i in range(5):
+        zero.zero_grad()
+        ddp(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
+        assert zero.step() is None
+        if i == 1:
+            assert all((a == p.detach().numpy()).all() for a, p in zip(first, m.parameters()))
+    ref = DDP(model(), bucket_cap_mb=0.01)
+    adam = ember.optim.Adam(ref.parameters(), lr=1e-2)
+    for i in range(2, 5):
+        adam.zero_grad()
+        ref(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
+        adam.step()
+    for a, b in zip(m.parameters(), ref.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    held = sum(
+        v.numel() for o in zero._bucket_optims.values() for st in o.state.values()
+        for v in st.values() if v.ndim
+    )
+    everyone = [None] * n
+    dist.all_gather_object(everyone, held)
+    assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters()), everyone
+    assert max(everyone) < sum(everyone)  # (spread over the buckets' owners)
+
+    # the group's lane (and, EMBER_MPI_ASYNC=requests, the progress thread) finishes an
+    # all-reduce nobody waits for; blocking calls in between match among themselves
+    for mode in ("lane", "requests"):
+        os.environ["EMBER_MPI_ASYNC"] = mode
+        big = ember.ones(1 << 20)
+        w = dist.all_reduce(big, async_op=True)
+        small = ember.full((3,), float(r))
+        dist.all_reduce(small)
+        assert small.tolist() == [n * (n - 1) / 2] * 3
+        deadline = time.monotonic() + 20
+        while not w.is_completed() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert w.is_completed(), mode
+        w.wait()
+        assert big[0].item() == n
+        # many in flight, waited for last first: the caller runs those not started yet
+        ts = [ember.full((1000 * (i + 1),), float(i + r)) for i in range(6)]
+        works = [dist.all_reduce(t, async_op=True) for t in ts]
+        for i in reversed(range(6)):
+            works[i].wait()
+            assert ts[i][0].item() == n * i + n * (n - 1) / 2
+    os.environ.pop("EMBER_MPI_ASYNC")
 
     # ranks passing different sizes to all_gather_into_tensor raise, on every rank
     size = 3 + r

@@ -33,6 +33,12 @@ WORKER = textwrap.dedent(
     r, n = dist.get_rank(), dist.get_world_size()
     assert n == 2 and dist.get_backend() == backend
     assert dist.is_mpi_available()
+    if sys.argv[2:] == ["launcher"]:  # mpiexec ... python -m ember.distributed.run worker.py
+        import os
+        env = os.environ
+        assert (env["RANK"], env["LOCAL_RANK"], env["WORLD_SIZE"]) == (str(r), str(r), "2")
+        assert (env["LOCAL_WORLD_SIZE"], env["GROUP_RANK"]) == ("2", "0")
+        assert dist.is_torchelastic_launched()
 
     def t(values, dtype=ember.float32):
         return ember.tensor(values, dtype=dtype)
@@ -150,12 +156,26 @@ def mpirun(tmp_path, *args, n: int = 2, timeout: float = 60):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     env = dict(os.environ, PYTHONPATH=ROOT)
-    cmd = [MPIEXEC, "-n", str(n), sys.executable, str(script), *args]
+    run = ["-m", "ember.distributed.run"] if "launcher" in args else []
+    cmd = [MPIEXEC, "-n", str(n), sys.executable, *run, str(script), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.mark.parametrize("backend", ["mpi", pytest.param("gloo", marks=pytest.mark.slow)])
 def test_every_operation_on_mpi(tmp_path, backend):
-    done = mpirun(tmp_path, backend)
+    # gloo: through the launcher started by mpiexec (how a multi-host job runs)
+    done = mpirun(tmp_path, backend, *(["launcher"] if backend == "gloo" else []))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ok 0" in done.stdout and "ok 1" in done.stdout  # (the ranks' lines may interleave)
+
+
+def test_launcher_multi_host_asks_for_one_mpi_job():
+    from ember.distributed import run
+
+    args = run.get_args_parser().parse_args(
+        ["--nnodes", "2", "--nproc-per-node", "3", "--master-addr", "10.9.8.7", "train.py", "-x"]
+    )
+    with pytest.raises(ValueError, match="only connects processes of one host") as info:
+        run.run(args)
+    assert "mpiexec -hosts HOST1,HOST2 -ppn 3 -n 6 " in str(info.value)
+    assert str(info.value).endswith("-m ember.distributed.run train.py -x")

@@ -18,19 +18,23 @@ def _write(path: str, code: int) -> None:
         fh.write(str(code))
 
 
+def run_script(argv: list[str]) -> None:
+    """Run ``[-m] SCRIPT [ARGS...]`` in this process as ``__main__``."""
+    module = argv[0] == "-m"
+    rest = argv[1:] if module else argv
+    sys.argv = rest
+    if module:
+        runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(rest[0])))
+        runpy.run_path(rest[0], run_name="__main__")
+
+
 def main(argv: list[str]) -> None:
     """Run the script described by ``argv`` and record how it ended."""
-    status, rest = argv[0], argv[1:]
-    module = rest[0] == "-m"
-    if module:
-        rest = rest[1:]
-    sys.argv = rest
+    status = argv[0]
     try:
-        if module:
-            runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
-        else:
-            sys.path.insert(0, os.path.dirname(os.path.abspath(rest[0])))
-            runpy.run_path(rest[0], run_name="__main__")
+        run_script(argv[1:])
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         _write(status, code)

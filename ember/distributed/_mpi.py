@@ -4,11 +4,12 @@ A group holds an MPI communicator (``COMM_WORLD`` duplicated for the default gro
 ``Comm.Create`` of it for ``new_group``); group ranks are communicator ranks. Tensors travel
 zero-copy: a C-contiguous tensor's NumPy array is the MPI buffer (``MPI.IN_PLACE`` for
 ``all_reduce`` and the root of ``reduce``); a non-contiguous one goes through a contiguous
-copy. ``async_op=True`` uses the non-blocking calls (``Iallreduce``, ``Ibcast``, ...) behind
-:class:`~ember.distributed.distributed_c10d.Work`, which ``Test``\\s and ``Wait``\\s the request;
-a progress thread tests the outstanding requests meanwhile (MPICH advances them only inside
-MPI calls), so DDP's bucket all-reduces run during ``backward``. A watchdog ends the job when
-a blocking call outlives the group's ``timeout`` (MPI cannot interrupt it).
+copy. An ``async_op=True`` collective runs on the group's :class:`_Lane` (the blocking call
+on a worker thread, GIL released throughout), behind
+:class:`~ember.distributed.distributed_c10d.Work`, so DDP's bucket all-reduces run during
+``backward``; ``isend``/``irecv`` are MPI requests, which a progress thread tests meanwhile
+(MPICH advances them only inside MPI calls). A watchdog ends the job when a blocking call
+outlives the group's ``timeout`` (MPI cannot interrupt it).
 
 MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
 arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
@@ -19,6 +20,7 @@ between the ranks of one MPI job.
 
 from __future__ import annotations
 
+import collections
 import os
 import threading
 import time
@@ -179,12 +181,12 @@ class _Progress:
     """A daemon thread that tests the outstanding non-blocking requests every ``interval``
     seconds while there are any.
 
-    MPICH advances a non-blocking collective only inside MPI calls; without this an
-    ``Iallreduce`` started from a gradient hook waits, untouched, until ``backward`` is over
-    and DDP waits for it. Each test drives MPI's whole progress engine (every outstanding
-    operation), with the GIL released, so the reduction runs while the main thread computes
-    the rest of ``backward``. ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds
-    (default 200; 0 turns the thread off)."""
+    MPICH advances a non-blocking operation only inside MPI calls; each test drives MPI's
+    whole progress engine. It serves ``isend`` and, with ``EMBER_MPI_ASYNC=requests``, the
+    non-blocking collectives (each test needs the GIL: while the main thread computes, a test
+    every 5 ms at best, too few for a large ``Iallreduce``: hence the lanes).
+    ``EMBER_MPI_PROGRESS_US`` sets the interval in microseconds (default 200; 0 turns the
+    thread off)."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -318,15 +320,124 @@ def _work(request, finish, result, what: str = "", timeout=None) -> Work:
     return Work(Future(), complete, req.test, result)
 
 
+class _Job:
+    """One asynchronous collective of a lane: MPI's blocking call and what to do after it."""
+
+    __slots__ = ("call", "args", "finish", "what", "timeout", "done", "error")
+
+    def __init__(self, call, args, finish, what: str, timeout) -> None:
+        self.call, self.args, self.finish = call, args, finish
+        self.what, self.timeout = what, timeout
+        self.done = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with _watch(self.what, self.timeout):
+                self.call(*self.args)
+            self.finish()
+        except BaseException as e:  # raised again by the Work's wait
+            self.error = e
+        self.done = True
+
+
+class _Lane:
+    """The asynchronous collectives of one group, run in call order as MPI's *blocking* calls
+    on the group's second communicator (a ``Dup``, so they match among themselves whatever the
+    main thread's blocking calls do meanwhile), by whichever thread comes first: the lane's
+    worker thread, or a caller waiting for one of them.
+
+    MPICH advances a non-blocking request (``Iallreduce``) only inside an MPI call: started
+    from a gradient hook it sits untouched while ``backward`` computes, and a thread testing it
+    needs the GIL for every test. The worker's blocking call holds no GIL from start to end,
+    so DDP's bucket all-reduces run while ``backward`` goes on; and since a waiting caller runs
+    the calls not started yet itself, the wait after ``backward`` never depends on the worker
+    being woken (what costs most on a loaded machine)."""
+
+    def __init__(self, comm) -> None:
+        self.comm = comm
+        self.jobs: collections.deque = collections.deque()
+        self.running = threading.Lock()  # held while a job's MPI call runs: one at a time
+        self.wake = threading.Condition()
+        self.closed = False
+        self.thread = threading.Thread(target=self._work, name="ember-mpi-lane", daemon=True)
+        self.thread.start()
+
+    def submit(self, job: _Job) -> None:
+        with self.wake:
+            self.jobs.append(job)
+            self.wake.notify()
+
+    def _next(self) -> None:
+        """Run the oldest job not started yet (if any)."""
+        with self.running:
+            with self.wake:
+                job = self.jobs.popleft() if self.jobs else None
+            if job is not None:
+                job.run()
+
+    def _work(self) -> None:
+        while True:
+            with self.wake:
+                while not self.jobs and not self.closed:
+                    self.wake.wait()
+                if not self.jobs:
+                    return
+            self._next()
+
+    def wait(self, job: _Job) -> None:
+        """Return once ``job`` ran (running it and the jobs before it here if need be)."""
+        while not job.done:
+            self._next()  # (a job is taken off the queue only under ``running``)
+        if job.error is not None:
+            raise job.error
+
+    def close(self) -> None:
+        """Finish the jobs submitted and stop the worker; free the communicator."""
+        with self.wake:
+            self.closed = True
+            self.wake.notify()
+        self.thread.join()
+        self.comm.Free()
+
+
+_LANES: list[_Lane] = []
+
+
+def _lane(pg) -> _Lane:
+    """``pg``'s lane, made on its first asynchronous collective (``Comm.Dup`` is collective:
+    every rank of the group makes it at the same call)."""
+    lane = pg.__dict__.get("_lane")
+    if lane is None:
+        with _watch(f"MPI_Comm_dup on a group of {pg.size()}", pg._timeout):
+            comm = pg._comm.Dup()
+        lane = pg._lane = _Lane(comm)
+        _LANES.append(lane)
+    return lane
+
+
+def close_lanes() -> None:
+    """Stop every group's lane (``destroy_process_group``)."""
+    while _LANES:
+        _LANES.pop().close()
+
+
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
-    comm = pg._comm
+    """Run MPI's ``blocking`` call now; with ``async_op``, return a :class:`Work` of it run
+    on the group's :class:`_Lane` (``EMBER_MPI_ASYNC=requests``: MPI's ``nonblocking`` call
+    tested by the progress thread, the previous design, kept for comparison)."""
     what = f"MPI_{blocking} on a group of {pg.size()}"
-    if async_op:
-        return _work(getattr(comm, nonblocking)(*args), finish, result, what, pg._timeout)
-    with _watch(what, pg._timeout):
-        getattr(comm, blocking)(*args)
-    finish()
-    return None
+    if not async_op:
+        with _watch(what, pg._timeout):
+            getattr(pg._comm, blocking)(*args)
+        finish()
+        return None
+    if os.environ.get("EMBER_MPI_ASYNC") == "requests":
+        return _work(getattr(pg._comm, nonblocking)(*args), finish, result, what, pg._timeout)
+    lane = _lane(pg)
+    job = _Job(getattr(lane.comm, blocking), args, finish, what, pg._timeout)
+    lane.submit(job)
+    return Work(Future(), lambda: lane.wait(job), lambda: job.done, result)
 
 
 _HALF_OPS: dict = {}

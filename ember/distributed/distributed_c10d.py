@@ -21,6 +21,7 @@ from ember.distributed.store import FileStore, PrefixStore, Store, TCPStore
 
 __all__ = [
     "Backend",
+    "GradBucket",
     "is_xccl_available",
     "is_backend_available",
     "get_pg_count",
@@ -204,11 +205,88 @@ class _WorkFuture:
         """Return the tensors of the finished operation."""
         return self._work.result()
 
-    def then(self, callback):
-        """Return a future of ``callback(self)``, run when this one finished."""
-        done: Future = Future()
-        done.set_result(callback(self) if self.wait() is not None else None)
-        return done
+    def then(self, callback) -> _ThenFuture:
+        """Return a future of ``callback(self)``, run once this one finished (when the new
+        future is waited for or found done: the operation is not waited for here)."""
+        return _ThenFuture(self, callback)
+
+
+class _ThenFuture:
+    """The future :meth:`_WorkFuture.then` returns: ``callback(parent)``, computed once."""
+
+    def __init__(self, parent, callback) -> None:
+        self._parent, self._callback = parent, callback
+        self._ran, self._value, self._error = False, None, None
+
+    def done(self) -> bool:
+        """Return whether the parent finished (the callback runs in :meth:`wait`: it may run
+        collectives, which must not start on some ranks only)."""
+        return self._ran or self._parent.done()
+
+    def _run(self) -> None:
+        try:
+            self._parent.wait()
+            self._value = self._callback(self._parent)
+        except BaseException as e:  # raised again by wait()
+            self._error = e
+        self._ran = True
+
+    def wait(self):
+        """Block until the parent finished; return the callback's value."""
+        if not self._ran:
+            self._run()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def value(self):
+        """Return the callback's value (waiting for it)."""
+        return self.wait()
+
+    def then(self, callback) -> _ThenFuture:
+        """Return a future of ``callback(self)``."""
+        return _ThenFuture(self, callback)
+
+
+class GradBucket:
+    """The gradients of one DDP bucket as a communication hook sees them: ``buffer()`` (the
+    flat tensor of the bucket's gradients), ``gradients()`` and ``parameters()`` (in the
+    bucket's order), ``index()``, ``is_last()`` and ``set_buffer(tensor)``."""
+
+    def __init__(self, index: int, last: bool, buffer, params: list, shapes: list) -> None:
+        self._index, self._last, self._buffer = index, last, buffer
+        self._params, self._shapes = params, shapes
+
+    def index(self) -> int:
+        """Return the bucket's index (0 is the first reduced)."""
+        return self._index
+
+    def is_last(self) -> bool:
+        """Return whether this is the iteration's last bucket."""
+        return self._last
+
+    def buffer(self):
+        """Return the flat tensor holding the bucket's gradients."""
+        return self._buffer
+
+    def set_buffer(self, tensor) -> None:
+        """Replace the bucket's gradient values with ``tensor``'s (in place)."""
+        self._buffer.copy_(tensor)
+
+    def gradients(self) -> list:
+        """Return the bucket's gradients: views of :meth:`buffer`, shaped as the parameters."""
+        flat, out, start = self._buffer.view(-1), [], 0
+        for shape in self._shapes:
+            n = 1
+            for d in shape:
+                n *= d
+            out.append(flat[start : start + n].view(shape))
+            start += n
+        return out
+
+    def parameters(self) -> list:
+        """Return the bucket's parameters, in the order of :meth:`gradients`."""
+        return list(self._params)
 
 
 def _done(value=None) -> Future:
@@ -662,6 +740,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     if pg._mesh is not None:
         pg._mesh.close()
     if pg._comm is not None:
+        from ember.distributed import _mpi
+
+        _mpi.close_lanes()
         pg._comm.Free()
     _world.default_pg = None
     store, _world.store = _world.store, None

@@ -19,7 +19,17 @@ With MPI installed (``pip install mpi4py mpich``) one node's ranks start under t
 ``mpiexec`` (each through :mod:`._entry`, which reports its exit code) and
 ``init_process_group("gloo")`` runs on MPI; ``EMBER_LAUNCH=local`` (or no MPI) starts plain
 processes on ember's local transport instead, with a fresh per-job secret in
-``EMBER_DIST_SECRET``. Across hosts, start the job with ``mpiexec -hosts a,b -n N``.
+``EMBER_DIST_SECRET``.
+
+Across hosts the job is one MPI job, started once from one host (ember's own transport binds
+loopback only)::
+
+    mpiexec -hosts a,b -ppn 2 python -m ember.distributed.run train.py --epochs 3
+
+Started by ``mpiexec`` the launcher spawns nothing: it runs the script in its own process with
+torchrun's variables taken from MPI's (rank, size, local rank and size; the node rank assumes
+the same number of processes per host). ``--nnodes`` above 1 with a master address that is not
+this host's loopback raises an error giving that command.
 """
 
 from __future__ import annotations
@@ -93,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
         cmd = [sys.executable, "-u", args.training_script]
     cmd += args.training_script_args
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex
+    from ember.distributed import _mpi
+
+    if _mpi.launched() and "EMBER_MPI_LAUNCH" not in os.environ and not args.no_python:
+        return _run_in_mpi_job(cmd[2:], addr, port, run_id)
+    if nnodes > 1 and not _is_loopback(addr):
+        _multi_host_error(nnodes, nproc, cmd, args)
     error_dir = tempfile.mkdtemp(prefix="ember-run-")
     error_files = [os.path.join(error_dir, f"error_{i}.json") for i in range(nproc)]
     envs = []
@@ -191,6 +207,62 @@ def _run_local(cmd, envs):
     if failed is None:
         return None, 0, None
     return failed, procs[failed].returncode, procs[failed].pid
+
+
+def _is_loopback(addr: str) -> bool:
+    try:
+        return socket.gethostbyname(addr).startswith("127.")
+    except OSError:
+        return False
+
+
+def _multi_host_error(nnodes: int, nproc: int, cmd: list, args) -> None:
+    """Raise the error of a multi-host launch: one MPI job across the hosts does it."""
+    from ember.distributed import _mpi
+
+    script = " ".join(["-m"] * args.module + [args.training_script, *args.training_script_args])
+    hosts = ",".join(f"HOST{i + 1}" for i in range(nnodes))
+    how = (
+        f"start one MPI job over the hosts, once, from one of them: mpiexec -hosts {hosts} "
+        f"-ppn {nproc} -n {nnodes * nproc} {cmd[0]} -m ember.distributed.run {script}"
+    )
+    if not _mpi.is_available():
+        how += " (after pip install mpi4py mpich on every host)"
+    raise ValueError(
+        f"--nnodes {nnodes} with --master-addr {args.master_addr}: ember's own transport "
+        f"only connects processes of one host (it binds loopback addresses); {how}"
+    )
+
+
+def _run_in_mpi_job(script: list, addr: str, port: int, run_id: str) -> int:
+    """Run the script in this process of an MPI job ``mpiexec`` started, with torchrun's
+    variables from MPI's (MPICH's hydra, Open MPI); return 0 or raise as the script does."""
+    from ember.distributed import _entry
+
+    env = os.environ
+    rank = int(env.get("PMI_RANK", env.get("OMPI_COMM_WORLD_RANK", "0")))
+    world = int(env.get("PMI_SIZE", env.get("OMPI_COMM_WORLD_SIZE", "1")))
+    local = int(env.get("MPI_LOCALRANKID", env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")))
+    nlocal = int(env.get("MPI_LOCALNRANKS", env.get("OMPI_COMM_WORLD_LOCAL_SIZE", "1")))
+    env.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(local),
+        WORLD_SIZE=str(world),
+        LOCAL_WORLD_SIZE=str(nlocal),
+        GROUP_RANK=str(rank // nlocal),
+        GROUP_WORLD_SIZE=str(max(1, world // nlocal)),
+        ROLE_RANK=str(rank),
+        ROLE_WORLD_SIZE=str(world),
+        ROLE_NAME="default",
+        MASTER_ADDR=addr,
+        MASTER_PORT=str(port),
+        TORCHELASTIC_RUN_ID=env.get("TORCHELASTIC_RUN_ID", run_id),
+        TORCHELASTIC_RESTART_COUNT="0",
+        TORCHELASTIC_MAX_RESTARTS="0",
+        EMBER_MPI_LAUNCH="1",
+    )
+    _entry.run_script(script)
+    return 0
 
 
 def _run_mpi(mpiexec, cmd, envs, status_dir):

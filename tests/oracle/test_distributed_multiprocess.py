@@ -168,6 +168,9 @@ def test_ddp_training_same_as_full_batch_and_torch(observed):
         np.testing.assert_allclose(e[rank]["ref_params"][-1], t[rank]["ref_params"][-1], 1e-5)
         keys = ["no_sync_local", "no_sync_after", "unused", "no_unused_ok", "sampler"]
         keys += ["static_False", "static_True"]
+        keys += [
+            f"hook_{h}" for h in ("allreduce_hook", "fp16_compress_hook", "bf16_compress_hook")
+        ]
         for key in keys + ["ddp_subgroup", "join_True", "join_False", "join_throw"]:
             assert same(e[rank][key], t[rank][key]), key
         assert e[rank]["err_unfinished"] == t[rank]["err_unfinished"]

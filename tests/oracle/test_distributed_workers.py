@@ -285,6 +285,27 @@ def ddp(rank: int, lib, dist, world: int) -> dict:
             grads.append([None if p.grad is None else _np(p.grad) for p in m8.parameters()])
         out[f"static_{fu}"] = grads
 
+    # communication hooks: the default ones, and what a hook is given (rebuilt buckets)
+    hooks = importlib.import_module(lib.__name__ + ".distributed.algorithms.ddp_comm_hooks")
+    for name in ("allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"):
+        m9 = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        _load(m9, [init[0][:3], init[1][:3], init[0][:2, :3], init[1][:2]], lib)
+        d9 = DDP(m9, bucket_cap_mb=0.00004)
+        seen, chosen = [], getattr(hooks.default_hooks, name)
+
+        def spy(state, bucket, hook=chosen, seen=seen):
+            grads = [tuple(g.shape) for g in bucket.gradients()]
+            seen.append((bucket.index(), bucket.is_last(), tuple(bucket.buffer().shape), grads))
+            return hook(state, bucket)
+
+        d9.register_comm_hook(None, spy)
+        opt9 = lib.optim.SGD(d9.parameters(), lr=0.1)
+        for i in range(3):
+            opt9.zero_grad()
+            nn.functional.mse_loss(d9(x * (i + 1)), y).backward()
+            opt9.step()
+        out[f"hook_{name}"] = ([_np(p) for p in m9.parameters()], seen[1:])
+
     # an unused parameter without find_unused_parameters: the next forward fails
     m4 = _TwoHeads.make(lib, nn)
     d4 = DDP(m4)

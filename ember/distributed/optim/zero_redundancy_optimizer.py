@@ -9,7 +9,11 @@ stay identical (``parameters_as_bucket_view=True``: the parameters of each rank 
 one flat tensor per dtype, broadcast as one message). ``consolidate_state_dict(to)`` gathers
 the shards' states on rank ``to``, whose ``state_dict()`` then is the unsharded optimizer's;
 ``load_state_dict`` takes such a whole state dict on every rank and keeps each rank's share.
-``overlap_with_ddp`` (which needs DDP communication hooks) is not implemented.
+With ``overlap_with_ddp=True`` the optimizer steps inside DDP's backward instead: a hook made
+by ``ddp_comm_hooks.ddp_zero_hook.hook_with_zero_step`` gives each gradient bucket to one rank
+(bucket ``k`` to rank ``k % N``), which updates the bucket's parameters as soon as its
+all-reduce is done and broadcasts them; ``step()`` then does nothing. As torch's, the first two
+iterations (three with ``static_graph``) update nothing: DDP's buckets are not final before.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ class ZeroRedundancyOptimizer(Optimizer):
         **defaults: Any,
     ) -> None:
         super().__init__(params, defaults)
-        if overlap_with_ddp:
-            raise NotImplementedError("ember's ZeroRedundancyOptimizer has no overlap_with_ddp")
+        self._overlap_with_ddp = overlap_with_ddp
+        self._bucket_optims: dict = {}  # overlap_with_ddp: DDP bucket index -> its optimizer
         self.process_group = dist.distributed_c10d._group_or_default(process_group)
         self.world_size = self.process_group.size()
         self.rank = self.process_group.rank()
@@ -93,7 +97,9 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def step(self, closure=None):
         """Update this rank's share of the parameters, then broadcast every parameter from
-        its owner."""
+        its owner (``overlap_with_ddp``: nothing, DDP's backward stepped already)."""
+        if self._overlap_with_ddp:
+            return closure() if closure is not None else None
         loss = None
         if self.optim is not None:
             for g, lg in zip(self._groups_with_local(), self.optim.param_groups, strict=True):

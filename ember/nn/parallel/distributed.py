@@ -146,7 +146,8 @@ class _Bucket:
                 dest[...] = 0
             elif g._data is not dest and not np.shares_memory(g._data, dest):
                 dest[...] = g._data
-        np.divide(self.flat, divisor, out=self.flat, casting="unsafe")
+        if divisor != 1:
+            np.divide(self.flat, divisor, out=self.flat, casting="unsafe")
 
     def unpack(self, params: list, index: list[int], used) -> None:
         """Write the reduced gradients back (``gradient_as_bucket_view``: grads are views)."""
@@ -292,6 +293,7 @@ class DistributedDataParallel(Module):
         self._init_buckets()
         self._works: list = []
         self._next_bucket = 0
+        self._comm_hook = None  # (state, hook) of register_comm_hook
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
         _verify_shapes(params, self.process_group)
         for layer in module.modules():
@@ -440,10 +442,60 @@ class DistributedDataParallel(Module):
             bucket = self._buckets[self._next_bucket]
             if not force and not self._bucket_ready(bucket):
                 return
-            bucket.fill([self._params[i] for i in bucket.index], self._divisor, self._expect)
-            work = dist.all_reduce(bucket.tensor, group=self.process_group, async_op=True)
-            self._works.append(work)
+            divisor = self._divisor if self._comm_hook is None else 1  # (hooks average)
+            bucket.fill([self._params[i] for i in bucket.index], divisor, self._expect)
+            self._works.append(self._start_reduction(self._next_bucket, bucket.tensor))
             self._next_bucket += 1
+
+    def _start_reduction(self, k: int, buffer: Tensor):
+        """Start the all-reduce of bucket ``k``'s flat ``buffer`` (or the communication hook
+        on it); return its Work or the hook's future."""
+        if self._comm_hook is None:
+            return dist.all_reduce(buffer, group=self.process_group, async_op=True)
+        state, hook = self._comm_hook
+        bucket = self._buckets[k]
+        params = [self._params[i] for i in bucket.index]
+        last = k == len(self._buckets) - 1
+        shapes = [tuple(p.shape) for p in params]
+        fut = hook(state, dist.GradBucket(k, last, buffer, params, shapes))
+        if not callable(getattr(fut, "wait", None)):
+            raise RuntimeError(
+                "DDP communication hook's callback must return a torch.futures.Future object, "
+                f"but got {type(fut).__module__}.{type(fut).__qualname__}"
+            )
+        return fut
+
+    @staticmethod
+    def _finished(work) -> bool:
+        return work.is_completed() if isinstance(work, dist.Work) else work.done()
+
+    def _wait_bucket(self, bucket: _Bucket, work) -> None:
+        """Wait for a bucket's reduction; a hook's result lands in the bucket's buffer."""
+        if isinstance(work, dist.Work):
+            work.wait()
+            return
+        value = work.wait()
+        if not isinstance(value, Tensor) or value.numel() != bucket.flat.size:
+            raise RuntimeError(
+                "DDP communication hook's future must hold a tensor of the bucket's size "
+                f"({bucket.flat.size} elements), got {type(value).__name__}"
+            )
+        if value._data is not bucket.flat and not np.shares_memory(value._data, bucket.flat):
+            bucket.flat[...] = value._data.reshape(-1)
+
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Reduce each gradient bucket with ``hook(state, bucket)`` instead of DDP's averaging
+        all-reduce: the hook gets a :class:`~ember.distributed.GradBucket` and returns a
+        future whose value (a tensor of the bucket's size) becomes the bucket's gradients.
+        The hook averages by itself (``default_hooks.allreduce_hook`` divides by the group
+        size); it can be registered once."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        if self._comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once."
+            )
+        self._comm_hook = (state, hook)
 
     def _reduce(self) -> None:
         """Finish the iteration's reduction: start the buckets not started yet, wait for all,
@@ -462,11 +514,11 @@ class DistributedDataParallel(Module):
         self._reductions += 1
         # (benchmarks: the bytes whose all-reduce finished during backward, i.e. hidden)
         self._hidden_bytes = sum(
-            b.flat.nbytes for b, w in zip(self._buckets, works, strict=True) if w.is_completed()
+            b.flat.nbytes for b, w in zip(self._buckets, works, strict=True) if self._finished(w)
         )
         start = time.perf_counter()
-        for w in works:
-            w.wait()
+        for bucket, w in zip(self._buckets, works, strict=True):
+            self._wait_bucket(bucket, w)
         # (benchmarks: when this rank's backward was done and how long it waited after it)
         self._backward_done_at = start
         self._exposed_comm_seconds = time.perf_counter() - start
@@ -512,9 +564,9 @@ class DistributedDataParallel(Module):
         if not should_sync:
             return
         works = []
-        for bucket in self._buckets:
+        for k, bucket in enumerate(self._buckets):
             zeros = ember.from_numpy(np.zeros_like(bucket.flat))
-            works.append(dist.all_reduce(zeros, group=self.process_group, async_op=True))
+            works.append(self._start_reduction(k, zeros))
         if self._exchanges_flags():
             flags = ember.zeros(len(self._params), dtype=ember.int32)
             dist.all_reduce(flags, group=self.process_group)
@@ -522,7 +574,7 @@ class DistributedDataParallel(Module):
                 self._static_used = flags.numpy() > 0
         self._reductions += 1
         for w in works:
-            w.wait()
+            w.wait()  # (a Work, or a hook's future)
 
     def _sync_final_model(self, is_last_joiner: bool) -> None:
         src = self._common_rank(is_last_joiner)

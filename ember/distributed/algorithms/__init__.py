@@ -1,0 +1,1 @@
+"""``ember.distributed.algorithms``: ``ddp_comm_hooks`` (DDP communication hooks)."""
