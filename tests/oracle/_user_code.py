@@ -14,8 +14,11 @@ from __future__ import annotations
 import builtins
 import contextlib
 import gc
+import importlib.util
 import io
+import itertools
 import re
+import sys
 import textwrap
 import warnings
 
@@ -61,6 +64,30 @@ def run_snippet(lib, src: str) -> str:
             gc.collect()
             gc.unfreeze()
     return _ADDR.sub("0xADDR", buf.getvalue())
+
+
+def run_as_module(lib, src: str, directory) -> str:
+    """Return what ``src`` prints run as a module file in ``directory`` (so that
+    ``inspect.getsource`` finds its classes, as ``jit.script`` needs) with ``torch`` bound to
+    ``lib``; the module gets a name of its own, so two runs never share classes."""
+    name = f"_user_module_{lib.__name__}_{next(_modules)}"
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(src))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.torch = lib
+    sys.modules[name] = module
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return _ADDR.sub("0xADDR", buf.getvalue())
+
+
+_modules = itertools.count()
 
 
 def check_snippet(src: str) -> str:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.oracle._user_code import check_snippet
-from tests.oracle.helper import check, rand
+import ember
+from tests.oracle._user_code import check_snippet, run_as_module
+from tests.oracle.helper import check, rand, torch
 from tests.printed import assert_same_printed
 
 # ------------------------------------------------------------- spatial transformer networks
@@ -145,31 +146,10 @@ print(torch.equal(loaded(torch.ones(10, 3, 4)), out))
 
 def test_torchscript_intro(tmp_path):
     # scripted .code printed (ember shows the Python it runs), graph node kinds aten::,
-    # and saving a module that holds a traced submodule. Run as a script file: scripting
+    # and saving a module that holds a traced submodule. Run as a module file: scripting
     # needs the source of the classes
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    pytest.importorskip("torch")
-    script = tmp_path / "jit_intro.py"
-    script.write_text(
-        "import sys, importlib\ntorch = importlib.import_module(sys.argv[1])\n" + _JIT_INTRO
-    )
-    root = str(Path(__file__).resolve().parents[2])
-    outs = [
-        subprocess.run(
-            [sys.executable, "-W", "ignore", str(script), lib],
-            capture_output=True,
-            text=True,
-            cwd=root,
-            timeout=300,
-        )  # fmt: skip
-        for lib in ("torch", "ember")
-    ]
-    assert outs[0].returncode == 0, outs[0].stderr
-    assert outs[1].returncode == 0, outs[1].stderr
-    assert_same_printed(outs[1].stdout, outs[0].stdout)
+    outs = [run_as_module(lib, _JIT_INTRO, tmp_path) for lib in (torch, ember)]
+    assert_same_printed(outs[1], outs[0])
 
 
 # ------------------------------------------------------------------ forward-mode AD tutorial
