@@ -67,12 +67,6 @@ class Adam(ElementwiseOptimizer):
 
     _blockwise = True
 
-    def _use_flat(self, group) -> bool:
-        return group["foreach"] is not False or bool(group["fused"])
-
-    def _writes(self, group) -> int:
-        return 1 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
-
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["exp_avg"] = _zeros_like(p)

@@ -75,9 +75,6 @@ class SGD(ElementwiseOptimizer):
 
     _blockwise = True
 
-    def _use_flat(self, group) -> bool:
-        return group["foreach"] is not False or bool(group["fused"])
-
     def _check_sparse(self, group) -> None:
         if group["fused"]:
             raise RuntimeError("`_fused_sgd` does not support sparse gradients")
