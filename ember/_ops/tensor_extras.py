@@ -15,7 +15,7 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.storage import array_ptr
 from ember._core.tensor import Tensor, _wrap, wrap_dim
-from ember._ops.registry import FLOAT, SAME, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import FLOAT, SAME, dispatch, dispatch_inplace, op, publish
 
 # ------------------------------------------------------------------------------ small queries
 
@@ -736,20 +736,20 @@ def index_reduce_(
 
 # ------------------------------------------------------------------------------ publish
 
-expose(type_as, function=False)
+publish(None, type_as, function=False)
 for _f in (to_dense, const_data_ptr, is_set_to, apply_, map_, map2_, new):
-    expose(_f, function=False)
+    publish(None, _f, function=False)
 for _name in ("is_xla", "is_ipu", "is_maia", "is_mtia"):
     setattr(Tensor, _name, property(_false, doc="False: ember runs on the CPU."))
-expose(storage, function=False)
-expose(pin_memory, function=False)
-expose(new_empty_strided, function=False)
-expose(sum_to_size, function=False)
-expose(renorm_, function=False)
-expose(conj_physical_)
-expose(gcd_)
-expose(lcm_)
-expose(index_reduce_, function=False)
+publish(None, storage, function=False)
+publish(None, pin_memory, function=False)
+publish(None, new_empty_strided, function=False)
+publish(None, sum_to_size, function=False)
+publish(None, renorm_, function=False)
+publish(None, conj_physical_)
+publish(None, gcd_)
+publish(None, lcm_)
+publish(None, index_reduce_, function=False)
 for _f in (
     is_nonzero,
     is_same_size,
@@ -776,9 +776,9 @@ for _f in (
     unsafe_chunk,
     index_reduce,
 ):
-    expose(_f)
-expose(real, method=False)
-expose(imag, method=False)
+    publish(None, _f)
+publish(None, real, method=False)
+publish(None, imag, method=False)
 Tensor.real = property(real, _set_part(real), doc="The real part of a complex tensor (a view).")
 Tensor.imag = property(
     imag, _set_part(imag), doc="The imaginary part of a complex tensor (a view)."
@@ -806,4 +806,4 @@ def as_subclass(self: Tensor, cls) -> Tensor:
     return out
 
 
-Tensor.as_subclass = as_subclass
+publish(None, as_subclass, function=False)

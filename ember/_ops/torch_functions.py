@@ -15,7 +15,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import API, dispatch, expose, op
+from ember._ops.registry import API, dispatch, op, publish
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
@@ -62,9 +62,9 @@ def _conv_transpose(name):
 
 
 for _name in ("conv1d", "conv2d", "conv3d"):
-    expose(_conv(_name), method=False)
+    publish(None, _conv(_name), method=False)
 for _name in ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
-    expose(_conv_transpose(_name), method=False)
+    publish(None, _conv_transpose(_name), method=False)
 
 
 def _max_pool(name):
@@ -80,7 +80,7 @@ def _max_pool(name):
 
 
 for _name in ("max_pool1d", "max_pool2d", "max_pool3d"):
-    expose(_max_pool(_name), method=False)
+    publish(None, _max_pool(_name), method=False)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
@@ -108,7 +108,7 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
 
 
 for _fn in (max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- normalisation ------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 
 for _fn in (batch_norm, instance_norm, layer_norm, group_norm, rms_norm):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- dropout ------------------------------------------------------------------------------------
@@ -178,8 +178,8 @@ def _dropout(name, inplace):
 
 
 for _name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
-    expose(_dropout(_name, False), method=False)
-    expose(_dropout(_name + "_", True), method=False)
+    publish(None, _dropout(_name, False), method=False)
+    publish(None, _dropout(_name + "_", True), method=False)
 
 
 # --- embeddings, vision -------------------------------------------------------------------------
@@ -213,7 +213,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 
 for _fn in (embedding, pixel_shuffle, pixel_unshuffle, channel_shuffle):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- distances ----------------------------------------------------------------------------------
@@ -332,9 +332,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     return dispatch(_cdist, (x1, x2), {"p": float(p)})
 
 
-expose(cdist, method=False)
+publish(None, cdist, method=False)
 for _fn in (cosine_similarity, pairwise_distance, pdist):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- activations --------------------------------------------------------------------------------
@@ -393,9 +393,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 for _fn in (selu, selu_, celu, celu_, rrelu, rrelu_, threshold, threshold_):
-    expose(_fn, method=False)
-expose(hardshrink)
-expose(prelu)
+    publish(None, _fn, method=False)
+publish(None, hardshrink)
+publish(None, prelu)
 
 
 # --- losses (ATen signatures: ``reduction`` is an int) ------------------------------------------
@@ -495,7 +495,7 @@ for _fn in (
     binary_cross_entropy_with_logits,
     constant_pad_nd,
 ):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- torch.X_(t, ...) is t.X_(...); torch.fill, torch.detach -----------------------------------
@@ -522,7 +522,7 @@ def _inplace_function(name):
 for _name in _INPLACE_FUNCTIONS:
     # only where the method exists and nothing else defines the function
     if hasattr(Tensor, _name) and _name not in API:
-        expose(_inplace_function(_name), method=False)
+        publish(None, _inplace_function(_name), method=False)
 
 
 @op("fill", grad_fn="FillBackward0")
@@ -563,8 +563,8 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
-expose(fill, method=False)
-expose(detach, method=False)
+publish(None, fill, method=False)
+publish(None, detach, method=False)
 
 
 # --- more ATen entry points ---------------------------------------------------------------------
@@ -581,4 +581,4 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
-expose(convolution, method=False)
+publish(None, convolution, method=False)
