@@ -8,6 +8,7 @@ from ember._ops import (  # noqa: F401
     convert,
     copying,
     creation,
+    distances,
     einsum,
     extrema,
     fft,
@@ -15,6 +16,7 @@ from ember._ops import (  # noqa: F401
     gather_scatter,
     index,
     inference,
+    inplace_functions,
     inplace_view,
     joining,
     linalg,
@@ -24,6 +26,7 @@ from ember._ops import (  # noqa: F401
     linalg_solve,
     meta,
     movement,
+    nn_aliases,
     numeric_gradient,
     operators,
     pointwise,
@@ -38,7 +41,6 @@ from ember._ops import (  # noqa: F401
     stats,
     tensor_extras,
     ternary,
-    torch_functions,
     torch_settings,
     torch_utilities,
     unary,
@@ -48,6 +50,7 @@ from ember._ops import (  # noqa: F401
 from ember._ops.registry import API
 
 unsigned.wrap_factories()
+inplace_functions.publish_all()
 meta.wrap_factories()  # once every factory is in the table: device="meta" for them all
 
 __all__ = ["API"]

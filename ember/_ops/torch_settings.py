@@ -12,7 +12,7 @@ import warnings
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
 from ember._ops.registry import publish
-from ember._ops.torch_functions import _ember
+from ember._ops.torch_utilities import _ember
 
 # --- global switches: recorded and reported; NumPy has nothing to switch -------------------------
 

@@ -13,7 +13,13 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import dispatch, op, publish
-from ember._ops.torch_functions import _ember
+
+
+def _ember():
+    import ember  # (the package: its public functions, imported on first call)
+
+    return ember
+
 
 # --- small utilities ----------------------------------------------------------------------------
 
