@@ -491,10 +491,13 @@ class OneParam(_Arrays):
     ``tmp``/``scratch`` are fresh, and ``done()`` bumps the version counters as torch's in-place
     ops do."""
 
-    __slots__ = ("param", "p", "tmp", "bufs", "scalars", "steps", "sizes", "_scratch", "_owned")
+    __slots__ = (
+        "param", "p", "tmp", "bufs", "scalars", "steps", "sizes", "_scratch", "_owned", "_grad"
+    )  # fmt: skip
 
-    def __init__(self, param: Tensor, state: dict, keys, scalars) -> None:
+    def __init__(self, param: Tensor, state: dict, keys, scalars, grad=None) -> None:
         self.param = param
+        self._grad = grad  # the gradient given to a functional step (else ``param.grad``)
         self.p = param._data
         self.tmp = np.empty_like(self.p)
         self.sizes = np.array([self.p.size], dtype=np.int64)
@@ -506,7 +509,7 @@ class OneParam(_Arrays):
 
     def grad(self, writable: bool = False) -> np.ndarray:
         """Return the gradient's array (a copy the update may overwrite when ``writable``)."""
-        g = self.param.grad._data
+        g = (self.param.grad if self._grad is None else self._grad)._data
         return np.array(g, dtype=self.p.dtype) if writable else g
 
     def per_element(self, values: np.ndarray) -> float:

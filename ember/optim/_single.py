@@ -12,6 +12,7 @@ from ember._core.dtype import float32
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor
 from ember._ops import API
+from ember._ops.registry import _check_inplace
 from ember.optim._flat import FlatGroup, OneParam, can_fuse, flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
@@ -50,6 +51,37 @@ def check_common(lr, eps=None, betas=None, weight_decay=None, differentiable=Fal
         check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
     if differentiable:
         raise NotImplementedError("ember.optim: differentiable=True is not supported")
+
+
+def check_steps(state_steps) -> None:
+    """Raise torch's error when ``state_steps`` (of a functional step) holds no tensors."""
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError(
+            "API has changed, `state_steps` argument must contain a list of singleton tensors"
+        )
+
+
+def functional_step(
+    cls, group: dict, params, grads, keys, states, flags=None, grad_scale=None, found_inf=None
+) -> None:
+    """Run ``cls``'s one update body on each parameter with the gradient and state given (the
+    functional API, ``torch.optim.adam.adam(...)``): ``states[i]`` maps torch's state names to
+    the caller's tensors, updated in place as torch's single-tensor path updates them."""
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError(
+            "ember.optim: grad_scale/found_inf (fused steps) are not supported"
+        )
+    lr = group["lr"]
+    if isinstance(lr, Tensor):
+        group = {**group, "lr": lr.item()}
+    writes = cls._writes + bool(group.get("decoupled_weight_decay") and group["weight_decay"])
+    for p, g, state in zip(params, grads, states):
+        _check_inplace(p)
+        if p.is_complex() and not cls._complex_ok:
+            raise NotImplementedError(_COMPLEX)
+        one = OneParam(p, state, keys, cls._flat_scalars, grad=g)
+        cls._update(None, group, one, **(flags or {}))  # (the update bodies read no instance)
+        one.done(writes)
 
 
 class ElementwiseOptimizer(Optimizer):
