@@ -67,7 +67,6 @@ _DIRECT_MIN = 1 << 16
 # C-level readers for the per-step checks (no Python frame per parameter)
 _data_of = attrgetter("_data")
 _grad_of = attrgetter("_grad")  # (a parameter is a leaf: ``.grad`` is its ``_grad``)
-_dtype_of = attrgetter("dtype")
 
 
 def _refs(a) -> int:
@@ -177,12 +176,9 @@ def can_fuse(params: list[Tensor], foreach) -> bool:
     if dt.kind != "f":
         return False
     try:
-        grads = list(map(_data_of, map(_grad_of, params)))
+        return all(p._data.dtype == dt and p._grad._data.dtype == dt for p in params)
     except NotImplementedError:  # a sparse gradient has no flat array: the per-tensor path
         return False
-    dtypes = set(map(_dtype_of, map(_data_of, params)))
-    dtypes.update(map(_dtype_of, grads))
-    return len(dtypes) == 1
 
 
 class _Arrays:
