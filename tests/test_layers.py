@@ -31,11 +31,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     # linalg_extra differentiates a composite with autograd.grad, an in-place op on a view
     # builds autograd's CopySlices node (registry); sum_to and CopySlices belong lower
     ("ember._ops", "ember.autograd"): "shape: sum_to; linalg_extra: grad; registry: CopySlices",
-    # composites written with public functions (numeric_gradient, spectral, torch_functions)
+    # composites written with public functions (numeric_gradient, spectral, distances)
     ("ember._ops", "ember"): "composites call ember.<fn>: should call the _ops modules",
     # torch-level aliases over nn.functional (torch.conv2d, torch.dropout, stft's padding):
     # issue 19 wants them registered from nn instead
-    ("ember._ops", "ember.nn"): "torch_functions/spectral/torch_settings over nn",
+    ("ember._ops", "ember.nn"): "nn_aliases/distances/spectral/torch_settings over nn",
     # torch.compile lives in _ops/torch_settings.py (issue 19: move it to compiler/_dynamo)
     ("ember._ops", "ember._dynamo"): "torch_settings.compile -> _dynamo.eval_frame",
     # autograd's helpers written with public functions (functional.jacobian..., forward_ad's

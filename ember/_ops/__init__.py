@@ -4,18 +4,23 @@ from ember._core.tensor import Tensor
 from ember._ops import (  # noqa: F401
     binary,
     compare,
+    complex_parts,
     complex_views,
     convert,
     copying,
     creation,
+    distances,
     einsum,
     extrema,
     fft,
     foreach,
     gather_scatter,
     index,
+    index_reduce,
     inference,
+    inplace_functions,
     inplace_view,
+    integer_math,
     joining,
     linalg,
     linalg_compat,
@@ -24,6 +29,7 @@ from ember._ops import (  # noqa: F401
     linalg_solve,
     meta,
     movement,
+    nn_aliases,
     numeric_gradient,
     operators,
     pointwise,
@@ -35,10 +41,10 @@ from ember._ops import (  # noqa: F401
     sorting,
     special,
     spectral,
+    splitting,
     stats,
     tensor_extras,
     ternary,
-    torch_functions,
     torch_settings,
     torch_utilities,
     unary,
@@ -48,6 +54,7 @@ from ember._ops import (  # noqa: F401
 from ember._ops.registry import API
 
 unsigned.wrap_factories()
+inplace_functions.publish_all()
 meta.wrap_factories()  # once every factory is in the table: device="meta" for them all
 
 __all__ = ["API"]

@@ -17,7 +17,7 @@ from ember._core.tensor import (
 )
 from ember._ops.copying import check_memory_format, copy_in_format, suggest_memory_format
 from ember._ops.pointwise import _cast, _to_copy
-from ember._ops.registry import dispatch
+from ember._ops.registry import dispatch, publish
 
 
 def _parse_to(args, kwargs):
@@ -92,9 +92,8 @@ def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> T
     return self
 
 
-Tensor.to = to
-Tensor.cpu = cpu
-Tensor.cuda = cuda
+for _fn in (to, cpu, cuda):
+    publish(None, _fn, function=False)
 
 
 def _shorthand(name, dt):
@@ -103,7 +102,7 @@ def _shorthand(name, dt):
 
     method.__name__ = name
     method.__doc__ = f"Return ``self.to({dt!r})``."
-    setattr(Tensor, name, method)
+    publish(None, method, function=False)
 
 
 for _name, _dt in (

@@ -14,7 +14,7 @@ from ember._core.tensor import (
     contiguous_format,
     preserve_format,
 )
-from ember._ops.registry import dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import dispatch, dispatch_inplace, op, publish
 
 
 @op("where", grad_fn="WhereBackward0", args=("condition", "self", "other"), save=("condition",))
@@ -87,8 +87,8 @@ def _where_method(self, condition, other):
 
 
 _where_method.__name__ = "where"
-expose(where, method=False)
-expose(_where_method, name="where", function=False)
+publish(None, where, method=False)
+publish(None, _where_method, name="where", function=False)
 
 
 def check_memory_format(ndim: int, memory_format) -> None:
@@ -164,7 +164,7 @@ def clone(input, *, memory_format=None):
     return dispatch(_clone, (input,), {"memory_format": memory_format})
 
 
-expose(clone)
+publish(None, clone)
 
 
 @op("copy_", grad_fn="CopyBackwards")
@@ -187,7 +187,7 @@ def _copy_(self, src, non_blocking=False):
     return dispatch_inplace(_copy, self, (self, src))
 
 
-Tensor.copy_ = _copy_
+publish(_copy, _copy_, name="copy_", function=False)
 
 
 COMPLEX_CAST_WARNING = "Casting complex values to real discards the imaginary part"
@@ -262,5 +262,5 @@ def _zero_(self):
     return dispatch_inplace(_zero, self, (self,))
 
 
-Tensor.fill_ = _fill_
-Tensor.zero_ = _zero_
+publish(None, _fill_, name="fill_", function=False)  # (two ops: a number or a 0-d tensor)
+publish(_zero, _zero_, name="zero_", function=False)

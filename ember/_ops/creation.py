@@ -31,7 +31,7 @@ from ember._ops.convert import (
     scalar_value,
     torch_sizes,
 )
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 # ------------------------------------------------------------------------------ arguments
 
@@ -598,12 +598,14 @@ def _new_filled(fn: str, fill):
     return new
 
 
-Tensor.new_zeros = _new_filled("new_zeros", np.zeros)
-Tensor.new_ones = _new_filled("new_ones", np.ones)
-Tensor.new_empty = _new_filled("new_empty", np.empty)
-Tensor.new_zeros.__doc__ = "Return a tensor of zeros of ``size`` with ``self``'s dtype."
-Tensor.new_ones.__doc__ = "Return a tensor of ones of ``size`` with ``self``'s dtype."
-Tensor.new_empty.__doc__ = "Return an uninitialized tensor of ``size`` with ``self``'s dtype."
+for _name, _fill, _doc in (
+    ("new_zeros", np.zeros, "Return a tensor of zeros of ``size`` with ``self``'s dtype."),
+    ("new_ones", np.ones, "Return a tensor of ones of ``size`` with ``self``'s dtype."),
+    ("new_empty", np.empty, "Return an uninitialized tensor of ``size`` with ``self``'s dtype."),
+):
+    _method = _new_filled(_name, _fill)
+    _method.__doc__ = _doc
+    publish(None, _method, name=_name, function=False)
 
 
 def _new_full(
@@ -633,8 +635,8 @@ def _new_tensor(
     return _finish(_array_of(data, dt), requires_grad)
 
 
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
+publish(None, _new_full, name="new_full", function=False)
+publish(None, _new_tensor, name="new_tensor", function=False)
 
 _NO_M = object()
 
@@ -682,7 +684,7 @@ for _f in (
     full_like,
     eye,
 ):
-    expose(_f, method=False)
+    publish(None, _f, method=False)
 
 # the other creation families: ranges (arange, linspace, logspace) and random sampling
 from ember._ops import ranges, sampling  # noqa: E402, F401

@@ -11,7 +11,7 @@ return it.
 from __future__ import annotations
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import API
+from ember._ops.registry import publish
 
 _UNARY = (
     "abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 log1p log2 "
@@ -127,15 +127,11 @@ def _foreach_clone(self) -> tuple:
 
 for _inplace in (False, True):
     for _name in _UNARY:
-        _f = _unary(_name, _inplace)
-        API[_f.__name__] = _f
+        publish(None, _unary(_name, _inplace), method=False)
     for _name in _BINARY:
-        _f = _binary(_name, _inplace)
-        API[_f.__name__] = _f
+        publish(None, _binary(_name, _inplace), method=False)
     for _name in ("addcmul", "addcdiv"):
-        _f = _pointwise3(_name, _inplace)
-        API[_f.__name__] = _f
-    _f = _lerp(_inplace)
-    API[_f.__name__] = _f
+        publish(None, _pointwise3(_name, _inplace), method=False)
+    publish(None, _lerp(_inplace), method=False)
 for _f in (_foreach_norm, _foreach_max, _foreach_zero_, _foreach_copy_, _foreach_clone):
-    API[_f.__name__] = _f
+    publish(None, _f, method=False)

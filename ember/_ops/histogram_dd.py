@@ -8,7 +8,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 @op("histogramdd", grad_fn="NotImplemented")
@@ -146,4 +146,4 @@ def histogramdd(
     return result
 
 
-expose(histogramdd, method=False)
+publish(None, histogramdd, method=False)

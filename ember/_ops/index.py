@@ -19,7 +19,7 @@ import numpy as np
 
 from ember._core.dtype import finfo
 from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import _type_name, dispatch, dispatch_inplace, expose, op
+from ember._ops.registry import _type_name, dispatch, dispatch_inplace, op, publish
 from ember._ops.shape import (
     _alias,
     _compute_stride,
@@ -643,6 +643,4 @@ def setitem(self: Tensor, index, value) -> None:
 
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
-Tensor.index_put_ = index_put_
-Tensor.index_put = _index_put_method
-expose(index_put, method=False)
+publish(_index_put, index_put, method=_index_put_method, inplace=index_put_)

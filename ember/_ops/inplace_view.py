@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import OpNode, _check_inplace
+from ember._ops.registry import OpNode, _check_inplace, publish
 from ember._ops.shape import _sizes, as_strided, squeeze, t, transpose, unsqueeze
 
 # torch's node names for the in-place variants of the view ops
@@ -176,6 +176,6 @@ for _f in (
     t_, transpose_, squeeze_, unsqueeze_, as_strided_, fill_diagonal_, resize_, resize_as_, set_,
     dim_order,
 ):  # fmt: skip
-    setattr(Tensor, _f.__name__, _f)
-Tensor.swapdims_ = transpose_
-Tensor.swapaxes_ = transpose_
+    publish(
+        None, _f, function=False, aliases=("swapdims_", "swapaxes_") if _f is transpose_ else ()
+    )

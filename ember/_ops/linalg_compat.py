@@ -15,7 +15,7 @@ import numpy as np
 
 from ember._core.tensor import Tensor, _wrap, contiguous_format
 from ember._ops.linalg_util import return_type
-from ember._ops.registry import SAME, dispatch, expose, op
+from ember._ops.registry import SAME, dispatch, op, publish
 
 _WARNED: set = set()
 
@@ -293,16 +293,16 @@ def _removed(name: str):
     return fn
 
 
-expose(cholesky)
-expose(cholesky_solve)
-expose(cholesky_inverse)
-expose(qr)
-expose(svd)
-expose(lu)
-expose(lu_solve)
-expose(triangular_solve)
-expose(lu_unpack, method=False)
+publish(None, cholesky)
+publish(None, cholesky_solve)
+publish(None, cholesky_inverse)
+publish(None, qr)
+publish(None, svd)
+publish(None, lu)
+publish(None, lu_solve)
+publish(None, triangular_solve)
+publish(None, lu_unpack, method=False)
 for _name in _REMOVED_MSG:
     # torch keeps these as functions that raise; as Tensor methods only lstsq and solve and the
     # eig pair remain
-    expose(_removed(_name), method=_name != "matrix_rank")
+    publish(None, _removed(_name), method=_name != "matrix_rank")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import expose
+from ember._ops.registry import publish
 
 
 def _edge_check(input: Tensor, dims, edge_order: int) -> None:
@@ -105,4 +105,4 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     return tuple(out)
 
 
-expose(gradient, method=False)
+publish(None, gradient, method=False)

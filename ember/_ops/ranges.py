@@ -24,7 +24,7 @@ from ember._core.fma import fma32 as _fma32
 from ember._core.tensor import Tensor
 from ember._ops.convert import scalar_overflow, scalar_value
 from ember._ops.creation import _finish, _out_dtype, _result, _type_name
-from ember._ops.registry import expose
+from ember._ops.registry import publish
 
 # ------------------------------------------------------------------------------ ranges
 
@@ -388,4 +388,4 @@ def logspace(
 
 
 for _f in (arange, linspace, logspace):
-    expose(_f, method=False)
+    publish(None, _f, method=False)

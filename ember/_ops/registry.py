@@ -1088,21 +1088,6 @@ def _unary_operator(op_: Op):
     return operator
 
 
-def expose(fn, name: str | None = None, method: bool | str = True, function: bool = True):
-    """Publish ``fn`` as ``ember.<name>`` and (optionally) as ``Tensor.<method>`` (the
-    families not yet declared through ``publish``)."""
-    name = name or fn.__name__
-    where = _caller()
-    if function:
-        API[name] = fn
-        MEMBERS[f"ember.{name}"] = (None, where, False)
-    if method:
-        m = name if method is True else method
-        setattr(Tensor, m, fn)
-        MEMBERS[f"Tensor.{m}"] = (None, where, False)
-    return fn
-
-
 def inplace_method(op: Op, name: str, n_inputs: int = 1, alpha: bool = False):
     """Return a method running ``op`` in place on ``self`` (``alpha=`` if asked); without
     ``publish``, it is also set as ``Tensor.<name>``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._core.tensor import Tensor, wrap_dim
-from ember._ops.registry import dispatch, expose, op
+from ember._ops.registry import dispatch, op, publish
 
 
 def _clone_k(x: np.ndarray) -> np.ndarray:
@@ -213,4 +213,4 @@ def as_strided_scatter(
 
 
 for _f in (select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter):
-    expose(_f)
+    publish(None, _f)

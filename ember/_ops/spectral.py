@@ -7,7 +7,7 @@ import warnings
 
 from ember._core.tensor import Tensor
 from ember._ops.complex_views import view_as_real
-from ember._ops.registry import expose
+from ember._ops.registry import publish
 
 _NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause "
@@ -190,5 +190,5 @@ def istft(
     return signal if batched else signal.squeeze(0)
 
 
-expose(stft)
-expose(istft)
+publish(None, stft)
+publish(None, istft)

@@ -5,7 +5,8 @@ names; ``_x`` is saved for ember's backward but not shown as ``grad_fn._saved_x`
 is saved by the public function after dispatch), the API
 members published for it (``registry.publish``) and where it is declared. In-place and renamed
 copies (``Op.variant`` / ``Op.into``) show ``<- base``. ``--hand`` lists instead the public
-functions and Tensor methods not published through ``publish`` (still wired by hand).
+functions and Tensor methods not published through ``publish`` (still wired by hand; the
+methods ``class Tensor`` defines in its own body are not counted).
 """
 
 from __future__ import annotations
@@ -63,10 +64,19 @@ def hand_wired() -> list[str]:
         if f"ember.{name}" not in published and hasattr(ember, name):
             out.append(f"ember.{name}")
     for name in sorted(vars(Tensor)):
-        if callable(vars(Tensor)[name]) and not name.startswith("_"):
+        member = vars(Tensor)[name]
+        if callable(member) and not name.startswith("_") and not _own_method(member):
             if f"Tensor.{name}" not in published:
                 out.append(f"Tensor.{name}")
     return out
+
+
+def _own_method(member) -> bool:
+    # a method ``class Tensor`` defines in its own body (``dim``, ``item``, ``backward``...):
+    # declared once, where it is defined; nothing wires it
+    return getattr(member, "__module__", None) == "ember._core.tensor" and getattr(
+        member, "__qualname__", ""
+    ).startswith("Tensor.")
 
 
 def main(argv: list[str] | None = None) -> int:

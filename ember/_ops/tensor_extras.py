@@ -1,9 +1,9 @@
-"""Tensor methods real code calls that the op families above do not cover.
-
-Mostly compositions of existing ops (their autograd comes for free): ``type_as``,
-``sum_to_size``, ``dist``, ``renorm``, ``hsplit``/``vsplit``/``dsplit``, ``adjoint``,
-``index_reduce``...; a few small ops of their own where torch's view semantics or grad_fn
-names need it: ``real``/``imag`` (views of a complex tensor), ``unsafe_split``, ``gcd``/``lcm``.
+"""Tensor methods real code calls that the op families do not cover: queries (``is_nonzero``,
+``is_same_size``, ``is_conj``...), ``type_as``, ``new``/``new_empty_strided``, ``storage()``
+(``TypedStorage``), ``apply_``/``map_``/``map2_``, ``as_subclass``; and the reductions
+``sum_to_size``, ``dist``, ``renorm``, ``cov``, ``corrcoef`` (compositions of existing ops:
+their autograd comes for free). The complex parts, splits, gcd/lcm and index_reduce live in
+complex_parts.py, splitting.py, integer_math.py and index_reduce.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.storage import array_ptr
 from ember._core.tensor import Tensor, _wrap, wrap_dim
-from ember._ops.registry import FLOAT, SAME, dispatch, dispatch_inplace, expose, op
+from ember._ops.complex_parts import imag, real
+from ember._ops.registry import dispatch, publish
 
 # ------------------------------------------------------------------------------ small queries
 
@@ -265,115 +266,6 @@ def _false(self) -> bool:
     return False
 
 
-# ------------------------------------------------------------------------------ real / imag
-
-
-@op("real", grad_fn="SelectBackward0", view=True)
-def _real(x):
-    return x.real
-
-
-@_real.backward
-def _(ctx, g):
-    return g * (1 + 0j)
-
-
-@op("imag", grad_fn="SelectBackward0", view=True)
-def _imag(x):
-    return x.imag
-
-
-@_imag.backward
-def _(ctx, g):
-    return g * 1j
-
-
-def real(input: Tensor) -> Tensor:
-    """Return the real part of ``input``: a view for complex tensors, ``input`` otherwise."""
-    if input.dtype.is_complex:
-        return dispatch(_real, (input,))
-    return input
-
-
-def imag(input: Tensor) -> Tensor:
-    """Return the imaginary part of a complex ``input`` as a view."""
-    if not input.dtype.is_complex:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return dispatch(_imag, (input,))
-
-
-def _set_part(part):
-    def setter(self, value):
-        view = part(self)
-        view.copy_(value) if isinstance(value, Tensor) else view.fill_(value)
-
-    return setter
-
-
-@op("angle", grad_fn="AngleBackward0", save=("self",), promote=FLOAT)
-def _angle(x):
-    if x.dtype.kind == "c":
-        return np.angle(x)
-    # 0 for -0.0 (NumPy's angle would say pi), nan stays nan
-    return np.where(x < 0, np.pi, 0.0).astype(x.dtype) + x * 0
-
-
-@_angle.backward
-def _(ctx, g):
-    (x,) = ctx.saved_tensors
-    if not x.dtype.is_complex:
-        return g * 0
-    from ember._ops.copying import where
-
-    return where(x == 0, 0.0, g * x / x.abs().pow(2) * 1j)
-
-
-def angle(input: Tensor, *, out=None) -> Tensor:
-    """Return the elementwise argument of ``input`` (0 or pi for real numbers)."""
-    return dispatch(_angle, (input,))
-
-
-@op("conj_physical", grad_fn="ConjPhysicalBackward0")
-def _conj_physical(x):
-    return np.conj(x)
-
-
-@_conj_physical.backward
-def _(ctx, g):
-    return g.conj()
-
-
-@op("conj_physical_", grad_fn="ConjPhysicalBackward1")
-def _conj_physical_inplace(x):
-    return np.conj(x)
-
-
-_conj_physical_inplace.backward(_conj_physical.backward_fn)
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """Return the complex conjugate of ``input`` as a new tensor (``input`` if real)."""
-    if not input.dtype.is_complex:
-        return input
-    return dispatch(_conj_physical, (input,))
-
-
-def conj_physical_(self: Tensor) -> Tensor:
-    """Conjugate ``self`` in place; return ``self``."""
-    return dispatch_inplace(_conj_physical_inplace, self, (self,))
-
-
-def adjoint(input: Tensor) -> Tensor:
-    """Return the conjugate transpose of the last two dimensions of ``input``."""
-    if input._data.ndim < 2:
-        raise RuntimeError(
-            "tensor.adjoint() is only supported on matrices or batches of matrices. "
-            f"Got {input._data.ndim}-D tensor."
-        )
-    t = input.transpose(-2, -1)
-    return t.conj() if input.dtype.is_complex else t
-
-
 # ------------------------------------------------------------------------------ reductions
 
 
@@ -523,233 +415,18 @@ def corrcoef(input: Tensor) -> Tensor:
     return c.clip(-1, 1)
 
 
-# ------------------------------------------------------------------------------ splitting
-
-
-def _dsplit_like(name: str, input: Tensor, sections, min_dims: int, dim: int):
-    from ember._ops.joining import tensor_split
-
-    nd = input._data.ndim
-    if nd < min_dims:
-        raise RuntimeError(
-            f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
-            f"tensor with {nd} dimensions!"
-        )
-    if isinstance(sections, (int, np.integer)):
-        n = input._data.shape[dim]
-        if sections == 0 or n % sections:
-            raise RuntimeError(
-                f"torch.{name} attempted to split along dimension {dim}, but the size of the "
-                f"dimension {n} is not divisible by the split_size {sections}!"
-            )
-    return tensor_split(input, sections, dim)
-
-
-def hsplit(input: Tensor, sections):
-    """Return views of ``input`` split along dimension 1 (0 for 1-D tensors)."""
-    nd = input._data.ndim
-    return _dsplit_like("hsplit", input, sections, 1, 1 if nd >= 2 else 0)
-
-
-def vsplit(input: Tensor, sections):
-    """Return views of ``input`` split along dimension 0."""
-    return _dsplit_like("vsplit", input, sections, 2, 0)
-
-
-def dsplit(input: Tensor, sections):
-    """Return views of ``input`` split along dimension 2."""
-    return _dsplit_like("dsplit", input, sections, 3, 2)
-
-
-def _unsafe_split_op(name, grad_fn):
-    from ember._ops.shape import _split_backward, _split_forward
-
-    o = op(name, grad_fn=grad_fn)(_split_forward)
-    o.backward(_split_backward)
-    return o
-
-
-_unsafe_split = _unsafe_split_op("unsafe_split", "UnsafeSplitBackward0")
-_unsafe_split_sizes = _unsafe_split_op("unsafe_split_with_sizes", "UnsafeSplitWithSizesBackward0")
-
-
-def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0):
-    """Return the chunks of :func:`split`, not tracked as views (in-place use is allowed)."""
-    from ember._ops.shape import split
-
-    parts = split(tensor.detach(), split_size, dim)
-    d = wrap_dim(dim, tensor._data.ndim)
-    sizes = tuple(int(t._data.shape[d]) for t in parts)
-    return dispatch(_unsafe_split, (tensor,), {"dim": d, "sizes": sizes})
-
-
-def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
-    """Return the parts of :func:`split_with_sizes`, not tracked as views."""
-    from ember._ops.shape import split_with_sizes
-
-    split_with_sizes(input.detach(), split_sizes, dim)  # torch's checks and messages
-    d = wrap_dim(dim, input._data.ndim)
-    sizes = tuple(int(s) for s in split_sizes)
-    return dispatch(_unsafe_split_sizes, (input,), {"dim": d, "sizes": sizes})
-
-
-def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0):
-    """Return the chunks of :func:`chunk`, not tracked as views."""
-    from ember._ops.shape import chunk
-
-    parts = chunk(input.detach(), chunks, dim)
-    d = wrap_dim(dim, input._data.ndim)
-    sizes = tuple(int(t._data.shape[d]) for t in parts)
-    return dispatch(_unsafe_split, (input,), {"dim": d, "sizes": sizes})
-
-
-# ------------------------------------------------------------------------------ integer math
-
-
-@op("gcd", promote=SAME)
-def _gcd(x, y):
-    return np.gcd(x, y)
-
-
-@op("lcm", promote=SAME)
-def _lcm(x, y):
-    return np.lcm(x, y)
-
-
-def _check_integral(name: str, *xs) -> None:
-    from ember._ops.registry import result_dtype
-
-    dt = result_dtype(xs)
-    if dt.is_floating_point or dt.is_complex or dt is D.bool:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.scalar_type_name(dt)}'")
-
-
-def gcd(input: Tensor, other: Tensor) -> Tensor:
-    """Return the elementwise greatest common divisor of integer tensors."""
-    _check_integral("gcd", input, other)
-    return dispatch(_gcd, (input, other))
-
-
-def gcd_(self: Tensor, other: Tensor) -> Tensor:
-    """In-place version of :meth:`Tensor.gcd`; return ``self``."""
-    _check_integral("gcd", self, other)
-    return dispatch_inplace(_gcd, self, (self, other))
-
-
-def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """Return the elementwise least common multiple of integer tensors."""
-    _check_integral("lcm", input, other)
-    return dispatch(_lcm, (input, other))
-
-
-def lcm_(self: Tensor, other: Tensor) -> Tensor:
-    """In-place version of :meth:`Tensor.lcm`; return ``self``."""
-    _check_integral("lcm", self, other)
-    return dispatch_inplace(_lcm, self, (self, other))
-
-
-# ------------------------------------------------------------------------------ indexing
-
-
-def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
-    """Return the indices of nonzero elements, truncated or padded with ``fill_value`` to
-    exactly ``size`` rows."""
-    size = int(size)
-    if size < 0:
-        raise RuntimeError(
-            f"nonzero_static: 'size' must be an non-negative integer, but got {size}"
-        )
-    a = input._data
-    idx = np.argwhere(a)[:size]
-    out = np.full((size, a.ndim), fill_value, dtype=np.int64)
-    out[: len(idx)] = idx
-    return _wrap(out)
-
-
-_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
-
-
-def _index_reduce_args(fn, input, dim, index, source, reduce):
-    if reduce not in _INDEX_REDUCE:
-        raise RuntimeError(
-            f"{fn}(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
-        )
-    nd = input._data.ndim
-    d = wrap_dim(dim, max(nd, 1))
-    if index._data.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
-    if index.dtype not in (D.int64, D.int32):
-        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
-    if source.dtype is not input.dtype:
-        raise RuntimeError(
-            f"{fn}(): self ({D.scalar_type_name(input.dtype)}) and source "
-            f"({D.scalar_type_name(source.dtype)}) must have the same scalar type"
-        )
-    if source._data.ndim != nd or (nd and source._data.shape[d] != index._data.size):
-        raise RuntimeError(
-            f"{fn}(): Expected source to have the same number of dimensions as self and "
-            f"source.size(dim) == index.numel()"
-        )
-    # index_reduce is scatter_reduce with the index spread across ``source``'s other dims
-    shape = [1] * max(nd, 1)
-    shape[d] = -1
-    idx = np.broadcast_to(index._data.astype(np.int64).reshape(shape), source._data.shape)
-    return d, _wrap(np.ascontiguousarray(idx))
-
-
-def _index_reduce_op():
-    # scatter_reduce's forward and backward (the index spread over ``source``), under torch's
-    # grad_fn name for index_reduce
-    from ember._ops.scatter_reduce import _scatter_reduce as sr
-
-    o = op(
-        "index_reduce",
-        grad_fn="IndexReduceBackward0",
-        args=("self", "index", "source"),
-        save=("self", "index", "source", "result"),
-    )(sr.forward)
-    o.backward(sr.backward_fn)
-    return o
-
-
-_index_reduce = _index_reduce_op()
-
-
-def index_reduce(
-    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-) -> Tensor:
-    """Return ``input`` with the slices of ``source`` reduced (prod, mean, amax, amin) into
-    the slices ``index`` names along ``dim``."""
-    d, idx = _index_reduce_args("index_reduce", input, dim, index, source, reduce)
-    params = {"dim": d, "reduce": reduce, "include_self": bool(include_self)}
-    return dispatch(_index_reduce, (input, idx, source), params)
-
-
-def index_reduce_(
-    self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self=True
-) -> Tensor:
-    """In-place version of :meth:`Tensor.index_reduce`; return ``self``."""
-    d, idx = _index_reduce_args("index_reduce_", self, dim, index, source, reduce)
-    params = {"dim": d, "reduce": reduce, "include_self": bool(include_self)}
-    return dispatch_inplace(_index_reduce, self, (self, idx, source), params)
-
-
 # ------------------------------------------------------------------------------ publish
 
-expose(type_as, function=False)
+publish(None, type_as, function=False)
 for _f in (to_dense, const_data_ptr, is_set_to, apply_, map_, map2_, new):
-    expose(_f, function=False)
+    publish(None, _f, function=False)
 for _name in ("is_xla", "is_ipu", "is_maia", "is_mtia"):
     setattr(Tensor, _name, property(_false, doc="False: ember runs on the CPU."))
-expose(storage, function=False)
-expose(pin_memory, function=False)
-expose(new_empty_strided, function=False)
-expose(sum_to_size, function=False)
-expose(renorm_, function=False)
-expose(conj_physical_)
-expose(gcd_)
-expose(lcm_)
-expose(index_reduce_, function=False)
+publish(None, storage, function=False)
+publish(None, pin_memory, function=False)
+publish(None, new_empty_strided, function=False)
+publish(None, sum_to_size, function=False)
+publish(None, renorm_, function=False)
 for _f in (
     is_nonzero,
     is_same_size,
@@ -762,27 +439,8 @@ for _f in (
     renorm,
     cov,
     corrcoef,
-    hsplit,
-    vsplit,
-    dsplit,
-    angle,
-    conj_physical,
-    adjoint,
-    gcd,
-    lcm,
-    nonzero_static,
-    unsafe_split,
-    unsafe_split_with_sizes,
-    unsafe_chunk,
-    index_reduce,
 ):
-    expose(_f)
-expose(real, method=False)
-expose(imag, method=False)
-Tensor.real = property(real, _set_part(real), doc="The real part of a complex tensor (a view).")
-Tensor.imag = property(
-    imag, _set_part(imag), doc="The imaginary part of a complex tensor (a view)."
-)
+    publish(None, _f)
 
 
 def as_subclass(self: Tensor, cls) -> Tensor:
@@ -806,4 +464,4 @@ def as_subclass(self: Tensor, cls) -> Tensor:
     return out
 
 
-Tensor.as_subclass = as_subclass
+publish(None, as_subclass, function=False)

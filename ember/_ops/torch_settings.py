@@ -11,8 +11,8 @@ import warnings
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import expose
-from ember._ops.torch_functions import _ember
+from ember._ops.registry import publish
+from ember._ops.torch_utilities import _ember
 
 # --- global switches: recorded and reported; NumPy has nothing to switch -------------------------
 
@@ -194,7 +194,7 @@ for _fn in (
     set_num_interop_threads,
     compile,
 ):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 def get_device(input: Tensor) -> int:
@@ -250,4 +250,4 @@ _TENSOR_TYPE_NAMES = (
 
 
 for _fn in (get_device, set_flush_denormal, set_default_tensor_type):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)

@@ -12,8 +12,14 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import dispatch, expose, op
-from ember._ops.torch_functions import _ember
+from ember._ops.registry import dispatch, op, publish
+
+
+def _ember():
+    import ember  # (the package: its public functions, imported on first call)
+
+    return ember
+
 
 # --- small utilities ----------------------------------------------------------------------------
 
@@ -110,9 +116,9 @@ def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 # named ``range_`` here so the builtin ``range`` stays usable in this module
 range_.__name__ = range_.__qualname__ = "range"
-expose(range_, "range", method=False)
+publish(None, range_, name="range", method=False)
 for _fn in (is_signed, typename, scalar_tensor, empty_strided):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- isin, unravel_index ------------------------------------------------------------------------
@@ -186,9 +192,9 @@ def _assert(condition, message: str) -> None:
         raise AssertionError(message)
 
 
-expose(isin, method=False)
-expose(unravel_index, method=False)
-expose(_assert, method=False)
+publish(None, isin, method=False)
+publish(None, unravel_index, method=False)
+publish(None, _assert, method=False)
 
 
 # --- integration, vander ------------------------------------------------------------------------
@@ -315,7 +321,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 
 for _fn in (trapezoid, trapz, cumulative_trapezoid, vander):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- histogram ----------------------------------------------------------------------------------
@@ -398,7 +404,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
     return result
 
 
-expose(histogram)
+publish(None, histogram)
 
 
 # --- frombuffer ---------------------------------------------------------------------------------
@@ -454,7 +460,7 @@ def frombuffer(buffer, *, dtype=None, count: int = -1, offset: int = 0,
     return t.requires_grad_(True) if requires_grad else t
 
 
-expose(frombuffer, method=False)
+publish(None, frombuffer, method=False)
 
 
 def is_storage(obj) -> bool:
@@ -465,7 +471,7 @@ def is_storage(obj) -> bool:
     return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
-expose(is_storage, method=False)
+publish(None, is_storage, method=False)
 
 
 # --- deprecated and low-rank linear algebra -----------------------------------------------------
@@ -551,4 +557,4 @@ def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int
 
 
 for _fn in (spmm, frobenius_norm, nuclear_norm, svd_lowrank, pca_lowrank):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)

@@ -46,6 +46,7 @@ parameters:
 from __future__ import annotations
 
 import sys
+from operator import attrgetter
 from operator import is_ as _is
 
 import numpy as np
@@ -61,6 +62,11 @@ __all__ = ["FlatGroup", "OneParam", "can_fuse", "flat_group", "lerp_"]
 _BLOCK_BYTES = 1 << 18
 # parameters from this many elements have their contiguous gradient read in place
 _DIRECT_MIN = 1 << 16
+
+
+# C-level readers for the per-step checks (no Python frame per parameter)
+_data_of = attrgetter("_data")
+_grad_of = attrgetter("_grad")  # (a parameter is a leaf: ``.grad`` is its ``_grad``)
 
 
 def _refs(a) -> int:
@@ -170,7 +176,7 @@ def can_fuse(params: list[Tensor], foreach) -> bool:
     if dt.kind != "f":
         return False
     try:
-        return all(p._data.dtype == dt and p.grad._data.dtype == dt for p in params)
+        return all(p._data.dtype == dt and p._grad._data.dtype == dt for p in params)
     except NotImplementedError:  # a sparse gradient has no flat array: the per-tensor path
         return False
 
@@ -282,7 +288,7 @@ class FlatGroup(_Arrays):
     def current(self) -> bool:
         """True while every re-pointed parameter still holds its flat view and every other one
         keeps its shape (O(#params) identity tests, no NumPy calls)."""
-        if not all(p._data is v for p, v in zip(self.bound_params, self.bound_views)):
+        if not all(map(_is, map(_data_of, self.bound_params), self.bound_views)):
             return False
         params, views = self.params, self.views
         return all(params[i]._data.shape == views[i].shape for i in self.unbound)
@@ -294,9 +300,9 @@ class FlatGroup(_Arrays):
         params, views = self.params, self.views
         for i in self.unbound:
             np.copyto(views[i], params[i]._data)
-        grads = [p.grad for p in params]
+        grads = list(map(_grad_of, params))
         self._grads = grads
-        if not all(g._data is v for g, v in zip(grads, self.g_bound)):
+        if not all(map(_is, map(_data_of, grads), self.g_bound)):
             self._release_stale(grads)
             arrays = [g._data for g in grads]
             n = self.g.size
@@ -334,9 +340,9 @@ class FlatGroup(_Arrays):
                 yield lo + a, lo + b, g[a:b]
 
     def _grad_pieces(self) -> list[tuple[int, int, np.ndarray]]:
-        grads = [p.grad for p in self.params]
+        grads = list(map(_grad_of, self.params))
         self._grads = grads
-        if all(g._data is v for g, v in zip(grads, self.g_bound)):
+        if all(map(_is, map(_data_of, grads), self.g_bound)):
             return [(0, self.g.size, self.g)]
         self._release_stale(grads)
         pieces, run, spans = [], [], self.spans
@@ -408,7 +414,7 @@ class FlatGroup(_Arrays):
         grads, self._grads = self._grads, None
         if tuple(map(id, grads)) == self.last_gids:
             self._bind_grads(grads)
-        self.last_gids = tuple(id(p.grad) for p in self.params)
+        self.last_gids = tuple(map(id, map(_grad_of, self.params)))
 
     def _scatter_unbound(self, writes: int) -> None:
         params, views, still = self.params, self.views, []
@@ -481,10 +487,13 @@ class OneParam(_Arrays):
     ``tmp``/``scratch`` are fresh, and ``done()`` bumps the version counters as torch's in-place
     ops do."""
 
-    __slots__ = ("param", "p", "tmp", "bufs", "scalars", "steps", "sizes", "_scratch", "_owned")
+    __slots__ = (
+        "param", "p", "tmp", "bufs", "scalars", "steps", "sizes", "_scratch", "_owned", "_grad"
+    )  # fmt: skip
 
-    def __init__(self, param: Tensor, state: dict, keys, scalars) -> None:
+    def __init__(self, param: Tensor, state: dict, keys, scalars, grad=None) -> None:
         self.param = param
+        self._grad = grad  # the gradient given to a functional step (else ``param.grad``)
         self.p = param._data
         self.tmp = np.empty_like(self.p)
         self.sizes = np.array([self.p.size], dtype=np.int64)
@@ -496,7 +505,7 @@ class OneParam(_Arrays):
 
     def grad(self, writable: bool = False) -> np.ndarray:
         """Return the gradient's array (a copy the update may overwrite when ``writable``)."""
-        g = self.param.grad._data
+        g = (self.param.grad if self._grad is None else self._grad)._data
         return np.array(g, dtype=self.p.dtype) if writable else g
 
     def per_element(self, values: np.ndarray) -> float:
@@ -526,25 +535,24 @@ def lerp_(m: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray) -> Non
 
 
 def flat_group(
-    opt, index: int, params: list[Tensor], keys, with_step: bool = False, scalars=(), init=None
+    opt, index: int, params: list[Tensor], keys: tuple, scalars: tuple, group: dict
 ) -> FlatGroup:
     """Return the cached flat buffers of group ``index``, rebuilding them when stale; before a
-    rebuild, ``init(p, state)`` gives a parameter without state torch's initial state."""
-    scalars = (("step",) if with_step else ()) + tuple(scalars)
+    rebuild, ``opt._init_state(group, p, state)`` gives a parameter without state torch's
+    initial state."""
     fg = opt._flat.get(index)
     if (
         fg is not None
         and fg.ids == tuple(map(id, params))
-        and fg.state_ids == FlatGroup._ids_of(params, opt.state, tuple(keys) + tuple(scalars))
+        and fg.state_ids == FlatGroup._ids_of(params, opt.state, keys + scalars)
         and fg.current()
     ):
         return fg
     opt._flat[index] = None  # drop the cache's reference so that `prev` counts exactly
-    if init is not None:
-        for p in params:
-            st = opt.state[p]
-            if len(st) == 0:
-                init(p, st)
+    for p in params:
+        st = opt.state[p]
+        if len(st) == 0:
+            opt._init_state(group, p, st)
     new = FlatGroup(params, opt.state, keys, scalars, prev=fg)
     opt._flat[index] = new
     return new

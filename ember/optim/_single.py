@@ -12,6 +12,7 @@ from ember._core.dtype import float32
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor
 from ember._ops import API
+from ember._ops.registry import _check_inplace
 from ember.optim._flat import FlatGroup, OneParam, can_fuse, flat_group
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
@@ -50,6 +51,37 @@ def check_common(lr, eps=None, betas=None, weight_decay=None, differentiable=Fal
         check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
     if differentiable:
         raise NotImplementedError("ember.optim: differentiable=True is not supported")
+
+
+def check_steps(state_steps) -> None:
+    """Raise torch's error when ``state_steps`` (of a functional step) holds no tensors."""
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError(
+            "API has changed, `state_steps` argument must contain a list of singleton tensors"
+        )
+
+
+def functional_step(
+    cls, group: dict, params, grads, keys, states, flags=None, grad_scale=None, found_inf=None
+) -> None:
+    """Run ``cls``'s one update body on each parameter with the gradient and state given (the
+    functional API, ``torch.optim.adam.adam(...)``): ``states[i]`` maps torch's state names to
+    the caller's tensors, updated in place as torch's single-tensor path updates them."""
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError(
+            "ember.optim: grad_scale/found_inf (fused steps) are not supported"
+        )
+    lr = group["lr"]
+    if isinstance(lr, Tensor):
+        group = {**group, "lr": lr.item()}
+    writes = cls._writes + bool(group.get("decoupled_weight_decay") and group["weight_decay"])
+    for p, g, state in zip(params, grads, states):
+        _check_inplace(p)
+        if p.is_complex() and not cls._complex_ok:
+            raise NotImplementedError(_COMPLEX)
+        one = OneParam(p, state, keys, cls._flat_scalars, grad=g)
+        cls._update(None, group, one, **(flags or {}))  # (the update bodies read no instance)
+        one.done(writes)
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -94,9 +126,9 @@ class ElementwiseOptimizer(Optimizer):
     def _update(self, group: dict, fg: FlatGroup | OneParam, **flags) -> None:
         raise NotImplementedError
 
-    def _writes(self, group: dict) -> int:
-        """How many in-place ops torch's update makes on each parameter (its version bumps)."""
-        return 1
+    # how many in-place ops torch's update makes on each parameter (its version bumps), besides
+    # the decoupled weight decay's ``param.mul_(1 - lr * weight_decay)`` (counted by ``step``)
+    _writes = 1
 
     def _check_sparse(self, group: dict) -> None:
         """Raise torch's error when a group with a sparse gradient cannot be updated."""
@@ -106,9 +138,6 @@ class ElementwiseOptimizer(Optimizer):
     def _sparse_update(self, group: dict, p, grad, state: dict) -> None:
         """Update ``p`` from its sparse gradient ``grad`` (already negated for ``maximize``)."""
         raise NotImplementedError
-
-    def _use_flat(self, group: dict) -> bool:
-        return group.get("foreach") is not False
 
     # state in shared memory (Hogwild) must stay where it is: such an optimizer never takes the
     # fused path, whose flat buffers would copy the state out of the shared memory
@@ -131,34 +160,32 @@ class ElementwiseOptimizer(Optimizer):
             with enable_grad():
                 loss = closure()
         for index, group in enumerate(self.param_groups):
-            params = [p for p in group["params"] if p.grad is not None]
+            params = [p for p in group["params"] if p._grad is not None]
             if not params:
                 continue
             lr = group["lr"]  # (a Tensor lr is read once, as a number)
             hyper = {**group, "lr": lr.item()} if isinstance(lr, Tensor) else group
             keys = self._flat_state_keys(group)
-            flat = self._use_flat(group)
+            writes = self._writes + bool(
+                group.get("decoupled_weight_decay") and group["weight_decay"] != 0
+            )
+            # (the fused path unless ``foreach=False`` without ``fused=True``)
+            flat = group.get("foreach") is not False or bool(group.get("fused"))
             if flat and self._flat.get(index) is None and self._state_is_shared(params):
                 self._shared_state = True  # e.g. Adagrad.share_memory() then sent to a process
             flags = self._flags(group, params) if flat else None
             if flags is not None and not self._shared_state and can_fuse(params, True):
-                fg = flat_group(  # new parameters get torch's initial state first
-                    self,
-                    index,
-                    params,
-                    keys,
-                    scalars=self._flat_scalars,
-                    init=lambda p, st, group=group: self._init_state(group, p, st),
-                )
+                # (new parameters get torch's initial state first)
+                fg = flat_group(self, index, params, keys, self._flat_scalars, group)
                 if not self._blockwise:
                     fg.gather()
                 self._update(hyper, fg, **flags)
-                fg.scatter(self._writes(hyper))
+                fg.scatter(writes)
             else:
-                self._step_each(hyper, params, keys)
+                self._step_each(hyper, params, keys, writes)
         return loss
 
-    def _step_each(self, group: dict, params: list, keys: tuple[str, ...]) -> None:
+    def _step_each(self, group: dict, params: list, keys: tuple[str, ...], writes: int) -> None:
         """The same update, one parameter at a time (also the path of a group with a sparse
         gradient: it has no flat array)."""
         if any(p.grad.is_sparse for p in params):
@@ -176,4 +203,4 @@ class ElementwiseOptimizer(Optimizer):
                 self._init_state(group, p, state)
             one = OneParam(p, state, keys, self._flat_scalars)
             self._update(group, one, **flags)
-            one.done(self._writes(group))
+            one.done(writes)

@@ -6,10 +6,23 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._flat import lerp_
-from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
+from ember.optim._single import (
+    ElementwiseOptimizer,
+    _zeros_like,
+    check_common,
+    scalar,
+)
+from ember.optim._single import (
+    check_steps as _check_steps,
+)
+from ember.optim._single import (
+    functional_step as _functional_step,
+)
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.adam.Optimizer)
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 class Adam(ElementwiseOptimizer):
@@ -67,12 +80,6 @@ class Adam(ElementwiseOptimizer):
 
     _blockwise = True
 
-    def _use_flat(self, group) -> bool:
-        return group["foreach"] is not False or bool(group["fused"])
-
-    def _writes(self, group) -> int:
-        return 1 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
-
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["exp_avg"] = _zeros_like(p)
@@ -129,3 +136,48 @@ class Adam(ElementwiseOptimizer):
             bias_correction2_sqrt,
             writable=maximize or l2,
         )
+
+
+def adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    capturable: bool = False,
+    differentiable: bool = False,
+    fused: bool | None = None,
+    grad_scale: Tensor | None = None,
+    found_inf: Tensor | None = None,
+    has_complex: bool = False,
+    decoupled_weight_decay: bool = False,
+    *,
+    amsgrad: bool,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+) -> None:
+    """Functional API that performs Adam algorithm computation (see :class:`Adam`): updates
+    ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``max_exp_avg_sqs`` and ``state_steps`` in place."""
+    _check_steps(state_steps)
+    group = {
+        "lr": lr,
+        "betas": (beta1, beta2),
+        "eps": eps,
+        "weight_decay": weight_decay,
+        "amsgrad": amsgrad,
+        "maximize": maximize,
+        "decoupled_weight_decay": decoupled_weight_decay,
+    }
+    keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+    states = [
+        {"step": s, "exp_avg": m, "exp_avg_sq": v, **({"max_exp_avg_sq": max_exp_avg_sqs[i]}
+                                                       if amsgrad else {})}
+        for i, (s, m, v) in enumerate(zip(state_steps, exp_avgs, exp_avg_sqs))
+    ]  # fmt: skip
+    _functional_step(Adam, group, params, grads, keys, states, None, grad_scale, found_inf)

@@ -51,8 +51,7 @@ class ASGD(ElementwiseOptimizer):
         )
         super().__init__(params, defaults)
 
-    def _writes(self, group) -> int:
-        return 2  # (mul_ then add_)
+    _writes = 2  # (mul_ then add_)
 
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)

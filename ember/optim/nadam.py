@@ -57,8 +57,7 @@ class NAdam(ElementwiseOptimizer):
         )
         super().__init__(params, defaults)
 
-    def _writes(self, group) -> int:
-        return 2 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
+    _writes = 2
 
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)

@@ -54,9 +54,6 @@ class RAdam(ElementwiseOptimizer):
         )
         super().__init__(params, defaults)
 
-    def _writes(self, group) -> int:
-        return 1 + (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
-
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
         state["exp_avg"] = _zeros_like(p)

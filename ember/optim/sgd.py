@@ -6,9 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._single import ElementwiseOptimizer, _zeros_like
+from ember.optim._single import functional_step as _functional_step
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.sgd.Optimizer)
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 def _check_lr(lr) -> None:
@@ -75,9 +78,6 @@ class SGD(ElementwiseOptimizer):
 
     _blockwise = True
 
-    def _use_flat(self, group) -> bool:
-        return group["foreach"] is not False or bool(group["fused"])
-
     def _check_sparse(self, group) -> None:
         if group["fused"]:
             raise RuntimeError("`_fused_sgd` does not support sparse gradients")
@@ -143,3 +143,47 @@ class SGD(ElementwiseOptimizer):
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         p.add_(grad, alpha=-lr)
+
+
+def sgd(
+    params: list[Tensor],
+    d_p_list: list[Tensor],
+    momentum_buffer_list: list[Tensor | None],
+    has_sparse_grad: bool = False,
+    foreach: bool | None = None,
+    fused: bool | None = None,
+    grad_scale: Tensor | None = None,
+    found_inf: Tensor | None = None,
+    *,
+    weight_decay: float,
+    momentum: float,
+    lr: float,
+    dampening: float,
+    nesterov: bool,
+    maximize: bool,
+) -> None:
+    """Functional API that performs SGD algorithm computation (see :class:`SGD`): updates
+    ``params`` in place; with ``momentum``, a None entry of ``momentum_buffer_list`` becomes
+    the new buffer (the gradient's copy) and the others are updated in place."""
+    group = {
+        "lr": lr,
+        "momentum": momentum,
+        "dampening": dampening,
+        "weight_decay": weight_decay,
+        "nesterov": nesterov,
+        "maximize": maximize,
+    }
+    keys = ("momentum_buffer",) if momentum != 0 else ()
+    for i, (p, g) in enumerate(zip(params, d_p_list)):
+        state = {"momentum_buffer": momentum_buffer_list[i]} if momentum != 0 else {}
+        if g.is_sparse:
+            SGD._sparse_update(None, group, p, -g if maximize else g, state)
+            if momentum != 0:
+                momentum_buffer_list[i] = state["momentum_buffer"]
+            continue
+        fresh = momentum != 0 and state["momentum_buffer"] is None
+        if fresh:
+            state["momentum_buffer"] = momentum_buffer_list[i] = _zeros_like(g)
+        _functional_step(
+            SGD, group, [p], [g], keys, [state], {"fresh": fresh}, grad_scale, found_inf
+        )

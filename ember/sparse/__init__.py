@@ -16,6 +16,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Size, Tensor, _wrap
+from ember._ops.registry import publish as _publish
 from ember.sparse._coo import SparseTensor, sparse_coo_tensor, to_sparse, to_sparse_coo
 from ember.sparse._products import addmm, mm, spmm
 from ember.sparse._reductions import log_softmax, softmax
@@ -67,5 +68,5 @@ BoolTensor = _legacy("BoolTensor", D.bool)
 HalfTensor = _legacy("HalfTensor", D.float16)
 
 # dense tensors convert to COO
-Tensor.to_sparse = to_sparse
-Tensor.to_sparse_coo = to_sparse_coo
+_publish(None, to_sparse, function=False)
+_publish(None, to_sparse_coo, function=False)

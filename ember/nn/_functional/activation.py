@@ -15,7 +15,7 @@ import numpy as np
 import ember
 from ember._core.tensor import Tensor
 from ember._ops.pointwise import like
-from ember._ops.registry import Op, dispatch, dispatch_inplace, op
+from ember._ops.registry import Op, dispatch, dispatch_inplace, op, publish
 from ember._ops.special_math import erf as _np_erf
 
 __all__ = [
@@ -737,8 +737,8 @@ def _log_softmax_method(input: Tensor, dim: int, dtype=None) -> Tensor:
     return log_softmax(input, dim, dtype=dtype)
 
 
-Tensor.softmax = _softmax_method
-Tensor.log_softmax = _log_softmax_method
+publish(None, _softmax_method, name="softmax", function=False)
+publish(None, _log_softmax_method, name="log_softmax", function=False)
 
 
 def gumbel_softmax(

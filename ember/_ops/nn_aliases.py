@@ -1,21 +1,18 @@
-"""torch-level functions that user code calls directly: ``torch.conv2d``, ``torch.dropout``,
-``torch.relu_``, ``torch.isin``, ``torch.cdist``, ``torch.compile``...
+"""torch-level aliases of ``nn.functional`` with torch's top-level (ATen) signatures:
+``torch.conv2d``, ``torch.max_pool2d``, ``torch.batch_norm``, ``torch.dropout``,
+``torch.embedding``, ``torch.selu``, ``torch.kl_div``, ``torch.convolution``...
 
-Most are aliases with torch's top-level (ATen) signatures over ``ember.nn.functional`` (losses
-take ``reduction`` as an int there: 0 none, 1 mean, 2 sum) or compositions of ember ops, so
-autograd and grad_fn names come from the ops they call. ``nn`` sits above ``_ops``: it is
-imported on first call, never at import time.
+Losses take ``reduction`` as an int here (0 none, 1 mean, 2 sum), as ATen's do. Each calls the
+``nn.functional`` function, so autograd and grad_fn names come from the ops it calls. ``nn``
+sits above ``_ops``: it is imported on first call, never at import time.
 """
 
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
-from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import API, dispatch, expose, op
+from ember._ops.registry import publish
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
@@ -28,12 +25,6 @@ def _F():
 
 def _reduction(reduction) -> str:
     return _REDUCTION[int(reduction)]
-
-
-def _ember():
-    import ember
-
-    return ember
 
 
 # --- convolutions, pooling ----------------------------------------------------------------------
@@ -62,9 +53,9 @@ def _conv_transpose(name):
 
 
 for _name in ("conv1d", "conv2d", "conv3d"):
-    expose(_conv(_name), method=False)
+    publish(None, _conv(_name), method=False)
 for _name in ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
-    expose(_conv_transpose(_name), method=False)
+    publish(None, _conv_transpose(_name), method=False)
 
 
 def _max_pool(name):
@@ -80,7 +71,7 @@ def _max_pool(name):
 
 
 for _name in ("max_pool1d", "max_pool2d", "max_pool3d"):
-    expose(_max_pool(_name), method=False)
+    publish(None, _max_pool(_name), method=False)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
@@ -108,7 +99,7 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
 
 
 for _fn in (max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- normalisation ------------------------------------------------------------------------------
@@ -149,7 +140,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 
 for _fn in (batch_norm, instance_norm, layer_norm, group_norm, rms_norm):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- dropout ------------------------------------------------------------------------------------
@@ -178,8 +169,8 @@ def _dropout(name, inplace):
 
 
 for _name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
-    expose(_dropout(_name, False), method=False)
-    expose(_dropout(_name + "_", True), method=False)
+    publish(None, _dropout(_name, False), method=False)
+    publish(None, _dropout(_name + "_", True), method=False)
 
 
 # --- embeddings, vision -------------------------------------------------------------------------
@@ -213,128 +204,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 
 
 for _fn in (embedding, pixel_shuffle, pixel_unshuffle, channel_shuffle):
-    expose(_fn, method=False)
-
-
-# --- distances ----------------------------------------------------------------------------------
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
-    """Return the cosine similarity of ``x1`` and ``x2`` along ``dim``."""
-    return _F().cosine_similarity(x1, x2, dim, eps)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06,
-                      keepdim: bool = False) -> Tensor:  # fmt: skip
-    """Return the ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
-    return _F().pairwise_distance(x1, x2, p, eps, keepdim)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """Return the ``p``-norm distances between the rows of ``input`` (upper triangle)."""
-    return _F().pdist(input, p)
-
-
-_CDIST_MODES = {
-    "use_mm_for_euclid_dist_if_necessary": 0,
-    "use_mm_for_euclid_dist": 1,
-    "donot_use_mm_for_euclid_dist": 2,
-}
-
-
-def _pairwise_diff(x1, x2):
-    # (..., P, M), (..., R, M) -> (..., P, R, M)
-    return x1[..., :, None, :] - x2[..., None, :, :]
-
-
-@op("cdist", grad_fn="CdistBackward0", args=("x1", "x2"), save=("x1", "x2", "result"))
-def _cdist(x1, x2, p):
-    d = np.abs(_pairwise_diff(x1, x2))
-    if p == 0:
-        out = np.count_nonzero(d, axis=-1).astype(x1.dtype)
-    elif p == 1:
-        out = d.sum(-1)
-    elif p == 2:
-        out = np.sqrt(np.einsum("...m,...m->...", d, d))
-    elif p == np.inf:
-        out = d.max(-1, initial=0)
-    else:
-        out = (d**p).sum(-1) ** (1.0 / p)
-    return out.astype(x1.dtype, copy=False)
-
-
-@_cdist.backward
-def _(ctx, g, p):
-    x1, x2, dist = ctx.saved_tensors
-    diff = x1[..., :, None, :] - x2[..., None, :, :]
-    g, dist = g[..., None], dist[..., None]
-    if p == 0 or diff.numel() == 0:
-        gd = diff * 0
-    elif p == 1:
-        gd = g * diff.sign()
-    elif p == 2:
-        gd = (g * diff / dist).masked_fill(dist == 0, 0)
-    elif p == np.inf:
-        gd = g * diff.sign() * (diff.abs() == dist)
-    else:
-        gd = g * diff.sign() * diff.abs().pow(p - 1) / dist.pow(p - 1)
-        gd = gd.masked_fill((dist == 0) | (diff == 0), 0)
-    return (
-        gd.sum(-2) if ctx.needs_input_grad[0] else None,
-        -gd.sum(-3) if ctx.needs_input_grad[1] else None,
-    )
-
-
-def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
-    # ATen's _euclidean_dist: one matrix product of padded operands
-    ember = _ember()
-    x1_norm = x1.pow(2).sum(-1, keepdim=True)
-    x2_norm = x2.pow(2).sum(-1, keepdim=True)
-    x1_ = ember.cat([x1.mul(-2), x1_norm, ember.ones_like(x1_norm)], -1)
-    x2_ = ember.cat([x2, ember.ones_like(x2_norm), x2_norm], -1)
-    return x1_.matmul(x2_.mT).clamp_min_(0).sqrt_()
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
-          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:  # fmt: skip
-    """Return the ``p``-norm distances between the rows of ``x1`` and of ``x2``.
-
-    ``x1`` is ``(B..., P, M)``, ``x2`` ``(B..., R, M)`` (batch dims broadcast); the result is
-    ``(B..., P, R)``. For ``p=2`` the ``compute_mode`` picks torch's matrix-product formula
-    (faster, less exact) when ``P > 25`` or ``R > 25``, always, or never.
-    """
-    if compute_mode not in _CDIST_MODES:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    mode = _CDIST_MODES[compute_mode]
-    for name, t in (("X1", x1), ("X2", x2)):
-        if t.dim() < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
-    for name, t in (("X1", x1), ("X2", x2)):
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(
-                "cdist only supports floating-point dtypes, "
-                f"{name} got: {D.scalar_type_name(t.dtype)}"
-            )
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(
-            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
-        )
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    ember = _ember()
-    r1, r2 = x1.shape[-2], x2.shape[-2]
-    if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
-        batch = ember.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
-        m = x1.shape[-1]
-        a = x1.expand(*batch, r1, m).reshape(-1, r1, m)
-        b = x2.expand(*batch, r2, m).reshape(-1, r2, m)
-        return _euclidean_dist(a, b).view(*batch, r1, r2)
-    return dispatch(_cdist, (x1, x2), {"p": float(p)})
-
-
-expose(cdist, method=False)
-for _fn in (cosine_similarity, pairwise_distance, pdist):
-    expose(_fn, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- activations --------------------------------------------------------------------------------
@@ -393,9 +263,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 for _fn in (selu, selu_, celu, celu_, rrelu, rrelu_, threshold, threshold_):
-    expose(_fn, method=False)
-expose(hardshrink)
-expose(prelu)
+    publish(None, _fn, method=False)
+publish(None, hardshrink)
+publish(None, prelu)
 
 
 # --- losses (ATen signatures: ``reduction`` is an int) ------------------------------------------
@@ -495,76 +365,7 @@ for _fn in (
     binary_cross_entropy_with_logits,
     constant_pad_nd,
 ):
-    expose(_fn, method=False)
-
-
-# --- torch.X_(t, ...) is t.X_(...); torch.fill, torch.detach -----------------------------------
-
-_INPLACE_FUNCTIONS = (
-    "abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ as_strided_ "
-    "asin_ asinh_ atan_ atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ "
-    "detach_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ i0_ index_put_ ldexp_ log10_ "
-    "log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ resize_as_ "
-    "round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ gcd_ "
-    "lcm_ conj_physical_"
-).split()
-
-
-def _inplace_function(name):
-    def fn(input: Tensor, *args, **kwargs) -> Tensor:
-        return getattr(input, name)(*args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Return ``input.{name}(...)``: :meth:`Tensor.{name}` as a function."
-    return fn
-
-
-for _name in _INPLACE_FUNCTIONS:
-    # only where the method exists and nothing else defines the function
-    if hasattr(Tensor, _name) and _name not in API:
-        expose(_inplace_function(_name), method=False)
-
-
-@op("fill", grad_fn="FillBackward0")
-def _fill_scalar(x, value):
-    return np.full_like(x, value)
-
-
-_fill_scalar.backward(lambda ctx, g, value: g.new_zeros(g.shape))
-
-
-@op("fill", grad_fn="FillBackward1")
-def _fill_tensor(x, value):
-    return np.full_like(x, value)
-
-
-@_fill_tensor.backward
-def _(ctx, g):
-    need = ctx.needs_input_grad
-    return (g.new_zeros(g.shape) if need[0] else None), (g.sum() if need[1] else None)
-
-
-def fill(input: Tensor, value) -> Tensor:
-    """Return a tensor like ``input`` filled with ``value`` (a number or a 0-dim tensor)."""
-    if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(
-                "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.dim()} dimensions."
-            )
-        return dispatch(_fill_tensor, (input, value))
-    from ember._ops.convert import scalar_value
-
-    return dispatch(_fill_scalar, (input,), {"value": scalar_value(value, input.dtype)})
-
-
-def detach(input: Tensor) -> Tensor:
-    """Return ``input.detach()``: a view sharing data, cut from the graph."""
-    return input.detach()
-
-
-expose(fill, method=False)
-expose(detach, method=False)
+    publish(None, _fn, method=False)
 
 
 # --- more ATen entry points ---------------------------------------------------------------------
@@ -581,4 +382,4 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
-expose(convolution, method=False)
+publish(None, convolution, method=False)
