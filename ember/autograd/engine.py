@@ -434,13 +434,9 @@ def _accumulate(owned: dict, old, g):
         return _buffer_add(old, g)
     key = id(old)
     if key in owned:
-        a, b = old._data, g._data
-        if (
-            type(g) is Tensor
-            and type(b) is np.ndarray
-            and a.shape == b.shape
-            and (a.dtype == b.dtype)
-        ):
+        a = old._data
+        b = g._data if type(g) is Tensor else None
+        if type(b) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype:
             np.add(a, b, out=a)
             return old
         del owned[key]
