@@ -87,7 +87,21 @@ class OpNode(Node):
     def saved_arrays(self) -> tuple:
         """The saved inputs/outputs as arrays (checked against in-place changes as
         ``saved_tensors`` are); non-Tensor saved values as they are."""
-        return tuple([t._data if isinstance(t, Tensor) else t for t in self.saved_tensors])
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        out = []
+        for s in saved:
+            if type(s) is SavedTensor:
+                t = s.tensor
+                if s.unpack_hook is not None:
+                    t = s.unpack(self)
+                elif t._vc[0] != s.version:
+                    s.unpack(self)  # (raises torch's error for the in-place change)
+                out.append(t._data)  # (an output's array is its detached copy's)
+            else:
+                out.append(s._data if isinstance(s, Tensor) else s)
+        return tuple(out)
 
     def apply(self, grads: list) -> tuple:
         op = self.op

@@ -116,9 +116,17 @@ def _compute_stride(oldshape, oldstride, newshape):
     return tuple(new)
 
 
+def _slice_key(dim: int, start: int, end: int, step: int) -> tuple:
+    return (slice(None),) * dim + (slice(start, end, step),)
+
+
+def _select_key(dim: int, index: int) -> tuple:
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
 def _slice_array(x: np.ndarray, dim: int, start: int, end: int, step: int) -> np.ndarray:
     """``x[start:end:step]`` along ``dim`` (bounds already clamped) with torch's geometry."""
-    out = x[(slice(None),) * dim + (slice(start, end, step),)]
+    out = x[_slice_key(dim, start, end, step)]
     if out.size == 0 and x.ndim:
         # NumPy leaves an empty slice at x's first element with an unscaled stride
         st = list(_estrides(x))
@@ -129,7 +137,7 @@ def _slice_array(x: np.ndarray, dim: int, start: int, end: int, step: int) -> np
 
 
 def _select_array(x: np.ndarray, dim: int, index: int) -> np.ndarray:
-    return x[(slice(None),) * dim + (index, Ellipsis)]
+    return x[_select_key(dim, index)]
 
 
 def _sizes(args) -> tuple:
@@ -623,8 +631,12 @@ def _(ctx, g, dim, index):
 @op("select_backward", grad_fn="SelectBackwardBackward0")
 def _select_backward(g, shape, dim, index):
     out = np.zeros(shape, dtype=g.dtype)
-    out[(slice(None),) * dim + (index, Ellipsis)] = g
+    out[_select_key(dim, index)] = g
     return out
+
+
+# (the engine writes the gradient straight into a slice of the input's buffer when it can)
+_select.node_cls._grad_slice = staticmethod(_select_key)
 
 
 _select_backward.backward(lambda ctx, gg, shape, dim, index: gg.select(dim, index))
@@ -660,8 +672,11 @@ def _(ctx, g, dim, start, end, step):
 @op("slice_backward", grad_fn="SliceBackwardBackward0")
 def _slice_backward(g, shape, dim, start, end, step):
     out = np.zeros(shape, dtype=g.dtype)
-    out[(slice(None),) * dim + (slice(start, end, step),)] = g
+    out[_slice_key(dim, start, end, step)] = g
     return out
+
+
+_slice.node_cls._grad_slice = staticmethod(_slice_key)
 
 
 _slice_backward.backward(

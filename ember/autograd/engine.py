@@ -297,10 +297,23 @@ class _GraphTask:
     edges into each node have not delivered yet; ``wanted``: the nodes gradients go to (None:
     all); ``captures``: ``{node: [(output_nr, index into captured)]}`` for ``grad()``'s inputs
     and ``needed`` the nodes that must run for them (both None without targets); ``ready``:
-    the heap of nodes whose every edge has delivered, newest (highest sequence number) first.
+    the heap of nodes whose every edge has delivered, newest (highest sequence number) first;
+    ``owned``: ``{id: tensor}`` of the buffered gradients the engine made itself (sums, the
+    zeros a slice's gradient is written into) and nobody else holds yet: later gradients for
+    the same slot are added into them in place, as torch's InputBuffer does.
     """
 
-    __slots__ = ("buffers", "deps", "wanted", "captures", "needed", "captured", "ready", "tie")
+    __slots__ = (
+        "buffers",
+        "deps",
+        "wanted",
+        "captures",
+        "needed",
+        "captured",
+        "ready",
+        "tie",
+        "owned",
+    )
 
     def __init__(self, roots, targets, accumulate: bool) -> None:
         root_nodes = []
@@ -326,6 +339,7 @@ class _GraphTask:
             self.wanted = self.needed | set(captures)
         self.captured = [None] * len(targets)
         self.tie = itertools.count()  # (heap ties: insertion order)
+        self.owned = {}
         self.ready = [
             (-node._seq, next(self.tie), node)
             for node in root_nodes
@@ -338,10 +352,20 @@ def _run(task: _GraphTask, call, keep_graph: bool) -> None:
     """The loop (micrograd's, in torch's order): take the newest ready node and the gradients
     collected for it, run it, free what it saved, send its gradients on."""
     ready, buffers, captures, pop = task.ready, task.buffers, task.captures, heapq.heappop
+    owned = task.owned
     while ready:
         node = pop(ready)[2]
         grads = buffers.pop(node, None) or [None] * node._n_outputs
+        if owned:  # handed on: from now on someone else may hold them
+            for g in grads:
+                if g is not None:
+                    owned.pop(id(g), None)
         if captures is not None and node in captures and not _capture(task, node, grads):
+            continue
+        if node._grad_slice is not None and _send_slice(task, node, grads, call):
+            del grads
+            if not keep_graph:
+                node.release()
             continue
         outputs = call(node, grads)
         del grads  # (AccumulateGrad steals a gradient nobody else references)
@@ -397,9 +421,83 @@ def _send(task: _GraphTask, node, outputs) -> None:
             if old is None:
                 buf[nr] = g
             else:
-                buf[nr] = old + g if type(old) is Tensor else _buffer_add(old, g)
+                buf[nr] = _accumulate(task.owned, old, g)
         if left == 0:
             heapq.heappush(task.ready, (-nxt._seq, next(task.tie), nxt))
+
+
+def _accumulate(owned: dict, old, g):
+    """Return the sum of a buffered gradient ``old`` and a new one ``g`` (both validated to the
+    input's shape and dtype): added into ``old`` in place when the engine made it and nobody
+    else holds it, else a new sum, itself owned when the pass records no graph."""
+    if type(old) is not Tensor:
+        return _buffer_add(old, g)
+    key = id(old)
+    if key in owned:
+        a = old._data
+        b = g._data if type(g) is Tensor else None
+        if type(b) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype:
+            np.add(a, b, out=a)
+            return old
+        del owned[key]
+        return _buffer_add(old, g)
+    out = old + g
+    if not STATE.grad_enabled and type(g) is Tensor and _writable(out._data):
+        owned[id(out)] = out
+    return out
+
+
+def _writable(a) -> bool:
+    # a fresh dense array of ember's own (not a meta tensor's read-only stand-in)
+    return type(a) is np.ndarray and a.flags.writeable and a.flags.c_contiguous
+
+
+def _send_slice(task: _GraphTask, node, grads: list, call) -> bool:
+    """Run a select/slice node (``node._grad_slice(**params)`` is the index of its output in
+    its input) by writing its gradient into that slice of the next node's buffer: the
+    gradients of ``x[0]``, ..., ``x[T-1]`` fill one buffer rather than making T zero tensors
+    of ``x``'s size and adding them. Return False (the node runs as usual) when hooks,
+    anomaly mode, the profiler, a recorded backward or an unusual gradient need the node's
+    own backward."""
+    g = grads[0]
+    if (
+        type(g) is not Tensor
+        or call is not _call_function
+        or STATE.grad_enabled
+        or node._tensor_hooks
+        or node._retain_hooks
+        or node._pre_hooks
+        or node._post_hooks
+        or not _writable(g._data)
+    ):
+        return False
+    (nxt, nr), m = node.next_functions[0], node._input_meta[0]
+    if nxt is None or m is None or m[1] is not g.dtype:
+        return False
+    owned, buffers = task.owned, task.buffers
+    wanted = task.wanted is None or nxt in task.wanted
+    if wanted:
+        key = node._grad_slice(**node.params)
+        buf = buffers.get(nxt)
+        if buf is None:
+            buf = buffers[nxt] = [None] * nxt._n_outputs
+        old = buf[nr]
+        if old is None:
+            a = np.zeros(m[0], g._data.dtype)
+            a[key] = g._data
+            buf[nr] = t = _wrap(a)
+            owned[id(t)] = t
+        elif type(old) is Tensor and id(old) in owned:
+            a = old._data
+            a[key] += g._data
+        else:
+            a = np.zeros(m[0], g._data.dtype)
+            a[key] = g._data
+            buf[nr] = _accumulate(owned, old, _wrap(a))
+    left = task.deps[nxt] = task.deps[nxt] - 1
+    if left == 0 and wanted:
+        heapq.heappush(task.ready, (-nxt._seq, next(task.tie), nxt))
+    return True
 
 
 def _node_caller():

@@ -170,6 +170,10 @@ class Node:
     # run even when every incoming gradient is undefined (custom Functions do, as torch's)
     _apply_undefined = False
 
+    # select/slice nodes: ``(**params) -> index`` of their output in their one input, which
+    # lets the engine write their gradient into a slice of one buffer (see engine._send_slice)
+    _grad_slice = None
+
     def __init__(self):
         self._seq = next(_seq)
         self.next_functions = ()

@@ -201,3 +201,29 @@ def test_max_pool_reduced_precision(dtype):
         np.testing.assert_array_equal(ev, tv)
         np.testing.assert_array_equal(ei, ti)
         np.testing.assert_array_equal(eg, tg)
+
+
+NO_INDICES = [(2, (2, 3, 9, 8), kw) for kw in MAX2D] + [
+    (3, (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2), padding=1, ceil_mode=True))
+]
+
+
+@pytest.mark.parametrize("nd,shape,kw", NO_INDICES)
+def test_max_pool_without_indices(nd, shape, kw):
+    # nothing reads the indices (input without grad, or no_grad): the values-only op
+    x = rand(*shape)
+    x.flat[7] = np.nan
+    fn = lambda lib, x: getattr(F(lib), f"max_pool{nd}d")(x, **kw)  # noqa: E731
+    e, _ = check(fn, [x], grad=False)
+    assert e.grad_fn is None
+    check(lambda lib, x: fn(lib, x.transpose(-1, -2)), [x.astype("float64")], grad=False)
+    if nd == 2:  # channels_last keeps its layout
+        check(
+            lambda lib, x: fn(lib, x.contiguous(memory_format=lib.channels_last)), [x], grad=False
+        )
+    with ember.no_grad():  # a leaf that requires grad, under no_grad
+        got = EF.max_pool2d(ember.from_numpy(x).requires_grad_(), 2) if nd == 2 else None
+    if got is not None:
+        want = TF.max_pool2d(torch.from_numpy(x), 2)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert got.grad_fn is None and not got.requires_grad

@@ -91,6 +91,24 @@ def test_saturated_gates_overflow_exp_silently(cls):
     _compare(cls, x, sizes=(8, 16), scale=30.0, tol=1e-4)
 
 
+def test_lstm_tiny_activations_relative_error():
+    # weights x 1e-4: gate pre-activations and states near 0, where tanh through exp
+    # (2 sigmoid(2a) - 1) would carry an absolute error ~6e-8, a large relative one
+    x = RNG.standard_normal((8, 16, 12)).astype("float32")
+    e, t = _pair("LSTM", 12, 32)
+    with torch.no_grad():
+        for p in t.parameters():
+            p.mul_(1e-4)
+    e.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in t.state_dict().items()})
+    eo, _ = _run(ember, e, x, None)
+    to, _ = _run(torch, t, x, None)
+    for a, b in zip(eo, to):
+        scale = np.abs(b).max()
+        assert scale < 1e-3
+        # relative to the outputs' scale: ~2e-7 with NumPy's tanh, ~2e-3 through exp
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * scale)
+
+
 def test_lstm_state_given_projection_bidirectional_layers():
     x = RNG.standard_normal((9, 20, 10)).astype("float32")
     h0 = RNG.standard_normal((4, 20, 6)).astype("float32")

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
 from ember._dynamo.capture import array_kernel
 from ember._ops.copying import keep_layout_of
@@ -66,19 +67,34 @@ def _pads(size, kernel, stride, padding, dilation, out):
 # max pooling: indices by argmax over a copy of the windows, values by a gather op
 
 
-def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
-    """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
+def _max_views(x, kernel, stride, padding, dilation, ceil_mode):
+    """Return the plan of max pooling ``x`` and one strided view of the (padded) input per
+    kernel offset, each of the output's shape."""
     nd = len(kernel)
-    size = x.shape[-nd:]
-    out, pads, offsets, koff, it, base = _max_plan(
-        size, tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), ceil_mode
+    plan = _max_plan(
+        x.shape[-nd:], tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), ceil_mode
     )
+    out, pads, offsets = plan[:3]
     fill = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf  # (bfloat16: kind V)
     w = _windows(_pad_array(x, pads, fill), kernel, stride, dilation, out)
+    return plan, [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
+
+
+def _max_values(x, kernel, stride, padding, dilation, ceil_mode):
+    """Return the window maxima of array ``x`` (NaN where a window holds one), no indices."""
+    views = _max_views(x, kernel, stride, padding, dilation, ceil_mode)[1]
+    best = views[0].copy()
+    for v in views[1:]:
+        np.maximum(best, v, out=best)
+    return best
+
+
+def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
+    (_, _, _, koff, it, base), views = _max_views(x, kernel, stride, padding, dilation, ceil_mode)
     # whole-array passes per kernel offset (an argmax over a short last axis is slow, and so
     # are masked copies): a strictly greater value takes the window, so the first offset
     # reaching the max wins, as in torch; ``off += (koff - off) * greater`` in int32
-    views = [w[(Ellipsis,) + k + (slice(None),) * nd] for k in offsets]
     best = views[0].copy()
     off = np.full(best.shape, koff[0], dtype=it)
     gt = np.empty(best.shape, bool)
@@ -187,6 +203,17 @@ _GATHER = {
 }
 
 
+def _values_op(nd: int):
+    @op(f"max_pool{nd}d", differentiable=False)
+    def values(x, *, kernel, stride, padding, dilation, ceil_mode):
+        return keep_layout_of(_max_values(x, kernel, stride, padding, dilation, ceil_mode), x)
+
+    return values
+
+
+_VALUES = {2: _values_op(2), 3: _values_op(3)}
+
+
 def _check_pool_args(nd, name, x, kernel, stride, padding, dilation):
     """torch's argument checks of max/avg pooling, in its order and with its messages."""
     ndim = x.dim()
@@ -261,6 +288,10 @@ def _max_pool_nd(nd, x, kernel_size, stride, padding, dilation, ceil_mode, retur
     _check_pool_args(nd, f"max_pool{nd}d", x, kernel, stride, padding, dilation)
     out = _pool_out(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
     _check_pool_out(nd, x, out)
+    if not return_indices and not (STATE.grad_enabled and x.requires_grad):
+        # nothing will read the indices (inference): torch's max_pool2d op, values only
+        params = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+        return dispatch(_VALUES[nd], (x,), {**params, "ceil_mode": ceil_mode})
     idx = _wrap(_recorded_max_indices(x, kernel, stride, padding, dilation, ceil_mode))
     # windows that do not overlap pick each input element at most once
     unique = all(t >= d * (k - 1) + 1 for t, d, k in zip(stride, dilation, kernel))

@@ -3,8 +3,8 @@
 The input projection ``x @ W_ih^T + b_ih`` of every timestep is one GEMM done by the caller
 (with ember ops, so its gradients come from the op table). ``rnn_layer`` then runs the
 recurrence in NumPy, one GEMM per step (computed transposed, ``(W h^T)^T``: OpenBLAS is faster
-that way round for small batches), the LSTM's four gates through one ``exp`` per step, and keeps
-the gates for backward. Its backward is
+that way round for small batches), the LSTM's sigmoid gates through ``exp`` and ``tanh`` by
+NumPy's own, and keeps the gates for backward. Its backward is
 explicit BPTT in NumPy (the op ``rnn_layer_backward``, not differentiable) when grad mode is off
 during backward (the usual ``loss.backward()``); under ``create_graph=True`` it recomputes the
 layer with composite ember ops and differentiates that, so double backward stays correct.
@@ -65,13 +65,12 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
     T, B, G = xp.shape
     H = G // 4
     dt = xp.dtype
-    # All four gates through one exp per step: sigmoid(a) = 1 / (1 + exp(-a)) for i, f, o and
-    # tanh(a) = 2 sigmoid(2a) - 1 for g. The pre-activations are kept negated (and doubled for
-    # g): the factor goes into the input projection and into W_hh once, not into every step.
-    # (NumPy's exp is vectorised where its tanh is not; exp overflows to inf for large -a,
-    # which gives the exact limit 0.)
+    # sigmoid(a) = 1 / (1 + exp(-a)) for i, f, o, np.tanh for g (vectorised in NumPy 2, and
+    # exact near 0 where 2 sigmoid(2a) - 1 is not). The pre-activations of i, f, o are kept
+    # negated: the sign goes into the input projection and into W_hh once, not into every
+    # step. (exp overflows to inf for large -a, which gives the exact limit 0.)
     neg = np.full(G, -1.0, dt)
-    neg[2 * H : 3 * H] = -2.0
+    neg[2 * H : 3 * H] = 1.0
     gates = np.multiply(xp, neg)
     if b_hh is not None:
         gates += b_hh * neg
@@ -98,19 +97,19 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
             g, hh = gates[t, :n], hh_buf[:, :n]
             np.matmul(w_s, hp.T, out=hh)
             g += hh.T
-            np.exp(g, out=g)
-            g += 1
-            np.reciprocal(g, out=g)
+            for s in (g[:, : 2 * H], g[:, 3 * H :]):
+                np.exp(s, out=s)
+                s += 1
+                np.reciprocal(s, out=s)
             gg = g[:, 2 * H : 3 * H]
-            gg *= 2
-            gg -= 1
+            np.tanh(gg, out=gg)
             i, f, o = g[:, :H], g[:, H : 2 * H], g[:, 3 * H :]
             cp *= f
             ig = hh.T[:, :H]  # the product is spent: reuse its buffer
             np.multiply(i, gg, out=ig)
             cp += ig
             tc = tanh_c[t, :n]
-            _tanh_exp(cp, tc)
+            np.tanh(cp, out=tc)
             if w_hr is None:
                 np.multiply(o, tc, out=hp)
             else:
@@ -120,15 +119,6 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
             out[t, :n] = hp
     saved = {"gates": gates, "hprev": hprev, "cprev": cprev, "tanh_c": tanh_c, "hpre": hpre}
     return out, h, c, saved
-
-
-def _tanh_exp(x, out):
-    # tanh(x) = 2 / (1 + exp(-2x)) - 1 into ``out`` (NumPy's exp is vectorised, its tanh not)
-    np.multiply(x, -2, out=out)
-    np.exp(out, out=out)
-    out += 1
-    np.divide(2, out, out=out)
-    out -= 1
 
 
 def _gru_forward(xp, h0, w_hh, b_hh, reverse, batch_sizes):
