@@ -37,6 +37,7 @@ import warnings
 from typing import Any
 
 from ember._core.tensor import Tensor
+from ember._standin import is_ember_module
 
 __all__ = [
     "BaseTorchFunctionMode",
@@ -110,7 +111,7 @@ def _overrides(t: type) -> bool:
     if known is None:
         impl = getattr(t, "__torch_function__", None)
         # (torch's own tensors are data to ember, read through DLPack/NumPy)
-        foreign = t.__module__.partition(".")[0] == "torch"
+        foreign = t.__module__.partition(".")[0] == "torch" and not is_ember_module(t.__module__)
         known = not (impl is None or _is_disabled(impl) or foreign)
         _OVERRIDES[t] = known
     return known
@@ -287,7 +288,7 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
 def _note_subclass(cls) -> None:
     """Install the protocol if ``cls`` is a user Tensor subclass that takes part in it (called
     where subclasses are defined and where their instances are made)."""
-    if _STATE["installed"] or cls is Tensor or cls.__module__.partition(".")[0] == "ember":
+    if _STATE["installed"] or cls is Tensor or is_ember_module(cls.__module__):
         return  # (ember's own subclasses: Parameter, Buffer, sparse... keep plain Tensor ops)
     if not _is_disabled(getattr(cls, "__torch_function__", _disabled_torch_function_impl)):
         _install()
