@@ -19,7 +19,9 @@ def _load_from_bytes(b: bytes):
     """Return the object (a storage) that ``b``, a legacy ``save`` stream, holds."""
     from ember.serialization import load
 
-    return load(io.BytesIO(b), weights_only=False)
+    obj = load(io.BytesIO(b), weights_only=False)
+    dtype = getattr(obj, "dtype", None) if isinstance(obj, UntypedStorage) else None
+    return obj if dtype is None else TypedStorage._of(obj, dtype)  # (torch.FloatStorage...)
 
 
 def _reduce(storage):
