@@ -164,6 +164,10 @@ def _torch_spelling(name: str) -> str | None:
     return None
 
 
+def _ember_spelling(name: str) -> str:
+    return _target_name(name) or name
+
+
 def _relabel_object(obj) -> None:
     new = _torch_spelling(getattr(obj, "__module__", None) or "")
     if new is None:
@@ -211,6 +215,17 @@ class _RelabelLoader(importlib.abc.Loader):
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
+
+    # the module is in sys.modules under torch's name too: runpy (``python -m torch.X``) asks
+    # its loader for the code by that name
+    def get_code(self, fullname):
+        return self._loader.get_code(_ember_spelling(fullname))
+
+    def get_source(self, fullname):
+        return self._loader.get_source(_ember_spelling(fullname))
+
+    def is_package(self, fullname) -> bool:
+        return self._loader.is_package(_ember_spelling(fullname))
 
     def exec_module(self, module) -> None:
         self._loader.exec_module(module)
