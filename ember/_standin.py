@@ -31,7 +31,7 @@ import re
 import sys
 import types
 
-__all__ = ["ENV_VAR", "install_as_torch", "is_installed", "is_ember_module"]
+__all__ = ["ENV_VAR", "install_as_torch", "is_ember_module", "is_installed", "module_name"]
 
 ENV_VAR = "EMBER_AS_TORCH"
 _ALIAS = "torch"
@@ -156,6 +156,12 @@ def is_ember_module(name, package: str = "") -> bool:
         if name == base or name.startswith(base + "."):
             return True
     return False
+
+
+def module_name(name: str) -> str:
+    """The ``__module__`` an ember object made now should carry: ``name`` (``ember.X``), or
+    torch's spelling of it under the stand-in."""
+    return (_torch_spelling(name) or name) if _ALIAS in _ROOTS else name
 
 
 def _torch_spelling(name: str) -> str | None:

@@ -37,7 +37,7 @@ import warnings
 from typing import Any
 
 from ember._core.tensor import Tensor
-from ember._standin import is_ember_module
+from ember._standin import is_ember_module, module_name
 
 __all__ = [
     "BaseTorchFunctionMode",
@@ -445,9 +445,10 @@ def _public(fn, public_name: str, reported: str | None = None):
     # where the wrapper is found (pickle looks functions up by module and qualified name)
     module, _, name = public_name.rpartition(".")
     if module == "torch.Tensor":
-        public.__module__, public.__qualname__ = "ember", "Tensor." + name
+        public.__module__, public.__qualname__ = module_name("ember"), "Tensor." + name
     else:
-        public.__module__, public.__qualname__ = "ember" + module[len("torch") :], name
+        public.__module__ = module_name("ember" + module[len("torch") :])
+        public.__qualname__ = name
     public._torch_name = public_name
     # torch's C++ functions and Python ones (nn.functional) word "all declined" differently
     public._native = native
@@ -567,7 +568,7 @@ def _mode_visible(fn, public_name: str):
         return fn(*args, **kwargs)
 
     factory.__doc__, factory.__wrapped__, factory.__name__ = fn.__doc__, fn, fn.__name__
-    factory.__module__, factory.__qualname__ = "ember", fn.__name__
+    factory.__module__, factory.__qualname__ = module_name("ember"), fn.__name__
     factory._torch_name = public_name
     return factory
 

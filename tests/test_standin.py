@@ -277,6 +277,16 @@ print("INTERCEPTED", seen.tolist() == x.tolist())
 for f in (torch.nn.init.kaiming_uniform_, F.relu, torch.nn.Linear, torch.Tensor, torch.Size,
           torch.nn.Module, torch.utils.data.DataLoader):
     print("MODULE", getattr(f, "__qualname__", f), f.__module__)
+seen = []
+
+class Names(torch.overrides.TorchFunctionMode):  # Lightning's _EmptyInit reads func.__module__
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        seen.append(f"{func.__module__}.{func.__name__}")
+        return func(*args, **(kwargs or {}))
+
+with Names():
+    torch.nn.init.normal_(torch.ones(2))
+print("MODE", seen)
 net = Net()
 print("SCRIPT", torch.jit.script(net).code)
 print("FX", torch.fx.symbolic_trace(net).code)
@@ -317,6 +327,16 @@ def test_pickles_cross_torch_and_names_are_torchs(env, tmp_path):
         assert f"MODULE {f.__qualname__} {f.__module__}" in r.stdout
     for f in (torch.Tensor, torch.Size, torch.nn.Module, torch.utils.data.DataLoader):
         assert f"MODULE {f.__qualname__} {f.__module__}" in r.stdout
+    seen = []
+
+    class Names(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(f"{func.__module__}.{func.__name__}")
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        torch.nn.init.normal_(torch.ones(2))
+    assert f"MODE {seen}" in r.stdout
     # the same model scripted by ember outside the stand-in: the same code (its layers and
     # F.relu compiled as ember's, not called as the user's); fx's code is torch's
     ember = pytest.importorskip("ember")
