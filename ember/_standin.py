@@ -193,12 +193,9 @@ def _relabel_object(obj) -> None:
 
 
 def _relabel(module: types.ModuleType) -> None:
-    """Give the functions and classes of ember module ``module`` torch's module names, and
-    make that name importable (``sys.modules``), as ``typing``/``inspect``/``pickle`` look
-    objects' modules up there."""
-    alias = _torch_spelling(getattr(module, "__name__", ""))
-    if alias is not None:
-        sys.modules.setdefault(alias, module)
+    """Give the functions and classes of ember module ``module`` torch's module names (the
+    ``torch.X`` module itself appears in ``sys.modules`` when something imports it: putting it
+    there beforehand let libraries that sweep ``sys.modules`` re-import ember's modules twice)."""
     for value in list(vars(module).values()):
         if isinstance(value, (types.FunctionType, type)):
             _relabel_object(value)
@@ -222,8 +219,7 @@ class _RelabelLoader(importlib.abc.Loader):
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
-    # the module is in sys.modules under torch's name too: runpy (``python -m torch.X``) asks
-    # its loader for the code by that name
+    # runpy (``python -m torch.X``) may ask ember's loader for the code by torch's name
     def get_code(self, fullname):
         return self._loader.get_code(_ember_spelling(fullname))
 
