@@ -72,6 +72,7 @@ from ember.serialization import load, save
 from ember.serialization._stream import PyTorchFileReader, PyTorchFileWriter
 from ember.utils.dlpack import from_dlpack, to_dlpack
 from ember import multiprocessing
+from ember import _tensor, _utils, storage  # (how tensors pickle, as torch's)
 from ember import nn
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax

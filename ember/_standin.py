@@ -31,7 +31,7 @@ import re
 import sys
 import types
 
-__all__ = ["ENV_VAR", "install_as_torch", "is_installed"]
+__all__ = ["ENV_VAR", "install_as_torch", "is_ember_module", "is_installed", "module_name"]
 
 ENV_VAR = "EMBER_AS_TORCH"
 _ALIAS = "torch"
@@ -137,6 +137,123 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder):
         return iter(())
 
 
+# ------------------------------------------------------------------ torch's module names
+# Under the stand-in ember's functions and classes report torch's module names (``torch.nn.init``
+# for ``ember.nn.init``), as code written for torch reads them: pickle writes ``__module__``,
+# libraries compare it (``func.__module__ == "torch.nn.init"``). Each ember module is relabelled
+# when it has run (a finder wraps ember's loaders), the ones loaded before at install; ember's
+# own checks of "is this ember's" go through is_ember_module, which then accepts both spellings.
+_ROOTS = [_TARGET]
+
+
+def is_ember_module(name, package: str = "") -> bool:
+    """Whether ``name`` (a ``__module__``) is ``ember<package>`` or a module below it -- or,
+    under the stand-in, where ember's objects carry torch's module names, ``torch<package>``."""
+    if not isinstance(name, str):
+        return False
+    for root in _ROOTS:
+        base = root + package
+        if name == base or name.startswith(base + "."):
+            return True
+    return False
+
+
+def module_name(name: str) -> str:
+    """The ``__module__`` an ember object made now should carry: ``name`` (``ember.X``), or
+    torch's spelling of it under the stand-in."""
+    return (_torch_spelling(name) or name) if _ALIAS in _ROOTS else name
+
+
+def _torch_spelling(name: str) -> str | None:
+    if name == _TARGET or name.startswith(_TARGET + "."):
+        return _ALIAS + name[len(_TARGET) :]
+    return None
+
+
+def _ember_spelling(name: str) -> str:
+    return _target_name(name) or name
+
+
+def _relabel_object(obj) -> None:
+    new = _torch_spelling(getattr(obj, "__module__", None) or "")
+    if new is None:
+        return
+    try:
+        obj.__module__ = new
+    except (AttributeError, TypeError):  # (an extension type's name is fixed)
+        return
+    if isinstance(obj, type):
+        for member in list(vars(obj).values()):
+            if isinstance(member, (staticmethod, classmethod)):
+                member = member.__func__
+            elif isinstance(member, property):
+                member = member.fget
+            if isinstance(member, types.FunctionType):
+                _relabel_object(member)
+
+
+def _relabel(module: types.ModuleType) -> None:
+    """Give the functions and classes of ember module ``module`` torch's module names (the
+    ``torch.X`` module itself appears in ``sys.modules`` when something imports it: putting it
+    there beforehand let libraries that sweep ``sys.modules`` re-import ember's modules twice)."""
+    for value in list(vars(module).values()):
+        if isinstance(value, (types.FunctionType, type)):
+            _relabel_object(value)
+
+
+def _relabel_loaded() -> None:
+    for name, module in list(sys.modules.items()):
+        if _torch_spelling(name) is not None and isinstance(module, types.ModuleType):
+            _relabel(module)
+
+
+class _RelabelLoader(importlib.abc.Loader):
+    """ember's own loader for one module, which relabels the module once it has run."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):  # get_source, get_resource_reader... as the real loader
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    # runpy (``python -m torch.X``) may ask ember's loader for the code by torch's name
+    def get_code(self, fullname):
+        return self._loader.get_code(_ember_spelling(fullname))
+
+    def get_source(self, fullname):
+        return self._loader.get_source(_ember_spelling(fullname))
+
+    def is_package(self, fullname) -> bool:
+        return self._loader.is_package(_ember_spelling(fullname))
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        if module.__name__ == _TARGET:  # (ember's __init__ also rewraps other modules' names)
+            _relabel_loaded()
+        else:
+            _relabel(module)
+
+
+class _RelabelFinder(importlib.abc.MetaPathFinder):
+    """Finds ember's modules with the finders after it, and relabels them when they run."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if _torch_spelling(fullname) is None:
+            return None
+        others = sys.meta_path[sys.meta_path.index(self) + 1 :] if self in sys.meta_path else []
+        for finder in others:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RelabelLoader(spec.loader)
+                return spec
+        return None
+
+
 def _module_attribute(name: str) -> types.ModuleType | None:
     """A module that ember exposes as an attribute rather than a file (``ember._C._nn``)."""
     parent, _, child = name.rpartition(".")
@@ -183,7 +300,10 @@ def install_as_torch() -> None:
         )
     os.environ[ENV_VAR] = "1"
     if not is_installed():
+        sys.meta_path.insert(0, _RelabelFinder())
         sys.meta_path.insert(0, _TorchAliasFinder())
+        _ROOTS.append(_ALIAS)
+        _relabel_loaded()
     importlib.invalidate_caches()
 
 

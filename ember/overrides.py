@@ -37,6 +37,7 @@ import warnings
 from typing import Any
 
 from ember._core.tensor import Tensor
+from ember._standin import is_ember_module, module_name
 
 __all__ = [
     "BaseTorchFunctionMode",
@@ -110,7 +111,7 @@ def _overrides(t: type) -> bool:
     if known is None:
         impl = getattr(t, "__torch_function__", None)
         # (torch's own tensors are data to ember, read through DLPack/NumPy)
-        foreign = t.__module__.partition(".")[0] == "torch"
+        foreign = t.__module__.partition(".")[0] == "torch" and not is_ember_module(t.__module__)
         known = not (impl is None or _is_disabled(impl) or foreign)
         _OVERRIDES[t] = known
     return known
@@ -287,7 +288,7 @@ def _tensor_torch_function(cls, func, types, args=(), kwargs=None):
 def _note_subclass(cls) -> None:
     """Install the protocol if ``cls`` is a user Tensor subclass that takes part in it (called
     where subclasses are defined and where their instances are made)."""
-    if _STATE["installed"] or cls is Tensor or cls.__module__.partition(".")[0] == "ember":
+    if _STATE["installed"] or cls is Tensor or is_ember_module(cls.__module__):
         return  # (ember's own subclasses: Parameter, Buffer, sparse... keep plain Tensor ops)
     if not _is_disabled(getattr(cls, "__torch_function__", _disabled_torch_function_impl)):
         _install()
@@ -444,9 +445,10 @@ def _public(fn, public_name: str, reported: str | None = None):
     # where the wrapper is found (pickle looks functions up by module and qualified name)
     module, _, name = public_name.rpartition(".")
     if module == "torch.Tensor":
-        public.__module__, public.__qualname__ = "ember", "Tensor." + name
+        public.__module__, public.__qualname__ = module_name("ember"), "Tensor." + name
     else:
-        public.__module__, public.__qualname__ = "ember" + module[len("torch") :], name
+        public.__module__ = module_name("ember" + module[len("torch") :])
+        public.__qualname__ = name
     public._torch_name = public_name
     # torch's C++ functions and Python ones (nn.functional) word "all declined" differently
     public._native = native
@@ -566,7 +568,7 @@ def _mode_visible(fn, public_name: str):
         return fn(*args, **kwargs)
 
     factory.__doc__, factory.__wrapped__, factory.__name__ = fn.__doc__, fn, fn.__name__
-    factory.__module__, factory.__qualname__ = "ember", fn.__name__
+    factory.__module__, factory.__qualname__ = module_name("ember"), fn.__name__
     factory._torch_name = public_name
     return factory
 

@@ -231,3 +231,123 @@ def test_distributed_run_ranks_inherit_the_stand_in(env, tmp_path):
         "RANK 0 True",
         "RANK 1 True",
     ]
+
+
+_NET = """
+import torch
+import torch.nn.functional as F
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.relu(self.fc(x)).sum(1)
+"""
+
+_TORCH_PICKLES = """
+import io, pickle, sys
+import torch
+import torch.nn.functional as F
+import ember
+from standin_net import Net
+
+d = pickle.load(open("from_torch.pkl", "rb"))  # written by real torch
+assert type(d["x"]) is ember.Tensor and type(d["p"]) is ember.nn.Parameter, d
+print("LOADED", d["x"].tolist(), d["v"].stride(), d["v"].storage_offset(), d["h"].dtype,
+      d["p"].requires_grad, d["t2"].tag, d["i"].tolist())
+x = torch.arange(12.0).reshape(3, 4)
+t2 = torch.ones(2)
+t2.tag = "b"
+out = {"x": x, "v": x.t()[1:], "p": torch.nn.Parameter(torch.full((2,), 3.0)), "t2": t2,
+       "h": torch.ones(3, dtype=torch.float16), "fn": F.relu, "size": x.shape,
+       "dtype": torch.bfloat16, "i": torch.arange(3)}
+open("to_torch.pkl", "wb").write(pickle.dumps(out))
+
+class Intercept(pickle.Unpickler):  # skorch's: torch.load arguments passed through
+    def find_class(self, module, name):
+        if (module, name) == ("torch.storage", "_load_from_bytes"):
+            return lambda b: torch.load(io.BytesIO(b), weights_only=False, map_location="cpu")
+        return super().find_class(module, name)
+
+seen = Intercept(io.BytesIO(pickle.dumps(x))).load()
+print("INTERCEPTED", seen.tolist() == x.tolist())
+for f in (torch.nn.init.kaiming_uniform_, F.relu, torch.nn.Linear, torch.Tensor, torch.Size,
+          torch.nn.Module, torch.utils.data.DataLoader):
+    print("MODULE", getattr(f, "__qualname__", f), f.__module__)
+seen = []
+
+class Names(torch.overrides.TorchFunctionMode):  # Lightning's _EmptyInit reads func.__module__
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        seen.append(f"{func.__module__}.{func.__name__}")
+        return func(*args, **(kwargs or {}))
+
+with Names():
+    torch.nn.init.normal_(torch.ones(2))
+print("MODE", seen)
+net = Net()
+print("SCRIPT", torch.jit.script(net).code)
+print("FX", torch.fx.symbolic_trace(net).code)
+"""
+
+
+def test_pickles_cross_torch_and_names_are_torchs(env, tmp_path):
+    # a plain pickle of tensors written by torch loads under the stand-in and the other way
+    # round; ember's functions and classes report torch's module names there (what pickle
+    # writes and libraries compare), and jit/fx still tell ember's code from the user's
+    torch = pytest.importorskip("torch")
+    import importlib.util
+    import pickle
+
+    (tmp_path / "standin_net.py").write_text(_NET)
+    x = torch.arange(12.0).reshape(3, 4)
+    t2 = torch.ones(2)
+    t2.tag = "a"
+    ours = {"x": x, "v": x.t()[1:], "p": torch.nn.Parameter(torch.ones(2)), "t2": t2}
+    ours.update(h=torch.ones(3, dtype=torch.float16), i=torch.arange(3))
+    (tmp_path / "from_torch.pkl").write_bytes(pickle.dumps(ours))
+    r = _run(["-m", "ember", "run", _script(tmp_path, _TORCH_PICKLES)], env, cwd=tmp_path)
+    v = ours["v"]
+    assert (
+        f"LOADED {x.tolist()} {v.stride()} {v.storage_offset()} torch.float16 True a [0, 1, 2]"
+        in r.stdout
+    )
+    assert "INTERCEPTED True" in r.stdout
+    back = pickle.loads((tmp_path / "to_torch.pkl").read_bytes())
+    assert type(back["x"]) is torch.Tensor and torch.equal(back["x"], x)
+    assert back["v"].stride() == v.stride() and back["v"].storage_offset() == 1
+    assert type(back["p"]) is torch.nn.Parameter and back["p"].tolist() == [3.0, 3.0]
+    assert back["t2"].tag == "b" and back["h"].dtype is torch.float16
+    assert back["fn"] is torch.nn.functional.relu and back["dtype"] is torch.bfloat16
+    assert back["size"] == torch.Size([3, 4]) and type(back["size"]) is torch.Size
+    assert back["i"].dtype is torch.int64
+    for f in (torch.nn.init.kaiming_uniform_, torch.nn.functional.relu, torch.nn.Linear):
+        assert f"MODULE {f.__qualname__} {f.__module__}" in r.stdout
+    for f in (torch.Tensor, torch.Size, torch.nn.Module, torch.utils.data.DataLoader):
+        assert f"MODULE {f.__qualname__} {f.__module__}" in r.stdout
+    seen = []
+
+    class Names(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(f"{func.__module__}.{func.__name__}")
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        torch.nn.init.normal_(torch.ones(2))
+    assert f"MODE {seen}" in r.stdout
+    # the same model scripted by ember outside the stand-in: the same code (its layers and
+    # F.relu compiled as ember's, not called as the user's); fx's code is torch's
+    ember = pytest.importorskip("ember")
+    text = _NET.replace("import torch\n", "import ember as torch\n")
+    (tmp_path / "ember_net.py").write_text(
+        text.replace("torch.nn.functional", "ember.nn.functional")
+    )
+    for name, lib in (("ember_net", ember), ("standin_net", torch)):
+        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if lib is ember:
+            assert f"SCRIPT {ember.jit.script(module.Net()).code}" in r.stdout
+        assert f"FX {lib.fx.symbolic_trace(module.Net()).code}" in r.stdout

@@ -1,6 +1,7 @@
 """Core behaviours that third-party libraries rely on, found running them under the stand-in
 (tests/ecosystem/). Each asserts torch's behaviour, checked against torch 2.13."""
 
+import numpy as np
 import pytest
 
 import ember
@@ -111,3 +112,18 @@ def test_sparse_coo_tensor_of_a_size_alone():
     assert ember.sparse_coo_tensor((2, 2), dtype=ember.float64).to_dense().tolist() == [[0, 0]] * 2
     with pytest.raises(TypeError, match="invalid combination of arguments"):
         ember.sparse_coo_tensor()
+
+
+def test_einsum_over_an_expanded_operand_sums_as_accurately_as_torch():
+    # einops' repeat gives a zero-stride view; a long float32 contraction over it (68,880 terms)
+    # must not lose more than torch's BLAS sum (einops' compile test compares at 1e-5)
+    torch = pytest.importorskip("torch")
+    g = np.random.default_rng(0)
+    a = g.random((40, 41, 42), dtype=np.float32)
+    exact = np.einsum("abc,abcd->d", a.astype(np.float64), np.repeat(a[..., None], 4, 3))
+    x = ember.tensor(a)
+    got = ember.einsum("abc,abcd->d", x, x[..., None].expand(40, 41, 42, 4)).numpy()
+    t = torch.from_numpy(a)
+    want = torch.einsum("abc,abcd->d", t, t[..., None].expand(40, 41, 42, 4)).numpy()
+    err, torch_err = np.abs(got / exact - 1).max(), np.abs(want / exact - 1).max()
+    assert err <= max(2 * torch_err, 2e-6), (err, torch_err)

@@ -70,7 +70,7 @@ class dtype:
         return "torch." + self.name
 
     def __reduce__(self):
-        return (_dtype_by_name, (self.name,))
+        return self.name  # the global ember.<name> (torch.<name> under the stand-in), as torch
 
     def __copy__(self) -> dtype:
         return self

@@ -32,9 +32,9 @@ class ABOVE:
     (``ember._ops.registry``: a view's history after its base changed), ``backward``
     (``ember.autograd.engine``), ``share_views`` / ``is_shared_array``
     (``ember.multiprocessing._shared_memory``), ``dlpack`` / ``dlpack_device``
-    (``ember.utils.dlpack``)."""
+    (``ember.utils.dlpack``), ``reduce`` (``ember._tensor``: how a tensor pickles)."""
 
-    legacy_new = refresh_view = backward = None
+    legacy_new = refresh_view = backward = reduce = None
     share_views = is_shared_array = dlpack = dlpack_device = None
 
 
@@ -113,7 +113,7 @@ class memory_format:
         return "torch." + self.name
 
     def __reduce__(self):
-        return (getattr, (_memory_formats, self.name))
+        return self.name  # the global ember.<name> (torch.<name> under the stand-in)
 
 
 class _MemoryFormats:
@@ -657,16 +657,9 @@ class Tensor(metaclass=_TensorMeta):
         return {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_ATTRS}
 
     def __reduce_ex__(self, protocol):
-        # plain pickling and copy.copy: the whole storage with this tensor's offset and strides,
-        # as torch; no graph (a non-leaf pickles as a leaf without requires_grad history). The
-        # storage goes as a fresh array object each time, so pickle's memo does not tie two
-        # tensors of one storage together: torch's pickles do not share storage either
-        # (torch.save and deepcopy do)
-        a = self._data
-        owner = owner_of(a)
-        offset = _ptr(a) - _ptr(owner)
-        args = (owner.view(), offset, a.shape, a.strides, a.dtype, self._requires_grad, type(self))
-        return (_rebuild_strided, args, self._user_dict() or None)
+        # plain pickling and copy.copy, by torch's route (ember/_tensor.py): the whole storage
+        # with this tensor's offset and strides; no graph (a non-leaf pickles as a leaf)
+        return ABOVE.reduce(self)
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
@@ -790,7 +783,8 @@ _AUTOGRAD_ATTRS = frozenset(
 
 
 def _rebuild_strided(owner, offset, shape, strides, dtype, requires_grad, cls=Tensor):
-    """Unpickle a tensor: a view of ``owner`` (its storage) at a byte offset with strides."""
+    """Unpickle a tensor: a view of ``owner`` (its storage) at a byte offset with strides
+    (meta tensors, and pickles written by earlier ember releases)."""
     if owner.flags.c_contiguous or owner.flags.f_contiguous:
         arr = np.ndarray(shape, dtype, owner, offset, strides)
     else:

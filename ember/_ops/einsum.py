@@ -180,11 +180,20 @@ def _einsum_op(n: int, grad_fn: str):
 
 def _forward(*arrays, labels, output, full):
     arrays = [a if a.shape == f else np.broadcast_to(a, f) for a, f in zip(arrays, full)]
+    if len(arrays) > 1:
+        # NumPy hands a contraction to BLAS (block sums, as torch's bmm) only for operands
+        # without zero strides; over an expanded view it sums term by term, float32 error
+        # growing with the length of the sum
+        arrays = [np.ascontiguousarray(a) if _expanded(a) else a for a in arrays]
     res = np.asarray(np.einsum(_equation(labels, output), *arrays, optimize=True))
     if res.dtype != arrays[0].dtype and all(a.dtype == arrays[0].dtype for a in arrays):
         # NumPy contracts bfloat16 in float32 (ml_dtypes >= 0.5): round back, as torch does
         res = res.astype(arrays[0].dtype)
     return res if res.flags.c_contiguous else np.ascontiguousarray(res)
+
+
+def _expanded(a: np.ndarray) -> bool:
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
 def _backward(ctx, g, labels, output, full):

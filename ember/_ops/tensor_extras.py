@@ -108,6 +108,13 @@ class TypedStorage:
         self.dtype = tensor.dtype
         self._values = self._untyped._bytes.view(np.dtype(tensor.dtype.np))
 
+    @classmethod
+    def _of(cls, untyped, dtype) -> TypedStorage:
+        s = object.__new__(cls)
+        s._untyped, s.dtype = untyped, dtype
+        s._values = untyped._bytes.view(np.dtype(dtype.np))
+        return s
+
     def size(self) -> int:
         """Return the number of elements."""
         return self._values.size

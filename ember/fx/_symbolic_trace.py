@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember._ops.torch_utilities import _assert
+from ember._standin import is_ember_module
 from ember.fx.graph import Graph
 from ember.fx.node import Argument, Node, has_side_effect, map_aggregate
 from ember.fx.proxy import ParameterProxy, Proxy, TracerBase, _wrapper_to_orig
@@ -381,7 +382,7 @@ class Tracer(TracerBase):
         """Return True for modules recorded whole as call_module (ember.nn's, not Sequential)."""
         from ember.nn import Sequential
 
-        return m.__module__.startswith("ember.nn") and not isinstance(m, Sequential)
+        return is_ember_module(m.__module__, ".nn") and not isinstance(m, Sequential)
 
     def path_of_module(self, mod) -> str:
         """Return the qualified name of ``mod`` in the root module."""

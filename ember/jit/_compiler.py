@@ -22,6 +22,7 @@ import types
 import typing
 
 import ember
+from ember._standin import is_ember_module
 from ember.jit import ir as IR
 from ember.jit.frontend import NotSupportedError, UnsupportedNodeError, highlight
 from ember.jit.passes.inline import set_callee
@@ -76,13 +77,16 @@ def _module_type(m) -> IR.Type:
     return module_type(m)
 
 
+_FOREIGN_HOMES = ("typing", "numpy", "collections")  # library classes, never compiled
+
+
 def _script_class(cls) -> bool:
     """Whether ``cls`` is a user's plain class TorchScript compiles as a class type (its
     attributes typed from ``__init__``)."""
     if not inspect.isclass(cls) or issubclass(cls, (BaseException, ember.nn.Module)):
         return False
     home = getattr(cls, "__module__", "") or ""
-    if home == "builtins" or home.split(".")[0] in ("ember", "typing", "numpy", "collections"):
+    if home == "builtins" or is_ember_module(home) or home.split(".")[0] in _FOREIGN_HOMES:
         return False
     return inspect.isfunction(cls.__dict__.get("__init__"))
 
@@ -1281,7 +1285,7 @@ class _Compiler:
         if isinstance(obj, type(print)) and getattr(obj, "__module__", None) == "builtins":
             raise self.error(f, f"Python builtin {obj!r} is currently not supported in Torchscript")
         home = str(getattr(obj, "__module__", None))
-        if home.startswith("ember") and callable(obj):
+        if is_ember_module(home) and callable(obj):
             name = (
                 getattr(obj, "__composite__", None) or f"aten::{getattr(obj, '__name__', 'call')}"
             )
@@ -1504,7 +1508,7 @@ class _Compiler:
         target = (
             mod._original if isinstance(mod, ScriptModule) and mod._original is not None else mod
         )
-        library = type(target).__module__.startswith("ember.")
+        library = is_ember_module(type(target).__module__)
         try:
             callee = layer_graph(target) or compile_function(type(target).forward, module=target)
         except Exception as err:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from ember.serialization import _unpickler
 from ember.serialization._load import UNSAFE_MESSAGE, load
 from ember.serialization._rebuild import ALLOWED
+from ember.serialization._rebuild import get_layout as _get_layout
 from ember.serialization._safetensors import (
     load_safetensors,
     safetensors_metadata,
@@ -31,6 +32,11 @@ from ember.serialization._safetensors import (
 )
 from ember.serialization._save import DEFAULT_PROTOCOL, is_path, save
 from ember.serialization._zip import ZipReader, file_size
+
+# what a pickled layout calls, under torch's name (torch.serialization._get_layout)
+_get_layout.__module__, _get_layout.__name__, _get_layout.__qualname__ = (__name__,) + (
+    "_get_layout",
+) * 2
 
 __all__ = [
     "save",

@@ -23,6 +23,7 @@ from ember._core.layout import layout
 from ember._core.storage import UntypedStorage, owner_of
 from ember._core.storage import array_ptr as _ptr
 from ember._core.tensor import Size, Tensor, memory_format
+from ember._ops.tensor_extras import TypedStorage
 from ember.overrides import DisableTorchFunctionSubclass
 from ember.serialization._rebuild import STORAGE_NAMES
 
@@ -93,6 +94,11 @@ def _plain_buffer(owner: np.ndarray) -> bool:
     return owner.flags.c_contiguous or owner.flags.f_contiguous
 
 
+def _storage_owner(values: np.ndarray) -> np.ndarray:
+    owner = owner_of(values)
+    return owner if _plain_buffer(owner) else np.ascontiguousarray(values)
+
+
 class TorchPickler(pickle._Pickler):
     """Pickle an object for ``data.pkl``, collecting the storages of its tensors."""
 
@@ -116,10 +122,9 @@ class TorchPickler(pickle._Pickler):
         if type(obj) is Storage:
             return obj.pid
         if isinstance(obj, UntypedStorage):
-            owner = owner_of(obj._bytes)
-            if not _plain_buffer(owner):
-                owner = np.ascontiguousarray(obj._bytes)
-            return self._storage(owner, None).pid
+            return self._storage(_storage_owner(obj._bytes), None).pid
+        if isinstance(obj, TypedStorage):
+            return self._storage(_storage_owner(obj._values), obj.dtype).pid
         return None
 
     # --------------------------------------------------------------------- reductions
@@ -173,19 +178,22 @@ class TorchPickler(pickle._Pickler):
         return (REBUILD_FROM_TYPE_V2, (REBUILD_V2, new_type, args, state))
 
     def _tensor_args(self, t: Tensor) -> tuple:
-        a = t._data
-        item = t.dtype.itemsize
-        owner = owner_of(a)
-        offset = _ptr(a) - _ptr(owner)
-        if _plain_buffer(owner) and offset % item == 0:
-            storage = self._storage(owner, t.dtype)
-            stride = t.stride()
-            offset //= item
-        else:  # memory NumPy cannot hand out as one buffer: this tensor alone, packed
-            storage = self._storage(np.ascontiguousarray(a), t.dtype)
-            stride = _contiguous_strides(a.shape)
-            offset = 0
-        return (storage, offset, tuple(a.shape), stride, t.requires_grad, OrderedDict())
+        owner, offset, stride = storage_geometry(t)
+        storage = self._storage(owner, t.dtype)
+        return (storage, offset, tuple(t._data.shape), stride, t.requires_grad, OrderedDict())
+
+
+def storage_geometry(t: Tensor) -> tuple[np.ndarray, int, tuple]:
+    """``(owner, offset, stride)``: the array whose bytes are ``t``'s storage, and ``t``'s
+    element offset and strides in it (a tensor on memory NumPy cannot hand out as one buffer
+    gets a packed copy of itself alone)."""
+    a = t._data
+    item = t.dtype.itemsize
+    owner = owner_of(a)
+    offset = _ptr(a) - _ptr(owner)
+    if _plain_buffer(owner) and offset % item == 0:
+        return owner, offset // item, t.stride()
+    return np.ascontiguousarray(a), 0, _contiguous_strides(a.shape)
 
 
 def _public_wrapper(obj):

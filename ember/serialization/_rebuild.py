@@ -19,6 +19,7 @@ from ember._core import dtype as D
 from ember._core.device import device
 from ember._core.storage import UntypedStorage
 from ember._core.tensor import Size, Tensor, _wrap
+from ember._ops.tensor_extras import TypedStorage
 
 # torch's legacy storage class names, one per dtype ember has
 STORAGE_NAMES = {
@@ -113,6 +114,8 @@ def _check_ints(name: str, values) -> tuple:
 
 def _tensor_of(storage, storage_offset, size, stride, dtype=None) -> Tensor:
     """Return a tensor viewing ``storage`` (bytes) at an element offset with sizes and strides."""
+    if isinstance(storage, TypedStorage):  # copy.copy of a tensor hands its storage object on
+        storage, dtype = storage.untyped(), dtype or storage.dtype
     if not isinstance(storage, UntypedStorage):
         raise RuntimeError(
             f"corrupt checkpoint: a tensor is built on a {type(storage).__name__}, not a storage"

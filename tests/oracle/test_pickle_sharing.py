@@ -5,6 +5,8 @@ together; tied Parameters stay tied.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.oracle._user_code import check_snippet
 
 SHARING = """
@@ -41,8 +43,35 @@ d = {"a": x, "b": x}; r = copy.deepcopy(d); print(r["a"] is r["b"])
 tt = x.t() if x.dim()==2 else x.view(2,3).t()
 r = pickle.loads(pickle.dumps(tt)); print(r.stride(), r.is_contiguous())
 r = copy.deepcopy(tt); print(r.stride(), r.is_contiguous())
+c = copy.copy(x); c[0] = 7; print(x[0], type(copy.copy(p)).__name__)
+t2 = torch.ones(2); t2.tag = "a"; r = pickle.loads(pickle.dumps(t2)); print(r, r.tag)
+h = torch.arange(4, dtype=torch.float16)[::2]; r = pickle.loads(pickle.dumps(h))
+print(r, r.stride(), r.storage_offset(), r.untyped_storage().nbytes())
+print(pickle.loads(pickle.dumps([torch.bfloat16, torch.strided, torch.channels_last,
+      torch.device("cpu"), torch.Size([2, 3]), torch.zeros(0, 3)])))
 """
 
 
 def test_pickle_deepcopy_and_save_share_as_torch():
     check_snippet(SHARING)
+
+
+def test_a_pickle_names_torchs_rebuild_and_storage_loader():
+    # pickle.dumps(tensor) is _rebuild_tensor_v2(storage._load_from_bytes(<legacy save bytes>),
+    # ...) in both: the bytes torch writes load in ember's _load_from_bytes
+    torch = pytest.importorskip("torch")
+    import pickle
+    import warnings
+
+    import ember
+
+    t = torch.arange(6.0).reshape(2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (TypedStorage is deprecated)
+        storage = t.storage()
+    (b,) = storage.__reduce__()[1]
+    s = ember.storage._load_from_bytes(b)
+    assert s.dtype is ember.float32 and s.tolist() == storage.tolist()
+    data = pickle.dumps(ember.arange(6.0).reshape(2, 3))
+    assert b"ember._utils" in data and b"_rebuild_tensor_v2" in data
+    assert b"ember.storage" in data and b"_load_from_bytes" in data

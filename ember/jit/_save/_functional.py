@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 
+from ember._standin import is_ember_module
+
 __all__ = ["functional_call"]
 
 _UNSET = object()
@@ -138,7 +140,7 @@ _SPELL = {
 def functional_call(fn, n, args: list[str], npos: int, names: list[str], static) -> str | None:
     """The torch call for a scripted call of ``nn.functional`` function ``fn``, or None when
     ``fn`` is not one (or is called in a way written nowhere here)."""
-    if not str(getattr(fn, "__module__", "")).startswith("ember.nn"):
+    if not is_ember_module(getattr(fn, "__module__", None), ".nn"):
         return None
     spell = _SPELL.get(fn.__name__)
     if spell is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ember._standin import is_ember_module
 from ember.jit._save._classes import SELF
 from ember.jit._save._source import SaveError, literal
 
@@ -416,7 +417,7 @@ def layer_forward(m) -> tuple[list[str], list]:
         body.append("return output")
         return _method(body), layers + ([m.norm] if m.norm is not None else [])
     make = _LAYERS.get(name)
-    if make is None or not type(m).__module__.startswith("ember."):
+    if make is None or not is_ember_module(type(m).__module__):
         raise SaveError(
             f"ember.jit.save: the scripted code calls {name}.forward, which ember's compiler "
             "did not compile (it runs as Python) and which has no TorchScript spelling here; "
@@ -428,7 +429,7 @@ def layer_forward(m) -> tuple[list[str], list]:
 def leaf_forward(m) -> list[str] | None:
     """The ``forward`` of a leaf layer ember writes (``Linear``, ``Conv2d``...), or None: a
     traced archive gives its layers their own ``forward``, as torch's traced ones have."""
-    if type(m).__name__ not in _LAYERS or not type(m).__module__.startswith("ember."):
+    if type(m).__name__ not in _LAYERS or not is_ember_module(type(m).__module__):
         return None
     try:
         return _method(_LAYERS[type(m).__name__](m))

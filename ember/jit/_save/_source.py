@@ -17,6 +17,7 @@ import keyword
 import math
 import re
 
+from ember._standin import is_ember_module
 from ember.jit import ir as IR
 from ember.jit._save import _lower
 from ember.jit._save._classes import is_identifier
@@ -439,7 +440,7 @@ class FunctionPrinter:
             spelled = functional_call(fn, n, args, npos, names, self.static_value)
             if spelled is not None:
                 return spelled
-            if str(getattr(fn, "__module__", "")).startswith("ember.nn"):
+            if is_ember_module(getattr(fn, "__module__", None), ".nn"):
                 k = f"aten::{fn.__name__}"  # torch.<name>: the functional's namesake op
         ns, _, op = k.partition("::")
         head = "torch" if ns == "aten" else f"ops.{ns}"

@@ -8,6 +8,7 @@ import functools
 import inspect
 
 from ember._core import device as _device
+from ember._standin import is_ember_module
 
 
 def scope_device(cls) -> None:
@@ -15,7 +16,7 @@ def scope_device(cls) -> None:
     init = cls.__dict__.get("__init__")
     if init is None or getattr(init, "_device_scoped", False):
         return
-    if not cls.__module__.startswith("ember."):
+    if not is_ember_module(cls.__module__):
         return  # (a user's module passes device= on to the layers it builds)
     if "device" not in inspect.signature(init).parameters:
         return  # no device= to apply (and no extra frame under its warnings' stacklevel)
