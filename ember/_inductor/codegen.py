@@ -66,6 +66,10 @@ def _promotes_alike(dts: list, casts) -> bool:
     return len(to) == 1 and to <= _UFUNC_DTYPES and np.result_type(*dts) in to
 
 
+_VALUES_POOLS = ("max_pool2d", "max_pool3d")
+_POOL_GEOMETRY = ("kernel", "stride", "padding", "dilation", "ceil_mode")
+
+
 def _values_only_pool(n, rets_set, meta, pools) -> bool:
     """True (and ``pools`` told) when ``n`` computes max-pooling indices that only the
     gather of the values reads (inference, or no gradient for the input): the values are
@@ -379,6 +383,10 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                 put(f"    {names[o]} = _aa({fname}({args}))  # {kind[7:]}")
             continue
         label = op.name
+        if label in _VALUES_POOLS:  # eager's values-only max pooling (no gradient needed)
+            consts = tuple(_attr(n, k) for k in _POOL_GEOMETRY)
+            if kernels.window_max("x", "y", "", meta.get(n._inputs[0]), consts) is not None:
+                pools[n] = (meta.get(n._inputs[0]), consts)
         if n in pools:  # max pooling whose indices nothing reads: the values alone
             got = pools.pop(n)
             om = meta[n._outputs[0]]
