@@ -164,7 +164,14 @@ def module_name(name: str) -> str:
     return (_torch_spelling(name) or name) if _ALIAS in _ROOTS else name
 
 
+# ember's own packages with no torch counterpart keep their names (a TorchServe handler module's
+# classes are found by ``cls.__module__ == module.__name__``)
+_OWN_PACKAGES = (_TARGET + ".serve.", _TARGET + ".contrib.")
+
+
 def _torch_spelling(name: str) -> str | None:
+    if (name + ".").startswith(_OWN_PACKAGES):
+        return None
     if name == _TARGET or name.startswith(_TARGET + "."):
         return _ALIAS + name[len(_TARGET) :]
     return None

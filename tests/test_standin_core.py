@@ -127,3 +127,17 @@ def test_einsum_over_an_expanded_operand_sums_as_accurately_as_torch():
     want = torch.einsum("abc,abcd->d", t, t[..., None].expand(40, 41, 42, 4)).numpy()
     err, torch_err = np.abs(got / exact - 1).max(), np.abs(want / exact - 1).max()
     assert err <= max(2 * torch_err, 2e-6), (err, torch_err)
+
+
+def test_own_packages_keep_their_module_names_under_the_stand_in():
+    # torch has no torch.serve / torch.contrib: their classes keep ember's names (a TorchServe
+    # handler module's classes are found by cls.__module__ == module.__name__)
+    from ember._standin import _torch_spelling
+
+    assert _torch_spelling("ember.nn.init") == "torch.nn.init"
+    assert _torch_spelling("ember") == "torch"
+    assert _torch_spelling("ember.serve") is None
+    assert _torch_spelling("ember.serve.ts.torch_handler.base_handler") is None
+    assert _torch_spelling("ember.contrib.bitsandbytes.optim") is None
+    assert _torch_spelling("ember.serves") == "torch.serves"
+    assert _torch_spelling("numpy") is None
