@@ -217,6 +217,7 @@ class Recorder:
                 self.mutated_roots.add(root.id)
                 if self.first_mutation is None:
                     self.first_mutation = len(self.calls)
+            self._bind_snapshot(self_t._grad_fn, self_t, target)
             out = Value(len(self.values), "op", self_t._data, target.root)
             self.values.append(out)
             self.by_tensor[id(self_t)] = out
@@ -236,6 +237,24 @@ class Recorder:
             call.node = first._grad_fn if first._requires_grad else None
         if call.node is not None:
             self.node_call[id(call.node)] = call
+        self.calls.append(call)
+
+    def _bind_snapshot(self, node, self_t, target) -> None:
+        # an in-place op whose backward reads its target's old value (``y.mul_(b)``) saved a
+        # copy made outside the op table: record the copy, so the trace reads this run's data
+        op = getattr(node, "op", None)
+        saved = getattr(node, "_saved", None)
+        if op is None or not saved or 0 not in op.save_inputs:
+            return
+        s = saved[op.save_inputs.index(0)]
+        if getattr(s, "is_output", True) or getattr(s, "tensor", None) is None:
+            return
+        snap = s.tensor
+        if not isinstance(snap, Tensor) or snap is self_t or snap._data is self_t._data:
+            return
+        v = self.new_value("op", snap)
+        call = Call(None, np.copy, [target], {}, [v])
+        call.label = "snapshot"
         self.calls.append(call)
 
     def record_kernel(self, fn, args, params, result: Tensor, label: str) -> Value:

@@ -705,6 +705,12 @@ def _validate(node, i, g, meta):
     return g
 
 
+def _observed() -> bool:
+    from ember._ops.registry import _OBSERVERS  # (the op table imports the engine's package)
+
+    return bool(_OBSERVERS)
+
+
 def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
     """Return ``g`` summed over the dimensions along which ``shape`` was broadcast to it."""
     gshape = g._data.shape
@@ -721,9 +727,11 @@ def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
         lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
     )
     a = g._data
-    if not STATE.grad_enabled and a.dtype.kind in "fc" and a.dtype.itemsize >= 4:
+    fast = not STATE.grad_enabled and a.dtype.kind in "fc" and a.dtype.itemsize >= 4
+    if fast and not _observed():
         # the backward is not recorded: sum the array directly (half types take ember's sum,
-        # which accumulates in float32 as torch does)
+        # which accumulates in float32 as torch does); a compile capture tracing a backward
+        # (an op-table observer) needs the sum as an op call, or its trace would freeze it
         if dims:
             a = add_reduce(a, dims, keepdims=True)
         return _wrap(a.reshape(shape))
