@@ -90,18 +90,14 @@ class OpNode(Node):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
-        out = []
-        for s in saved:
-            if type(s) is SavedTensor:
-                t = s.tensor
-                if s.unpack_hook is not None:
-                    t = s.unpack(self)
-                elif t._vc[0] != s.version:
-                    s.unpack(self)  # (raises torch's error for the in-place change)
-                out.append(t._data)  # (an output's array is its detached copy's)
-            else:
-                out.append(s._data if isinstance(s, Tensor) else s)
-        return tuple(out)
+        return tuple(
+            [
+                s.array(self)
+                if type(s) is SavedTensor
+                else (s._data if isinstance(s, Tensor) else s)
+                for s in saved
+            ]
+        )
 
     def apply(self, grads: list) -> tuple:
         op = self.op

@@ -101,6 +101,16 @@ class SavedTensor:
             return out
         return t
 
+    def array(self, node):
+        """The saved array, checked as :meth:`unpack` checks it, without building a tensor
+        (unless an unpack hook makes one)."""
+        if self.unpack_hook is not None:
+            return self._unpack_hooked(node)._data
+        t = self.tensor
+        if t._vc[0] != self.version:
+            raise RuntimeError(self._version_message(node))
+        return t._data  # (an output's array is its detached copy's)
+
     def _unpack_hooked(self, node):
         from ember._core.tensor import Tensor
 
