@@ -705,9 +705,13 @@ def _validate(node, i, g, meta):
     return g
 
 
-def _observed() -> bool:
-    from ember._ops.registry import _OBSERVERS  # (the op table imports the engine's package)
+_OBSERVERS: list | None = None  # the op table's observers (bound on first use: it imports us)
 
+
+def _observed() -> bool:
+    global _OBSERVERS
+    if _OBSERVERS is None:
+        from ember._ops.registry import _OBSERVERS
     return bool(_OBSERVERS)
 
 
