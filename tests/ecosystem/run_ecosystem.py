@@ -50,6 +50,11 @@ class Library:
     suite: str | None = None  # the tests' folder inside its sdist, when it ships them
     pytest_args: tuple = ()
     env: tuple = ()  # (NAME, value) pairs its suite needs
+    # a suite from its repository (``--suite LIB=DIR``, DIR written from the repository):
+    suite_deps: tuple = ()  # what those tests import besides the library
+    # where the tests live inside the installed package when they import themselves through
+    # it (``from torchsummary.tests... import``): DIR is copied there in each venv
+    in_package: str | None = None
 
 
 LIBRARIES = [
@@ -57,9 +62,10 @@ LIBRARIES = [
     Library("safetensors", "safetensors"),
     # its tests pick the frameworks to test from an environment variable
     Library("einops", "einops", suite="einops/tests", env=(("EINOPS_TEST_BACKENDS", "torch"),)),
+    # no sdist tests: run from a repository checkout with --suite (docs/guide/ecosystem.md)
     Library("torchinfo", "torchinfo"),
-    Library("thop", "thop"),
-    Library("torchsummary", "torchsummary"),
+    Library("thop", "thop", suite_deps=("jinja2",)),  # test_conv2d.py imports jinja2
+    Library("torchsummary", "torchsummary", in_package="torchsummary/tests"),
     Library("torchviz", "torchviz", deps=("graphviz",), suite="test/test.py"),
     Library("ptflops", "ptflops"),
     Library(
@@ -103,7 +109,7 @@ def _venv(path: pathlib.Path, with_torch: bool, lib: Library) -> pathlib.Path:
         cmd.insert(3, "--system-site-packages")
     subprocess.run(cmd, check=True)
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, *BASE, *lib.deps], check=True)
+    subprocess.run([*pip, *BASE, *lib.deps, *lib.suite_deps], check=True)
     subprocess.run([*pip, "--no-deps", lib.name, *lib.no_deps], check=True)
     if not with_torch:
         subprocess.run([*pip, "--no-deps", "-e", str(ROOT)], check=True)
@@ -113,7 +119,7 @@ def _venv(path: pathlib.Path, with_torch: bool, lib: Library) -> pathlib.Path:
 def _suite(lib: Library, workdir: pathlib.Path, override: dict) -> pathlib.Path | None:
     """The library's test folder: --suite's, else the one its sdist or wheel ships."""
     if lib.name in override:
-        return pathlib.Path(override[lib.name])
+        return pathlib.Path(override[lib.name]).resolve()
     if lib.suite is None:
         return None
     dest = workdir / "src" / lib.name
@@ -163,9 +169,28 @@ def _suite(lib: Library, workdir: pathlib.Path, override: dict) -> pathlib.Path 
     return folder if folder.exists() else None
 
 
+def _placed(python, suite: pathlib.Path, lib: Library) -> tuple[pathlib.Path, pathlib.Path]:
+    """(the suite where it runs, the folder pytest starts in).
+
+    As a checkout has it: pytest starts in the suite's parent (the repository's root, so
+    ``tests/...`` paths resolve), or for ``in_package`` the suite is copied into the venv's
+    installed package and pytest starts in site-packages (the package, not a same-named
+    module beside the tests, is what ``import torchsummary`` finds).
+    """
+    if lib.in_package is None:
+        return suite, suite.parent
+    r = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    purelib = pathlib.Path(r.stdout.strip())
+    dest = purelib / lib.in_package
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(suite, dest)
+    return dest, purelib
+
+
 def _pytest(python, suite: pathlib.Path, lib: Library, ember: bool, timeout: int):
     """(passed, failed+errors, skipped) of the suite, from its JUnit XML report."""
-    report = suite.parent / f".report-{'ember' if ember else 'torch'}.xml"
+    suite, cwd = _placed(python, suite, lib)
+    report = cwd / f".report-{'ember' if ember else 'torch'}.xml"
     runner = ["-m", "ember", "run", "-m", "pytest"] if ember else ["-m", "pytest"]
     cmd = [
         str(python),
@@ -182,7 +207,7 @@ def _pytest(python, suite: pathlib.Path, lib: Library, ember: bool, timeout: int
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EMBER_AS_TORCH")}
     env.update(lib.env)
     try:
-        r = _run(cmd, timeout=timeout, cwd=suite.parent, env=env)
+        r = _run(cmd, timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired:
         return None
     report.with_suffix(".log").write_text(r.stdout + r.stderr)
@@ -245,7 +270,9 @@ def main(argv=None) -> int:
         suite = _suite(lib, workdir, override)
         row = {"name": lib.name, "suite": "not shipped", "torch_suite": "-"}
         if suite is not None:
-            row["suite"] = _fmt(_pytest(ember_py, suite, lib, True, args.timeout))
+            # a repository's tests say so in the table: SOURCE in DIR names repository/commit
+            tag = " (repository's)" if (suite / "SOURCE").exists() else ""
+            row["suite"] = _fmt(_pytest(ember_py, suite, lib, True, args.timeout)) + tag
             if torch_py is not None:
                 row["torch_suite"] = _fmt(_pytest(torch_py, suite, lib, False, args.timeout))
         row["smoke"] = "ok" if _smoke(ember_py, lib, True) else "FAIL"
