@@ -141,3 +141,36 @@ def test_own_packages_keep_their_module_names_under_the_stand_in():
     assert _torch_spelling("ember.contrib.bitsandbytes.optim") is None
     assert _torch_spelling("ember.serves") == "torch.serves"
     assert _torch_spelling("numpy") is None
+
+
+def _jit_container_protocol(lib):
+    """What bool/len/iter/[]/in do on scripted modules (torchinfo's summary of a scripted
+    model asks ``any(module.children())``, i.e. ``bool`` of each scripted child)."""
+    import operator
+    import warnings
+
+    def outcome(f, m):
+        try:
+            r = f(m)
+        except Exception as e:  # noqa: BLE001 - the class is the observation
+            return type(e).__name__
+        return r if isinstance(r, (bool, int)) else "a module"
+
+    probes = (bool, len, lambda m: len(list(iter(m))), operator.itemgetter(0), lambda m: "a" in m)
+    nn = lib.nn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mods = [lib.jit.script(nn.Linear(2, 2)), lib.jit.script(nn.Sequential())]
+        mods.append(lib.jit.script(nn.Sequential(nn.ReLU())))
+    return [tuple(outcome(f, m) for f in probes) for m in mods]
+
+
+def test_scripted_module_truth_and_container_protocol():
+    nie = "NotImplementedError"
+    assert _jit_container_protocol(ember) == [
+        (True, nie, nie, nie, nie),
+        (True, 0, 0, "IndexError", nie),
+        (True, 1, 1, "a module", nie),
+    ]
+    torch = pytest.importorskip("torch")
+    assert _jit_container_protocol(ember) == _jit_container_protocol(torch)

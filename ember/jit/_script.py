@@ -107,18 +107,31 @@ class ScriptModule(_Saveable, Module):
             return getattr(original, name)
 
     # containers (Sequential, ModuleList, ModuleDict) stay indexable (torch's traced ones are
-    # not, its scripted ones are)
+    # not, its scripted ones are); of any other module, as in torch, these raise
+    # NotImplementedError, and ``in`` works on a ModuleDict only. A script module is always
+    # true (``bool`` does not go through ``len``: an empty Sequential is true too).
+    def _container(self, dicts_only: bool = False):
+        from ember.nn import ModuleDict, ModuleList, Sequential
+
+        kinds = (ModuleDict,) if dicts_only else (Sequential, ModuleList, ModuleDict)
+        if not isinstance(self._original, kinds):
+            raise NotImplementedError
+        return self._original
+
+    def __bool__(self) -> bool:
+        return True
+
     def __getitem__(self, idx):
-        return self._original[idx]
+        return self._container()[idx]
 
     def __len__(self) -> int:
-        return len(self._original)
+        return len(self._container())
 
     def __iter__(self):
-        return iter(self._original)
+        return iter(self._container())
 
     def __contains__(self, key) -> bool:
-        return key in self._original
+        return key in self._container(dicts_only=True)
 
     def train(self, mode: bool = True) -> ScriptModule:
         if self._original is None:
