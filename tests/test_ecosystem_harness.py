@@ -29,3 +29,45 @@ def test_write_fills_empty_markers_once_and_keeps_other_rows(tmp_path, monkeypat
     text = readme.read_text()
     assert text.count("| einops |") == 1 and text.count("| torchviz |") == 1
     assert text.index("| einops |") < text.index("| torchviz |")  # the harness's order
+
+
+def test_pytest_counts_a_test_once_when_it_fails_and_errors_in_teardown(tmp_path, monkeypatch):
+    # pytest's JUnit report has two entries for a test that fails and whose teardown errors
+    # (torchinfo's output check is a teardown fixture); the harness counts the test once
+    suite = tmp_path / "tests"
+    suite.mkdir()
+    report = tmp_path / ".report-torch.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="t" name="a"><failure message="x"/></testcase>'
+        '<testcase classname="t" name="a"><error message="y"/></testcase>'
+        '<testcase classname="t" name="b"/>'
+        '<testcase classname="t" name="c"><skipped message="cuda"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+
+    class Done:
+        stdout = stderr = ""
+
+    monkeypatch.setattr(harness, "_run", lambda *a, **k: Done())
+    lib = harness.Library("x", "x")
+    assert harness._pytest(sys.executable, suite, lib, False, 60) == (1, 1, 1)
+
+
+def test_in_package_suite_is_copied_into_the_installed_package(tmp_path, monkeypatch):
+    # torchsummary's tests import themselves as torchsummary.tests.*: they run from inside
+    # the venv's installed package, pytest starting in site-packages
+    suite = tmp_path / "src"
+    (suite / "unit").mkdir(parents=True)
+    (suite / "unit" / "x_test.py").write_text("def test_x():\n    assert True\n")
+    purelib = tmp_path / "site"
+    (purelib / "pkg").mkdir(parents=True)
+
+    class Out:
+        stdout = f"{purelib}\n"
+
+    monkeypatch.setattr(harness, "_run", lambda *a, **k: Out())
+    lib = harness.Library("pkg", "pkg", in_package="pkg/tests")
+    placed, cwd = harness._placed(sys.executable, suite, lib)
+    assert (placed, cwd) == (purelib / "pkg" / "tests", purelib)
+    assert (placed / "unit" / "x_test.py").exists()
