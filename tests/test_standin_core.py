@@ -154,7 +154,7 @@ def _jit_container_protocol(lib):
             r = f(m)
         except Exception as e:  # noqa: BLE001 - the class is the observation
             return type(e).__name__
-        return r if isinstance(r, (bool, int)) else "a module"
+        return r if isinstance(r, (bool, int)) else "an object"
 
     probes = (bool, len, lambda m: len(list(iter(m))), operator.itemgetter(0), lambda m: "a" in m)
     nn = lib.nn
@@ -162,15 +162,21 @@ def _jit_container_protocol(lib):
         warnings.simplefilter("ignore")
         mods = [lib.jit.script(nn.Linear(2, 2)), lib.jit.script(nn.Sequential())]
         mods.append(lib.jit.script(nn.Sequential(nn.ReLU())))
+        # containers without a forward script too; calling one raises AttributeError
+        mods.append(lib.jit.script(nn.ModuleList()))
+        mods.append(lib.jit.script(nn.ModuleDict({"a": nn.ReLU()})))
+    probes += (lambda m: m(lib.ones(1)),)
     return [tuple(outcome(f, m) for f in probes) for m in mods]
 
 
 def test_scripted_module_truth_and_container_protocol():
     nie = "NotImplementedError"
     assert _jit_container_protocol(ember) == [
-        (True, nie, nie, nie, nie),
-        (True, 0, 0, "IndexError", nie),
-        (True, 1, 1, "a module", nie),
+        (True, nie, nie, nie, nie, "RuntimeError"),  # Linear(2, 2) on 1 feature
+        (True, 0, 0, "IndexError", nie, "an object"),
+        (True, 1, 1, "an object", nie, "an object"),
+        (True, 0, 0, "IndexError", nie, "AttributeError"),
+        (True, 1, 1, "KeyError", True, "AttributeError"),
     ]
     torch = pytest.importorskip("torch")
     assert _jit_container_protocol(ember) == _jit_container_protocol(torch)

@@ -240,6 +240,12 @@ def _compile_exports(scripted, module) -> None:
             scripted.__dict__[name] = ScriptMethod(module, fn, graph)
 
 
+def _has_no_forward(module) -> bool:
+    from ember.nn.modules.module import _missing_forward
+
+    return getattr(type(module), "forward", None) is _missing_forward
+
+
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
     """Compile ``obj`` (a module's ``forward`` and what it calls, or a function) to a graph:
     a module becomes a ``RecursiveScriptModule``, a function a ``ScriptFunction``, both
@@ -255,7 +261,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
     if isinstance(obj, Module):
         try:
-            graph = compile_module(obj)
+            # a container without a forward (ModuleList, ModuleDict) scripts as in torch;
+            # calling it then raises AttributeError (ScriptModule.forward)
+            graph = None if _has_no_forward(obj) else compile_module(obj)
         except Unsupported:
             graph = None  # beyond ember's compiler: the module runs its eager forward
         scripted = RecursiveScriptModule(obj, graph)

@@ -83,6 +83,10 @@ class ScriptModule(_Saveable, Module):
     def forward(self, *args, **kwargs):
         if self._original is None:
             return super().forward(*args, **kwargs)
+        from ember.jit._api import _has_no_forward
+
+        if _has_no_forward(self._original):  # torch's script module then has no forward
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'forward'")
         graph = self.__dict__.get("_graph")
         from ember.jit._tracer import _TRACING
 
