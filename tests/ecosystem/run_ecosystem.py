@@ -9,7 +9,12 @@ checkout of ember (``pip install -e . --no-deps``, which also installs the ember
 hook). Then, under ``python -m ember run``:
 
 - the library's own test suite, where its sdist (or wheel) ships one, or where ``--suite``
-  points at a checkout's test folder: ``python -m ember run -m pytest SUITE``;
+  points at a checkout's test folder: ``python -m ember run -m pytest SUITE``. A folder
+  written from the library's repository holds a ``SOURCE`` file naming where each file came
+  from; the table then says "repository's tests". Per library: ``suite_deps`` (what those
+  tests import), ``in_package`` (tests that import themselves through the installed package
+  run from inside it) and ``regen`` (options with which a first run on real torch writes the
+  expected outputs the suite compares with);
 - the smoke check ``smoke/<lib>_smoke.py`` (the library's README example, with assertions).
 
 The baseline is the same suite and check with real torch, in a second venv that sees this
@@ -280,10 +285,11 @@ def main(argv=None) -> int:
         row = {"name": lib.name, "suite": "not shipped", "torch_suite": "-"}
         if suite is not None:
             # a repository's tests say so in the table: SOURCE in DIR names repository/commit
-            tag = " (repository's)" if (suite / "SOURCE").exists() else ""
+            tag = " (repository's tests" if (suite / "SOURCE").exists() else ""
             if tag and lib.regen and torch_py is not None:
                 _pytest(torch_py, suite, lib, False, args.timeout, extra=lib.regen)
-                tag += ", expected outputs from torch"
+                tag += "; expected outputs printed by torch"
+            tag += ")" if tag else ""
             row["suite"] = _fmt(_pytest(ember_py, suite, lib, True, args.timeout)) + tag
             if torch_py is not None:
                 row["torch_suite"] = _fmt(_pytest(torch_py, suite, lib, False, args.timeout))
