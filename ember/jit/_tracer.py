@@ -28,6 +28,7 @@ from ember._core.tensor import Tensor, _wrap
 from ember._ops import registry
 from ember.jit import _aten
 from ember.jit import ir as IR
+from ember.jit._names import torch_module
 
 _TRACING: list = []  # the active tracers, innermost last
 
@@ -99,9 +100,7 @@ def module_type(m) -> IR.ClassType:
     """Return the class type torch gives a module (``__torch__.torch.nn.modules.linear.Linear``)."""
     original = m.__dict__.get("_original") if hasattr(m, "__dict__") else None
     cls = type(original if original is not None else m)  # a traced child: its module's class
-    mod = cls.__module__
-    if mod.startswith("ember."):
-        mod = "torch." + mod[len("ember.") :]
+    mod = torch_module(cls)
     name = cls.__qualname__.rsplit("<locals>.", 1)[-1]  # torch drops a function's locals
     qual = name if mod == "__main__" else f"{mod}.{name}"
     return IR.ClassType("__torch__." + qual)
