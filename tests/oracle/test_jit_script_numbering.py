@@ -190,3 +190,56 @@ def test_scripted_module_graph_text_is_torchs():
     np.testing.assert_allclose(
         se(ember.tensor(x)).detach().numpy(), st(torch.tensor(x)).detach().numpy(), rtol=1e-6
     )
+
+
+# tensor methods: the matched overload's parameters, omitted ones as their defaults; ``int[]``
+# parameters given an int as a one-element list; ``Tensor[]`` and named-tuple results
+def m_softmax_cumsum(x):
+    return x.softmax(0) + x.log_softmax(1) + x.cumsum(0) + x.mean(0) + x.prod(0)
+
+
+def m_std_var(x):
+    return x.std() + x.var(0) + x.std(0, True) + x.norm()
+
+
+def m_shapes(x):
+    return x.flatten() + x.contiguous().clone().view(-1) + x.expand(2, 2).flatten()
+
+
+def m_argmax_clamp(x):
+    return x.argmax() + x.argmax(0, True) + x.clamp(0.0) + x.where(x > 0, x)
+
+
+def m_split_chunk(x):
+    a, b = x.chunk(2)
+    return a + b + x.split(1)[0] + x.unbind()[1] + x.addmm(x, x)
+
+
+def m_named_tuples(x):
+    v, i = x.max(0)
+    s = x.sort(0, True)[0]
+    t, _ = x.topk(2)
+    return v + i + s + t + x.min(1, True)[1]
+
+
+def m_returns_named_tuple(x):
+    return x.max(0)
+
+
+_METHODS = [m_softmax_cumsum, m_std_var, m_shapes, m_argmax_clamp, m_split_chunk,
+            m_named_tuples, m_returns_named_tuple]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn", _METHODS, ids=[f.__name__ for f in _METHODS])
+def test_method_schema_defaults_as_torchs(fn):
+    se, st = _script(ember, fn), _script(torch, fn)
+    assert str(se.graph) == str(st.graph)
+    se.graph.lint()
+    x = np.arange(4, dtype=np.float32).reshape(2, 2) - 1.5
+    got, want = se(ember.tensor(x)), st(torch.tensor(x))
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
