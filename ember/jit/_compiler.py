@@ -414,9 +414,10 @@ class _Compiler:
 
     def assign(self, target, v, env, s):
         if isinstance(target, ast.Name):
-            if not v.hasDebugName() or v.node().kind() == "prim::Param":
-                v = v if not v.hasDebugName() else v
-            if not v.hasDebugName() and target.id != "_":  # (torch leaves ``_`` unnamed)
+            # torch names an unnamed value after the local it is stored in when it was made in
+            # the block being compiled (a literal in a branch is a constant of the graph: not)
+            here = v.node().owningBlock() is self.g.insertPoint().owningBlock()
+            if not v.hasDebugName() and target.id != "_" and here:  # (``_`` stays unnamed)
                 v.setDebugName(target.id)
             env[target.id] = v
         elif (
@@ -559,7 +560,12 @@ class _Compiler:
         return static, name, rtype, when
 
     def _refine_in(self, env, name, rtype, node):
-        env[name] = self.emit("prim::unchecked_cast", [env[name]], rtype, node).output()
+        """Refine local ``name`` to ``rtype`` in a branch: torch's emitter reads it and stores
+        a ``prim::unchecked_cast`` (no source range) under its name."""
+        v = self.load(name, env[name])
+        cast = self.emit("prim::unchecked_cast", [v], rtype).output()
+        cast.setDebugName(name)
+        env[name] = cast
 
     def if_stmt(self, s, env):
         ref = self._refinement(s.test, env)
@@ -596,9 +602,10 @@ class _Compiler:
             with self.g.insert_point_guard(b_r):
                 for k in merged:
                     e_r[k] = self.emit("prim::Uninitialized", [], e_ok[k].type(), s).output()
-        names = [
-            k for k in self._assigned(s.body + s.orelse) if k in envs[0][1] and k in envs[1][1]
-        ]
+        assigned = self._assigned(s.body + s.orelse)
+        if ref is not None and ref[1] not in assigned:
+            assigned.append(ref[1])  # a refined local is set in its branch (torch merges it)
+        names = [k for k in assigned if k in envs[0][1] and k in envs[1][1]]
         if _RET in envs[0][1] and _RET in envs[1][1]:
             names.append(_RET)
         elif _RET in envs[0][1] or _RET in envs[1][1]:
@@ -610,6 +617,8 @@ class _Compiler:
         for k in names:
             if not k.startswith("$"):
                 spend += sum(2 if e.get(k) is not env.get(k) else 3 for _, e in envs)
+                if ref is not None and k == ref[1] and k not in self._assigned(s.body + s.orelse):
+                    spend -= 1  # (a branch's refinement is one number less than an assignment)
         for _ in range(max(spend, 0)):
             self.g._new_unique()
         for k in names:

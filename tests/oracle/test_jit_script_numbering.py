@@ -13,6 +13,7 @@ import pytest
 import ember
 
 torch = pytest.importorskip("torch")
+Tensor = torch.Tensor  # (the annotation both compilers read)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -111,9 +112,38 @@ def loop_reads_outer(x, n: int):
     return x * 2
 
 
+def refine_not_none(x, y: int | None):
+    z = 1
+    if y is not None:
+        z = y
+    return x * z
+
+
+def refine_tensor(x, b: Tensor | None = None):
+    if b is not None:
+        x = x + b
+    return x
+
+
+def refine_read_and_set(x, y: int | None):
+    z = 0
+    if y is not None:
+        z = z + y
+        y = y + 1
+    return x * z
+
+
+def literal_in_branch(x, n: int):
+    z = 1
+    if n > 2:
+        z = 3
+    return x * z
+
+
 _FUNCS = [straight, defaults_and_literals, reassigned, tensor_branch, cast_branch, int_branch,
           one_sided, printing, dead_code, lists, comprehension, typed_list, loop_add_index,
-          loop_two_carried, loop_reads_outer]  # fmt: skip
+          loop_two_carried, loop_reads_outer, refine_not_none, refine_tensor,
+          refine_read_and_set, literal_in_branch]  # fmt: skip
 
 
 def _script(lib, fn):
@@ -136,7 +166,8 @@ def _args(lib, fn):
         return (2, 3)
     if fn is typed_list:
         return ([4, 5],)
-    if fn in (one_sided, printing, loop_add_index, loop_reads_outer):
+    if fn in (one_sided, printing, loop_add_index, loop_reads_outer, refine_not_none,
+              refine_read_and_set, literal_in_branch):  # fmt: skip
         return (t, 5)
     if fn in (tensor_branch, comprehension, straight):
         return (t, t * 3)
@@ -147,7 +178,8 @@ def _args(lib, fn):
 
 @pytest.mark.parametrize("fn", [straight, defaults_and_literals, tensor_branch, one_sided,
                                 comprehension, typed_list, loop_add_index, loop_two_carried,
-                                loop_reads_outer])  # fmt: skip
+                                loop_reads_outer, refine_not_none, refine_tensor,
+                                refine_read_and_set, literal_in_branch])  # fmt: skip
 def test_renumbered_graph_still_runs_as_torch(fn):
     got = _script(ember, fn)(*_args(ember, fn))
     want = _script(torch, fn)(*_args(torch, fn))
