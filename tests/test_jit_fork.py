@@ -78,3 +78,26 @@ def test_executor_fork_and_wait_nodes():
     assert "Future(Tensor) = prim::fork(%x)" in str(g)
     (out,) = run(g, [ember.ones(2)])
     assert out.tolist() == [-1.0, -1.0]
+
+
+def test_profiler_shows_forked_tasks_on_their_own_thread_row(tmp_path):
+    import json
+
+    def task(x):
+        return (x @ x).relu()
+
+    with ember.profiler.profile() as prof:
+        futs = [ember.jit.fork(task, ember.randn(32, 32)) for _ in range(2)]
+        [ember.jit.wait(f) for f in futs]
+        ember.randn(2).relu()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    rows = {e["name"]: set() for e in events if e.get("ph") == "X"}
+    for e in events:
+        if e.get("ph") == "X":
+            rows[e["name"]].add(e["tid"])
+    main = rows["aten::randn"]
+    assert rows["aten::matmul"] and not rows["aten::matmul"] & main
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert all(t in names for t in rows["aten::matmul"])

@@ -55,9 +55,9 @@ def trace(
     """Run ``func`` (a function or an ``nn.Module``) on ``example_inputs`` and record its ops.
 
     Return a ``TopLevelTracedModule`` for a module, a ``ScriptFunction`` for a function; both
-    run the original code eagerly (ember's difference from torch, whose trace replays the
-    recorded graph) and expose the recorded ``graph``. ``check_trace`` traces again (on
-    ``check_inputs`` if given) and raises ``TracingCheckError`` when the ops differ."""
+    run the recorded ``graph``. ``check_trace`` traces again (on ``check_inputs`` if given)
+    and raises ``TracingCheckError`` when the ops or the outputs differ; ``strict=False``
+    allows a dict output."""
     from ember.nn import Module
 
     deprecated("trace", "both")
@@ -85,15 +85,17 @@ def trace(
             else {"forward": example_kwarg_inputs},
             check_trace=check_trace,
             check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
+            check_tolerance=check_tolerance,
+            strict=strict,
             example_inputs_is_kwarg=example_kwarg_inputs is not None,
         )
-    graph, _ = trace_to_graph(func, args, example_kwarg_inputs)
+    graph, _ = trace_to_graph(func, args, example_kwarg_inputs, strict=strict)
     traced = ScriptFunction(func, graph)
     if check_trace:
         for example in check_inputs or [args]:
             example = _as_tuple(example)
             deprecated("trace", "both")  # torch's check traces again, warning again
-            again, _ = trace_to_graph(func, example, example_kwarg_inputs)
+            again, _ = trace_to_graph(func, example, example_kwarg_inputs, strict=strict)
             _check_same(graph, again)
             if example_kwarg_inputs is None:
                 _check_outputs(graph, example, traced(*example), func, check_tolerance)
@@ -191,20 +193,20 @@ def trace_module(
     for name, example in inputs.items():
         method = getattr(mod, name)
         if example_inputs_is_kwarg:
-            graphs[name], _ = trace_to_graph(method, (), example, module=mod)
+            graphs[name], _ = trace_to_graph(method, (), example, module=mod, strict=strict)
         else:
-            graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod)
+            graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod, strict=strict)
     traced = TopLevelTracedModule(mod, graphs.get("forward"))
     _attach_method_graphs(traced, graphs.get("forward"))
     if check_trace:
         for checks in check_inputs or [inputs]:
             example = checks.get("forward")
             if example_inputs_is_kwarg:
-                again, _ = trace_to_graph(mod.forward, (), example, module=mod)
+                again, _ = trace_to_graph(mod.forward, (), example, module=mod, strict=strict)
                 _check_same(graphs["forward"], again)
                 continue
             example = _as_tuple(example)
-            again, _ = trace_to_graph(mod.forward, example, module=mod)
+            again, _ = trace_to_graph(mod.forward, example, module=mod, strict=strict)
             _check_same(graphs["forward"], again)
             out = traced(*example)
             _check_outputs(graphs["forward"], example, out, mod, check_tolerance)

@@ -23,6 +23,7 @@ import typing
 
 import ember
 from ember._standin import is_ember_module
+from ember.jit import _method_schemas
 from ember.jit import ir as IR
 from ember.jit.frontend import NotSupportedError, UnsupportedNodeError, highlight
 from ember.jit.passes.inline import set_callee
@@ -235,6 +236,7 @@ class _Compiler:
             else:
                 v.setDebugName(name)
         self._late_names.clear()
+        _lower_simple_tuples(self.g.block())
         _sweep_dead(self.g.block())
         pool_constants(self.g)
 
@@ -412,17 +414,29 @@ class _Compiler:
 
     def assign(self, target, v, env, s):
         if isinstance(target, ast.Name):
-            if not v.hasDebugName() or v.node().kind() == "prim::Param":
-                v = v if not v.hasDebugName() else v
-            if not v.hasDebugName() and target.id != "_":  # (torch leaves ``_`` unnamed)
+            # torch names an unnamed value after the local it is stored in when it was made in
+            # the block being compiled (a literal in a branch is a constant of the graph: not)
+            here = v.node().owningBlock() is self.g.insertPoint().owningBlock()
+            if not v.hasDebugName() and target.id != "_" and here:  # (``_`` stays unnamed)
                 v.setDebugName(target.id)
             env[target.id] = v
+        elif (
+            isinstance(target, ast.Tuple)
+            and not isinstance(getattr(s, "value", None), ast.Name)
+            and v.node().kind() == "prim::TupleConstruct"
+            and len(v.node().inputs()) == len(target.elts)
+        ):  # ``v, i = x.max(0)``: the call's values are the targets (no unpack)
+            for o, e in zip(v.node().inputs(), target.elts):
+                self.assign(e, o, env, s)
         elif isinstance(target, ast.Tuple):
             t = v.type()
             n = len(target.elts)
             kind = "prim::TupleUnpack" if isinstance(t, IR.TupleType) else "prim::ListUnpack"
-            node = self.emit(kind, [v], node=s, n_out=n)
-            elems = t.elements() if isinstance(t, IR.TupleType) else [_T] * n
+            node = self.emit(kind, [v], n_out=n)  # (torch's unpack has no source range)
+            if isinstance(t, IR.TupleType):
+                elems = t.elements()
+            else:
+                elems = [t.getElementType() if isinstance(t, IR.ListType) else _T] * n
             for o, et, e in zip(node.outputs(), elems, target.elts):
                 o.setType(et)
                 self.assign(e, o, env, s)
@@ -546,7 +560,12 @@ class _Compiler:
         return static, name, rtype, when
 
     def _refine_in(self, env, name, rtype, node):
-        env[name] = self.emit("prim::unchecked_cast", [env[name]], rtype, node).output()
+        """Refine local ``name`` to ``rtype`` in a branch: torch's emitter reads it and stores
+        a ``prim::unchecked_cast`` (no source range) under its name."""
+        v = self.load(name, env[name])
+        cast = self.emit("prim::unchecked_cast", [v], rtype).output()
+        cast.setDebugName(name)
+        env[name] = cast
 
     def if_stmt(self, s, env):
         ref = self._refinement(s.test, env)
@@ -583,9 +602,10 @@ class _Compiler:
             with self.g.insert_point_guard(b_r):
                 for k in merged:
                     e_r[k] = self.emit("prim::Uninitialized", [], e_ok[k].type(), s).output()
-        names = [
-            k for k in self._assigned(s.body + s.orelse) if k in envs[0][1] and k in envs[1][1]
-        ]
+        assigned = self._assigned(s.body + s.orelse)
+        if ref is not None and ref[1] not in assigned:
+            assigned.append(ref[1])  # a refined local is set in its branch (torch merges it)
+        names = [k for k in assigned if k in envs[0][1] and k in envs[1][1]]
         if _RET in envs[0][1] and _RET in envs[1][1]:
             names.append(_RET)
         elif _RET in envs[0][1] or _RET in envs[1][1]:
@@ -597,6 +617,8 @@ class _Compiler:
         for k in names:
             if not k.startswith("$"):
                 spend += sum(2 if e.get(k) is not env.get(k) else 3 for _, e in envs)
+                if ref is not None and k == ref[1] and k not in self._assigned(s.body + s.orelse):
+                    spend -= 1  # (a branch's refinement is one number less than an assignment)
         for _ in range(max(spend, 0)):
             self.g._new_unique()
         for k in names:
@@ -1430,14 +1452,26 @@ class _Compiler:
         args = [self.expr(a, env) for a in e.args]
         kwvals = [self.expr(v, env) for v in kw.values()]
         names = list(kw)
-        schema = _METHOD_SCHEMAS.get(name)
-        if schema is not None:
-            full = self._schema_args(schema, args, dict(zip(names, kwvals)), e)
-            if full is not None:
-                return self.emit(f"aten::{name}", [base, *full], _T, e,
-                                 payload=_schema_payload(name, schema, full)).output()  # fmt: skip
-        if name in ("view", "reshape", "permute", "repeat", "expand") and len(args) > 1:
-            args = [self.emit("prim::ListConstruct", args, IR.ListType(_I), e).output()]
+        if name in ("view", "reshape", "permute", "repeat", "expand") and (
+            len(args) > 1 or (len(args) == 1 and isinstance(args[0].type(), IR.IntType))
+        ):  # sizes as varargs: one ``int[]`` (torch's ListConstruct has no source range)
+            args = [self.emit("prim::ListConstruct", args, IR.ListType(_I)).output()]
+        if name == "where" and len(args) == 2 and not kwvals:  # ``where.self(cond, self, other)``
+            return self.emit("aten::where", [args[0], base, args[1]], _T, e,
+                             payload=lambda c, x, y: x.where(c, y)).output()  # fmt: skip
+        made = self._schema_args(name, args, dict(zip(names, kwvals)))
+        if made is not None:
+            full, returns, call = made
+            payload = _schema_payload(name, call)
+            if returns.startswith("("):  # a named tuple of tensors (``values``, ``indices``)
+                fields = [f.strip() for f in returns.strip("()").split(",")]
+                n = self.emit(f"aten::{name}", [base, *full], None, e, payload, len(fields))
+                for o in n.outputs():
+                    o.setType(_T)
+                tt = IR.TupleType([_T] * len(fields), fields)
+                return self.emit("prim::TupleConstruct", list(n.outputs()), tt).output()
+            out = IR.ListType(_T) if returns == "Tensor[]" else _T
+            return self.emit(f"aten::{name}", [base, *full], out, e, payload=payload).output()
         npos = len(args)
 
         def payload(x, *a, name=name, npos=npos, names=names):
@@ -1448,30 +1482,39 @@ class _Compiler:
             t = _I if args else IR.ListType(_I)
         return self.emit(f"aten::{name}", [base] + args + kwvals, t, e, payload=payload).output()
 
-    def _schema_args(self, schema, args, kwargs, e):
-        """The positional arguments torch's schema matching makes of a method call (an int
-        for an ``int[]`` parameter becomes a one-element list, missing arguments their
-        defaults), or None when the call takes another overload."""
-        params = schema(len(args) + len(kwargs))
-        if params is None:
-            return None
-        out, lists = [], []
-        for i, (pname, default, is_list) in enumerate(params):
-            if i < len(args):
-                v = args[i]
-            elif pname in kwargs:
-                v = kwargs.pop(pname)
-            else:
-                v = None
-            if v is not None and is_list and isinstance(v.type(), IR.IntType):
-                lists.append(i)
-            out.append((v, default))
-        if kwargs:
-            return None
-        for i in lists:
-            out[i] = (self.emit("prim::ListConstruct", [out[i][0]], IR.ListType(_I)).output(),
-                      None)  # fmt: skip
-        return [v if v is not None else self.const(d) for v, d in out]
+    def _schema_args(self, name, args, kwargs):
+        """Match a method call against its overloads (``ember/jit/_method_schemas.py``) as
+        torch's schema matching does: return ``(inputs after self, result type, call)`` with
+        omitted parameters as their defaults and an ``int`` for an ``int[]`` parameter as a
+        one-element list, ``call`` saying how the user passed each argument; or None."""
+        for ov in _method_schemas.overloads(name) or ():
+            if len(args) > ov.n_positional:
+                if any(p.kwonly for p in ov.params):
+                    self.g._new_unique()  # (torch's failed match spends a number)
+                continue
+            by_name = {p.name: i for i, p in enumerate(ov.params)}
+            given = dict(enumerate(args))
+            if any(k not in by_name or by_name[k] in given for k in kwargs):
+                continue
+            given.update({by_name[k]: v for k, v in kwargs.items()})
+            params = ov.params
+            if any(i not in given and not p.has_default for i, p in enumerate(params)) or any(
+                not _fits(v.type(), params[i].type) for i, v in given.items()
+            ):
+                continue
+            wrapped = [i for i, v in given.items()
+                       if params[i].is_int_list and isinstance(v.type(), IR.IntType)]  # fmt: skip
+            for i in wrapped:
+                given[i] = self.emit("prim::ListConstruct", [given[i]], IR.ListType(_I)).output()
+            full = [given[i] if i in given else self.const(p.default) for i, p in enumerate(params)]
+            call = (
+                tuple(range(len(args))),
+                tuple((k, by_name[k]) for k in kwargs),
+                frozenset(wrapped),
+                frozenset(i for i, p in enumerate(params) if p.type.startswith("ScalarType")),
+            )
+            return full, ov.returns, call
+        return None
 
     def call_module_attr(self, e, f, env):
         holder = self.expr(f.value, env)
@@ -1908,31 +1951,38 @@ def _loop_names(block_input, output, name: str) -> None:
         v.setDebugName(None)
 
 
-def _reduction(n: int):
-    if n == 0:
-        return [("dtype", None, False)]
-    return [("dim", None, True), ("keepdim", False, False), ("dtype", None, False)]
-
-
-def _alpha_method(n: int):
-    return [("other", None, False), ("alpha", 1, False)] if n in (1, 2) else None
-
-
-# tensor methods whose TorchScript schema fills in defaults: name -> (#given -> parameters as
-# (name, default, takes int[]))
-_METHOD_SCHEMAS = {"sum": _reduction, "mean": _reduction, "add": _alpha_method,
-                   "sub": _alpha_method}  # fmt: skip
-
-
-def _schema_payload(name, schema, full):
-    """Run a method node whose arguments ``_schema_args`` made."""
-    if name in ("sum", "mean"):
-        if len(full) == 1:
-            return lambda x, dtype, name=name: getattr(x, name)(dtype=_dtype_of(dtype))
-        return lambda x, dim, keepdim, dtype, name=name: getattr(x, name)(
-            dim, keepdim, dtype=_dtype_of(dtype)
+def _fits(t, want: str) -> bool:
+    """Whether a value of IR type ``t`` can be passed for a schema parameter of type ``want``."""
+    if want.endswith("?"):
+        if isinstance(t, IR.NoneType):
+            return True
+        want = want[:-1]
+    if isinstance(t, IR.OptionalType):
+        return False
+    if want == "Tensor":
+        return isinstance(t, IR.TensorType)
+    if want == "int[]":
+        return isinstance(t, IR.IntType) or (
+            isinstance(t, IR.ListType) and isinstance(t.getElementType(), IR.IntType)
         )
-    return lambda x, other, alpha, name=name: getattr(x, name)(other, alpha=alpha)
+    if want in ("int", "ScalarType"):
+        return isinstance(t, IR.IntType)
+    if want == "bool":
+        return isinstance(t, IR.BoolType)
+    if want == "Scalar":
+        return isinstance(t, (IR.IntType, IR.FloatType, IR.BoolType, IR.NumberType))
+    return False
+
+
+def _schema_payload(name, call):
+    """Run a method node ``_schema_args`` made: the method called as the user called it."""
+    pos, kws, wrapped, dtypes = call
+
+    def run(x, *a):
+        a = [v[0] if i in wrapped else _dtype_of(v) if i in dtypes else v for i, v in enumerate(a)]
+        return getattr(x, name)(*(a[i] for i in pos), **{k: a[i] for k, i in kws})
+
+    return run
 
 
 def _dtype_of(code):
@@ -1970,6 +2020,24 @@ def _effectful(n) -> bool:
     if n.kind() in _MUTATORS or has_side_effects(n) or not n.outputs():
         return True
     return any(_effectful(m) for b in n.blocks() for m in b.nodes())
+
+
+def _lower_simple_tuples(block) -> None:
+    """Reads of a ``prim::TupleConstruct`` (an unpack, an index by a constant) become the
+    values it was built from, as torch's cleanup of a compiled function leaves them."""
+    for n in list(block.nodes()):
+        for b in n.blocks():
+            _lower_simple_tuples(b)
+        src = n.inputs()[0].node() if n.inputs() else None
+        if src is None or src.kind() != "prim::TupleConstruct":
+            continue
+        if n.kind() == "prim::TupleUnpack" and len(n.outputs()) == len(src.inputs()):
+            for o, v in zip(n.outputs(), src.inputs()):
+                o.replaceAllUsesWith(v)
+        elif n.kind() == "prim::TupleIndex" and n.inputs()[1].node().kind() == "prim::Constant":
+            k = n.inputs()[1].node().i("value")
+            if isinstance(k, int) and -len(src.inputs()) <= k < len(src.inputs()):
+                n.output().replaceAllUsesWith(src.inputs()[k])
 
 
 def _sweep_dead(block) -> None:

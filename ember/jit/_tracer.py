@@ -28,6 +28,7 @@ from ember._core.tensor import Tensor, _wrap
 from ember._ops import registry
 from ember.jit import _aten
 from ember.jit import ir as IR
+from ember.jit._names import torch_module
 
 _TRACING: list = []  # the active tracers, innermost last
 
@@ -99,9 +100,7 @@ def module_type(m) -> IR.ClassType:
     """Return the class type torch gives a module (``__torch__.torch.nn.modules.linear.Linear``)."""
     original = m.__dict__.get("_original") if hasattr(m, "__dict__") else None
     cls = type(original if original is not None else m)  # a traced child: its module's class
-    mod = cls.__module__
-    if mod.startswith("ember."):
-        mod = "torch." + mod[len("ember.") :]
+    mod = torch_module(cls)
     name = cls.__qualname__.rsplit("<locals>.", 1)[-1]  # torch drops a function's locals
     qual = name if mod == "__main__" else f"{mod}.{name}"
     return IR.ClassType("__torch__." + qual)
@@ -820,14 +819,15 @@ def _flatten(x) -> list:
 
 
 def trace_to_graph(
-    fn, args: tuple, kwargs: dict | None = None, module=None, inline=False, dce=True
+    fn, args: tuple, kwargs: dict | None = None, module=None, inline=False, dce=True, strict=True
 ):
     """Run ``fn`` on the example inputs recording an ``ir.Graph``; return ``(graph, result)``.
 
     With ``module``, the graph's first input is ``%self.1`` (the module) and its parameters
     and buffers are read from it; submodule calls are ``prim::CallMethod`` nodes unless
     ``inline`` (torch's ``inlined_graph`` form, every op in the one graph). ``dce=False``
-    keeps nodes no output uses (the ONNX exporter follows index links to them)."""
+    keeps nodes no output uses (the ONNX exporter follows index links to them). A dict
+    returned by ``fn`` needs ``strict=False``, as torch's."""
     g = IR.Graph()
     self_value = None
     types = None
@@ -886,7 +886,7 @@ def trace_to_graph(
         for h in hooks:
             h.remove()
     g.setInsertPoint(g.block())
-    out = _output(tracer, g, result)
+    out = _output(tracer, g, result, strict)
     from ember.jit.passes.dce import eliminate_dead_code
 
     if not dce:
@@ -965,11 +965,33 @@ class _null:
         return False
 
 
-def _output(tracer, g, result) -> IR.Value:
+_STRICT_DICT = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, "
+    "this is only valid if the container structure does not change based on the module's "
+    "inputs. Consider using a constant container instead (e.g. for `list`, use a `tuple` "
+    "instead. for `dict`, use a `NamedTuple` instead). If you absolutely need this and know "
+    "the side effects, pass strict=False to trace() to allow this behavior."
+)
+
+
+def _output(tracer, g, result, strict: bool = True) -> IR.Value:
     if isinstance(result, Tensor):
         return tracer.value_of(result)
+    if isinstance(result, dict) and all(isinstance(k, str) for k in result):
+        if strict:
+            raise RuntimeError(_STRICT_DICT)
+        args = []
+        for k, v in result.items():
+            key = g.createConstant(k)
+            tracer.insert(key)
+            args += [key.output(), _output(tracer, g, v, strict)]
+        n = g.create("prim::DictConstruct", args)
+        tracer.insert(n)
+        vt = args[1].type() if args else IR.TensorType()
+        n.output().setType(IR.DictType(IR.StringType(), vt))
+        return n.output()
     if isinstance(result, (tuple, list)):
-        elems = [_output(tracer, g, r) for r in result]
+        elems = [_output(tracer, g, r, strict) for r in result]
         kind = "prim::TupleConstruct" if isinstance(result, tuple) else "prim::ListConstruct"
         n = tracer.insert(g.create(kind, elems))
         if isinstance(result, tuple):
@@ -978,6 +1000,6 @@ def _output(tracer, g, result) -> IR.Value:
             n.output().setType(IR.ListType(IR.TensorType()))
         return n.output()
     raise RuntimeError(
-        f"Only tensors, lists and tuples of tensors can be output from traced functions, "
-        f"not {type(result).__name__}"
+        "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
+        "traced functions"
     )

@@ -105,6 +105,8 @@ def _call(n, kind, args):
         return list(args)
     if kind == "prim::TupleConstruct":
         return tuple(args)
+    if kind == "prim::DictConstruct":
+        return dict(zip(args[::2], args[1::2]))
     if kind in ("prim::TupleUnpack", "prim::ListUnpack"):
         return list(args[0])
     if kind == "prim::TupleIndex":

@@ -381,7 +381,12 @@ def _emit_loop(ctx, node, opset) -> None:
             return ctx.name(a)
         return ctx.const(np.asarray(a, dtype=dtype))
 
-    ins = [tensor(trip, np.int64), tensor(cond, np.bool_), *[tensor(a, None) for a in init]]
+    trip_in = tensor(trip, np.int64)
+    if node.dyn and "trip" in node.dyn:  # a trip count that follows the dynamic dims
+        from ember.onnx._dynamic import size_tensor
+
+        trip_in = ctx.add1("Reshape", [size_tensor(ctx, node.dyn["trip"]), ctx.ints([])])
+    ins = [trip_in, tensor(cond, np.bool_), *[tensor(a, None) for a in init]]
     names = ctx.add("Loop", ins, n_out=len(node.outputs), body=body)
     for v, name in zip(node.outputs, names):
         ctx.names[id(v)] = name

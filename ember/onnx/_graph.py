@@ -178,6 +178,7 @@ class _Reader:
         self.const_count = 0
         self.versions: dict = {}  # id(Value) -> version of its tensor when made
         self.refs: dict = {}  # the tracer's references to values (index links) -> Value
+        self.sizes: set = set()  # IR values holding a size read from a graph tensor
 
     # --- values
     def const(self, t: Tensor) -> Value:
@@ -250,6 +251,10 @@ class _Reader:
             return
         constant = all(_constant(s) for _, s in ins) and kind not in ("aten::dropout",)
         if kind in _SIZE_KINDS or (constant and (self.fold or _is_size(ins))):
+            if (kind == "aten::size" and isinstance(ins[0][1], Value)) or (
+                kind in ("aten::Int", "prim::NumToTensor") and n.inputs()[0] in self.sizes
+            ):
+                self.sizes.add(outs[0])
             result = X._call(n, kind, conc)
             self._bind(outs, result, None, env)
             return
@@ -338,6 +343,14 @@ class _Reader:
             return
         if kind == "prim::Loop" and not all(_constant(s) for _, s in ins[:2]):
             self._loop(n, ins, env, scope)
+            return
+        if (
+            kind == "prim::Loop"
+            and n.inputs()[0] in self.sizes
+            and all(isinstance(c, Tensor) for c, _ in ins[2:])
+        ):  # ``for i in range(x.size(0))``: ONNX's Loop, its trip count a size (see _dynamic)
+            self._loop(n, ins, env, scope)
+            self.g.nodes[-1].params = {"trip": int(ins[0][0])}
             return
         if not all(_constant(s) for _, s in ins[: 1 if kind == "prim::If" else 2]):
             raise ControlFlowError(

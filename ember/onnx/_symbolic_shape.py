@@ -78,6 +78,8 @@ def _select(ctx, node, x, dim, index):
     if node.dyn and "index" in node.dyn:  # x[:, -1] along a dynamic dim
         y = ctx.add1("Gather", [x, size_tensor(ctx, node.dyn["index"])], axis=dim)
         return [ctx.add1("Squeeze", [y, ctx.ints([dim])])]
+    if isinstance(index, str):  # an index computed in the graph (a loop's iteration number)
+        return [ctx.add1("Gather", [x, index], axis=dim)]
     return [ctx.add1("Gather", [x, ctx.const(np.asarray(index, dtype=np.int64))], axis=dim)]
 
 

@@ -198,3 +198,40 @@ def test_traced_layers_with_composites_run_their_graph():
     ]  # fmt: skip
     y = ember.randn(2, 1, 8, 8)
     assert ember.equal(t(y), m(y))
+
+
+def _dict_out(x):
+    return {"a": x * 2, "b": x}
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_dict_output_needs_strict_false_as_torch(strict):
+    x = np.arange(3, dtype=np.float32)
+    results = []
+    for lib in (ember, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = lib.jit.trace(_dict_out, (lib.tensor(x),), strict=strict)
+        except RuntimeError as e:
+            results.append(("error", str(e)))
+            continue
+        out = t(lib.tensor(x + 1))
+        node = t.graph.findNode("prim::DictConstruct")
+        results.append((str(node.output().type()), {k: v.tolist() for k, v in out.items()}))
+    assert results[0] == results[1]
+    assert (results[0][0] == "error") == strict
+
+
+def test_non_tensor_output_error_as_torch():
+    def f(x):
+        return "a"
+
+    msgs = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as info:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lib.jit.trace(f, (lib.ones(2),))
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]

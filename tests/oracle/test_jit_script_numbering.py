@@ -13,6 +13,7 @@ import pytest
 import ember
 
 torch = pytest.importorskip("torch")
+Tensor = torch.Tensor  # (the annotation both compilers read)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -111,9 +112,38 @@ def loop_reads_outer(x, n: int):
     return x * 2
 
 
+def refine_not_none(x, y: int | None):
+    z = 1
+    if y is not None:
+        z = y
+    return x * z
+
+
+def refine_tensor(x, b: Tensor | None = None):
+    if b is not None:
+        x = x + b
+    return x
+
+
+def refine_read_and_set(x, y: int | None):
+    z = 0
+    if y is not None:
+        z = z + y
+        y = y + 1
+    return x * z
+
+
+def literal_in_branch(x, n: int):
+    z = 1
+    if n > 2:
+        z = 3
+    return x * z
+
+
 _FUNCS = [straight, defaults_and_literals, reassigned, tensor_branch, cast_branch, int_branch,
           one_sided, printing, dead_code, lists, comprehension, typed_list, loop_add_index,
-          loop_two_carried, loop_reads_outer]  # fmt: skip
+          loop_two_carried, loop_reads_outer, refine_not_none, refine_tensor,
+          refine_read_and_set, literal_in_branch]  # fmt: skip
 
 
 def _script(lib, fn):
@@ -136,7 +166,8 @@ def _args(lib, fn):
         return (2, 3)
     if fn is typed_list:
         return ([4, 5],)
-    if fn in (one_sided, printing, loop_add_index, loop_reads_outer):
+    if fn in (one_sided, printing, loop_add_index, loop_reads_outer, refine_not_none,
+              refine_read_and_set, literal_in_branch):  # fmt: skip
         return (t, 5)
     if fn in (tensor_branch, comprehension, straight):
         return (t, t * 3)
@@ -147,7 +178,8 @@ def _args(lib, fn):
 
 @pytest.mark.parametrize("fn", [straight, defaults_and_literals, tensor_branch, one_sided,
                                 comprehension, typed_list, loop_add_index, loop_two_carried,
-                                loop_reads_outer])  # fmt: skip
+                                loop_reads_outer, refine_not_none, refine_tensor,
+                                refine_read_and_set, literal_in_branch])  # fmt: skip
 def test_renumbered_graph_still_runs_as_torch(fn):
     got = _script(ember, fn)(*_args(ember, fn))
     want = _script(torch, fn)(*_args(torch, fn))
@@ -190,3 +222,56 @@ def test_scripted_module_graph_text_is_torchs():
     np.testing.assert_allclose(
         se(ember.tensor(x)).detach().numpy(), st(torch.tensor(x)).detach().numpy(), rtol=1e-6
     )
+
+
+# tensor methods: the matched overload's parameters, omitted ones as their defaults; ``int[]``
+# parameters given an int as a one-element list; ``Tensor[]`` and named-tuple results
+def m_softmax_cumsum(x):
+    return x.softmax(0) + x.log_softmax(1) + x.cumsum(0) + x.mean(0) + x.prod(0)
+
+
+def m_std_var(x):
+    return x.std() + x.var(0) + x.std(0, True) + x.norm()
+
+
+def m_shapes(x):
+    return x.flatten() + x.contiguous().clone().view(-1) + x.expand(2, 2).flatten()
+
+
+def m_argmax_clamp(x):
+    return x.argmax() + x.argmax(0, True) + x.clamp(0.0) + x.where(x > 0, x)
+
+
+def m_split_chunk(x):
+    a, b = x.chunk(2)
+    return a + b + x.split(1)[0] + x.unbind()[1] + x.addmm(x, x)
+
+
+def m_named_tuples(x):
+    v, i = x.max(0)
+    s = x.sort(0, True)[0]
+    t, _ = x.topk(2)
+    return v + i + s + t + x.min(1, True)[1]
+
+
+def m_returns_named_tuple(x):
+    return x.max(0)
+
+
+_METHODS = [m_softmax_cumsum, m_std_var, m_shapes, m_argmax_clamp, m_split_chunk,
+            m_named_tuples, m_returns_named_tuple]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn", _METHODS, ids=[f.__name__ for f in _METHODS])
+def test_method_schema_defaults_as_torchs(fn):
+    se, st = _script(ember, fn), _script(torch, fn)
+    assert str(se.graph) == str(st.graph)
+    se.graph.lint()
+    x = np.arange(4, dtype=np.float32).reshape(2, 2) - 1.5
+    got, want = se(ember.tensor(x)), st(torch.tensor(x))
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

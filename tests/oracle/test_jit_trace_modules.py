@@ -519,3 +519,22 @@ def test_transformer_layer_child_calls_take_what_their_graphs_take():
     np.testing.assert_allclose(
         got.detach().numpy(), tt(torch.tensor(x2)).detach().numpy(), rtol=1e-5, atol=1e-5
     )
+
+
+def test_layer_class_types_name_torchs_files():
+    # ember keeps MultiheadAttention in attention.py, torch in activation.py: the class type
+    # is torch's (``__torch__.torch.nn.modules.activation.MultiheadAttention``)
+    def make(lib):
+        lib.manual_seed(0)
+        return lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0).eval()
+
+    x = np.random.default_rng(0).normal(size=(3, 2, 8)).astype(np.float32)
+    te, tt = _trace(ember, make(ember), x), _trace(torch, make(torch), x)
+
+    def types(m):
+        return [repr(n.output().type()) for n in m.graph.findAllNodes("prim::GetAttr")]
+
+    want = [re.sub(r"___torch_mangle_\d+\.", "", t) for t in types(tt)]
+    assert [re.sub(r"___torch_mangle_\d+\.", "", t) for t in types(te)] == want
+    assert "__torch__.torch.nn.modules.activation.MultiheadAttention" in want
+    assert ember.jit._names.torch_module(ember.nn.LazyLinear) == "torch.nn.modules.linear"

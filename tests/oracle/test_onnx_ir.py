@@ -222,3 +222,33 @@ def test_one_ir_the_old_listing_is_gone():
 
     ember.onnx.export(f, (ember.ones(2),), io.BytesIO())
     assert seen[0] is True
+
+
+def test_scripted_loop_over_a_size_exports_as_onnx_loop():
+    # ``for i in range(x.size(0))``: the trip count is computed from the input's shape (ONNX's
+    # Loop over Shape), so a dynamic batch runs as many iterations as it has rows, as torch's
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                y = x[0] * 0
+                for i in range(x.size(0)):
+                    y = y + x[i] * 2
+                return y
+
+        return M()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        se, st = ember.jit.script(make(ember)), torch.jit.script(make(torch))
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    axes = {"dynamic_axes": {"x": {0: "n"}}, "input_names": ["x"]}
+    data = _export(ember, se, (ember.tensor(x),), **axes)
+    proto = onnx.load_from_string(data)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("Loop") == 1
+    tdata = _export(torch, st, (torch.from_numpy(x),), **axes)
+    for rows in (3, 5, 1):
+        xs = np.arange(rows * 2, dtype=np.float32).reshape(rows, 2)
+        (got,) = _run(data, {"x": xs})
+        np.testing.assert_allclose(got, se(ember.tensor(xs)).numpy())
+        np.testing.assert_allclose(got, _run(tdata, {"x": xs})[0])

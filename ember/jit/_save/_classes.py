@@ -13,6 +13,8 @@ from __future__ import annotations
 import keyword
 import re
 
+from ember.jit._names import torch_module
+
 # a method's ``self`` annotation until its class is named (names are given after mangling)
 SELF = "__SELF__"
 
@@ -21,9 +23,7 @@ __all__ = ["SELF", "ClassDecl", "ModuleObj", "ClassTable", "is_identifier", "pyt
 
 def python_qualname(cls) -> str:
     """Return ``__torch__.<module>.<qualname>`` for a Python class, as torch names it."""
-    mod = cls.__module__ or ""
-    if mod == "ember" or mod.startswith("ember."):
-        mod = "torch" + mod[len("ember") :]
+    mod = torch_module(cls)
     parts = [] if mod == "__main__" else mod.split(".")
     parts += [p for p in cls.__qualname__.split(".") if p != "<locals>"]
     return "__torch__." + ".".join(_ident(p) for p in parts if p)

@@ -253,10 +253,12 @@ class OptionalType(_ContainerOf):
 
 
 class TupleType(Type):
-    """``Tuple[A, B]``; graphs print it ``(A, B)``."""
+    """``Tuple[A, B]``; graphs print it ``(A, B)``, or ``NamedTuple(values : A, ...)`` when
+    its fields are named (the result of ``x.max(0)``)."""
 
-    def __init__(self, elems):
+    def __init__(self, elems, names=None):
         self._elems = tuple(elems)
+        self._names = tuple(names) if names is not None else None
 
     def elements(self) -> list:
         return list(self._elems)
@@ -265,12 +267,15 @@ class TupleType(Type):
         return list(self._elems)
 
     def _key(self):
-        return self._elems
+        return self._elems, self._names
 
     def __str__(self) -> str:
         return "Tuple[" + ", ".join(e.annotation_str() for e in self._elems) + "]"
 
     def ir_str(self) -> str:
+        if self._names is not None:
+            fields = (f"{k} : {e.ir_str()}" for k, e in zip(self._names, self._elems))
+            return "NamedTuple(" + ", ".join(fields) + ")"
         return "(" + ", ".join(e.ir_str() for e in self._elems) + ")"
 
 
