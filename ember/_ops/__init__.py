@@ -3,6 +3,7 @@
 from ember._core.tensor import Tensor
 from ember._ops import (  # noqa: F401
     binary,
+    cat_split,
     compare,
     complex_parts,
     complex_views,
@@ -38,11 +39,13 @@ from ember._ops import (  # noqa: F401
     scatter_reduce,
     scatter_views,
     shape,
+    slicing,
     sorting,
     special,
     spectral,
     splitting,
     stats,
+    strides,
     tensor_extras,
     ternary,
     torch_settings,

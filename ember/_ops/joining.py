@@ -14,19 +14,12 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
+from ember._ops.cat_split import cat, stack
 from ember._ops.reduce import check_out, write_out
 from ember._ops.registry import SAME, dispatch, op, publish
-from ember._ops.shape import (
-    _sizes,
-    _unsafe_view,
-    cat,
-    expand,
-    reshape,
-    slice_dim,
-    stack,
-    unsqueeze,
-    view,
-)
+from ember._ops.shape import _unsafe_view, expand, reshape, unsqueeze, view
+from ember._ops.slicing import slice_dim
+from ember._ops.strides import _sizes
 
 
 def _tensor_args(args) -> tuple:
