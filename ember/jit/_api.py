@@ -38,6 +38,11 @@ def _params(mod) -> dict:
     return named
 
 
+_OPTIMIZE_DEPRECATED = (
+    "`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` instead"
+)
+
+
 def trace(
     func,
     example_inputs=None,
@@ -68,6 +73,8 @@ def trace(
             stacklevel=2,
         )
         return func
+    if optimize is not None:
+        warnings.warn(_OPTIMIZE_DEPRECATED, FutureWarning, stacklevel=2)
     if example_inputs is None and example_kwarg_inputs is None:
         # torch fails inside its binding with a TypeError here too
         raise TypeError(
@@ -85,15 +92,17 @@ def trace(
             else {"forward": example_kwarg_inputs},
             check_trace=check_trace,
             check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
+            check_tolerance=check_tolerance,
+            strict=strict,
             example_inputs_is_kwarg=example_kwarg_inputs is not None,
         )
-    graph, _ = trace_to_graph(func, args, example_kwarg_inputs)
+    graph, _ = trace_to_graph(func, args, example_kwarg_inputs, strict=strict)
     traced = ScriptFunction(func, graph)
     if check_trace:
         for example in check_inputs or [args]:
             example = _as_tuple(example)
             deprecated("trace", "both")  # torch's check traces again, warning again
-            again, _ = trace_to_graph(func, example, example_kwarg_inputs)
+            again, _ = trace_to_graph(func, example, example_kwarg_inputs, strict=strict)
             _check_same(graph, again)
             if example_kwarg_inputs is None:
                 _check_outputs(graph, example, traced(*example), func, check_tolerance)
@@ -187,24 +196,27 @@ def trace_module(
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    if optimize is not None:
+        warnings.warn(_OPTIMIZE_DEPRECATED, FutureWarning, stacklevel=2)
     graphs = {}
     for name, example in inputs.items():
         method = getattr(mod, name)
         if example_inputs_is_kwarg:
-            graphs[name], _ = trace_to_graph(method, (), example, module=mod)
+            graphs[name], _ = trace_to_graph(method, (), example, module=mod, strict=strict)
         else:
-            graphs[name], _ = trace_to_graph(method, _as_tuple(example), module=mod)
+            args = _as_tuple(example)
+            graphs[name], _ = trace_to_graph(method, args, module=mod, strict=strict)
     traced = TopLevelTracedModule(mod, graphs.get("forward"))
     _attach_method_graphs(traced, graphs.get("forward"))
     if check_trace:
         for checks in check_inputs or [inputs]:
             example = checks.get("forward")
             if example_inputs_is_kwarg:
-                again, _ = trace_to_graph(mod.forward, (), example, module=mod)
+                again, _ = trace_to_graph(mod.forward, (), example, module=mod, strict=strict)
                 _check_same(graphs["forward"], again)
                 continue
             example = _as_tuple(example)
-            again, _ = trace_to_graph(mod.forward, example, module=mod)
+            again, _ = trace_to_graph(mod.forward, example, module=mod, strict=strict)
             _check_same(graphs["forward"], again)
             out = traced(*example)
             _check_outputs(graphs["forward"], example, out, mod, check_tolerance)

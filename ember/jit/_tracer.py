@@ -820,14 +820,15 @@ def _flatten(x) -> list:
 
 
 def trace_to_graph(
-    fn, args: tuple, kwargs: dict | None = None, module=None, inline=False, dce=True
+    fn, args: tuple, kwargs: dict | None = None, module=None, inline=False, dce=True, strict=True
 ):
     """Run ``fn`` on the example inputs recording an ``ir.Graph``; return ``(graph, result)``.
 
     With ``module``, the graph's first input is ``%self.1`` (the module) and its parameters
     and buffers are read from it; submodule calls are ``prim::CallMethod`` nodes unless
     ``inline`` (torch's ``inlined_graph`` form, every op in the one graph). ``dce=False``
-    keeps nodes no output uses (the ONNX exporter follows index links to them)."""
+    keeps nodes no output uses (the ONNX exporter follows index links to them); ``strict``:
+    torch's error for a dict output (with ``strict=False`` torch records one; ember cannot)."""
     g = IR.Graph()
     self_value = None
     types = None
@@ -886,6 +887,8 @@ def trace_to_graph(
         for h in hooks:
             h.remove()
     g.setInsertPoint(g.block())
+    if isinstance(result, dict):
+        raise RuntimeError(_DICT_OUTPUT if strict else _DICT_UNSUPPORTED)
     out = _output(tracer, g, result)
     from ember.jit.passes.dce import eliminate_dead_code
 
@@ -963,6 +966,19 @@ class _null:
 
     def __exit__(self, *exc):
         return False
+
+
+_DICT_OUTPUT = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, "
+    "this is only valid if the container structure does not change based on the module's "
+    "inputs. Consider using a constant container instead (e.g. for `list`, use a `tuple` "
+    "instead. for `dict`, use a `NamedTuple` instead). If you absolutely need this and know "
+    "the side effects, pass strict=False to trace() to allow this behavior."
+)
+_DICT_UNSUPPORTED = (
+    "ember.jit.trace(strict=False): ember's graphs have no dict values, so a dict output "
+    "cannot be recorded (torch records prim::DictConstruct); return a tuple or a NamedTuple"
+)
 
 
 def _output(tracer, g, result) -> IR.Value:
