@@ -1,8 +1,9 @@
 """Joining and broadcasting: hstack/vstack/dstack/column_stack, atleast_nd, tensor_split,
 broadcast_to/tensors/shapes, meshgrid, kron, block_diag, cartesian_prod, combinations.
 
-Most are compositions of the view ops and ``cat``/``stack`` of ``shape.py``, so their grad_fn
-is the last op torch runs too (``CatBackward0``, ``ExpandBackward0``...).
+Most are compositions of the view ops (``shape.py``, ``slicing.py``) and ``cat``/``stack``
+(``cat_split.py``), so their grad_fn is the last op torch runs too (``CatBackward0``,
+``ExpandBackward0``...).
 """
 
 from __future__ import annotations
