@@ -1,5 +1,6 @@
 """Small defects of issue 19's review, each pinned: set_flush_denormal, the optimizer's type
-names, the one data-pointer helper."""
+names, the one data-pointer helper, the dead array module, jit.trace's strict/optimize/
+check_tolerance options."""
 
 from __future__ import annotations
 
@@ -59,3 +60,49 @@ def test_no_array_module_indirection():
     import ember._core.device as device
 
     assert not hasattr(device, "array_module")
+
+
+def _dict_out(x):
+    return {"a": x * 2}
+
+
+def test_jit_trace_strict_dict_output_as_torch():
+    torch = pytest.importorskip("torch")
+    msgs = []
+    for lib in (torch, ember):
+        with pytest.warns(DeprecationWarning), pytest.raises(RuntimeError) as e:
+            lib.jit.trace(_dict_out, (lib.ones(2),))
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]
+    # strict=False: the dict is recorded (prim::DictConstruct) and the traced function returns it
+    for lib in (torch, ember):
+        with pytest.warns(DeprecationWarning):
+            traced = lib.jit.trace(_dict_out, (lib.ones(2),), strict=False)
+        got = traced(lib.arange(3.0))
+        assert list(got) == ["a"] and got["a"].tolist() == [0.0, 2.0, 4.0]
+
+
+def test_jit_trace_optimize_deprecated_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match="`optimize` is deprecated and has no effect"):
+            with pytest.warns(DeprecationWarning):
+                lib.jit.trace(lambda x: x * 2, (lib.ones(2),), optimize=True)
+
+
+class _Drifting(ember.nn.Module):
+    # each call adds a little more: the check's second run differs from the first by 1e-4
+    def __init__(self) -> None:
+        super().__init__()
+        self.k = 0
+
+    def forward(self, x):
+        self.k += 1
+        return x + self.k * 1e-4
+
+
+def test_jit_trace_module_honours_check_tolerance():
+    with pytest.warns(DeprecationWarning):
+        ember.jit.trace(_Drifting(), (ember.ones(2),), check_tolerance=1e-2)
+        with pytest.raises(ember.jit.TracingCheckError, match="do not match"):
+            ember.jit.trace(_Drifting(), (ember.ones(2),), check_tolerance=1e-6)

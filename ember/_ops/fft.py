@@ -74,7 +74,7 @@ def _(ctx, g, dims, norm, onesided):
         full = ctx._input_meta[0][0][last]
         missing = full - g.shape[last]
         if missing > 0:
-            from ember._ops.shape import cat
+            from ember._ops.cat_split import cat
 
             shape = list(g.shape)
             shape[last] = missing
@@ -166,7 +166,7 @@ def resize(x: Tensor, dims, sizes) -> Tensor:
         if n < cur:
             x = x.narrow(d, 0, n)
         elif n > cur:
-            from ember._ops.shape import cat
+            from ember._ops.cat_split import cat
 
             shape = list(x.shape)
             shape[d] = n - cur

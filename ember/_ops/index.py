@@ -20,17 +20,9 @@ import numpy as np
 from ember._core.dtype import finfo
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import _type_name, dispatch, dispatch_inplace, op, publish
-from ember._ops.shape import (
-    _alias,
-    _compute_stride,
-    _contiguous_strides,
-    _estrides,
-    _select,
-    _slice,
-    expand,
-    unsqueeze,
-    view,
-)
+from ember._ops.shape import _alias, expand, unsqueeze, view
+from ember._ops.slicing import _select, _slice
+from ember._ops.strides import _compute_stride, _contiguous_strides, _estrides
 
 _INVALID_INDEX = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "

@@ -16,7 +16,9 @@ import numpy as np
 
 from ember._core.tensor import Tensor
 from ember._ops.registry import OpNode, _check_inplace, publish
-from ember._ops.shape import _sizes, as_strided, squeeze, t, transpose, unsqueeze
+from ember._ops.shape import squeeze, t, transpose, unsqueeze
+from ember._ops.slicing import as_strided
+from ember._ops.strides import _sizes
 
 # torch's node names for the in-place variants of the view ops
 _INPLACE_NAMES = {

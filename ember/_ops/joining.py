@@ -1,8 +1,9 @@
 """Joining and broadcasting: hstack/vstack/dstack/column_stack, atleast_nd, tensor_split,
 broadcast_to/tensors/shapes, meshgrid, kron, block_diag, cartesian_prod, combinations.
 
-Most are compositions of the view ops and ``cat``/``stack`` of ``shape.py``, so their grad_fn
-is the last op torch runs too (``CatBackward0``, ``ExpandBackward0``...).
+Most are compositions of the view ops (``shape.py``, ``slicing.py``) and ``cat``/``stack``
+(``cat_split.py``), so their grad_fn is the last op torch runs too (``CatBackward0``,
+``ExpandBackward0``...).
 """
 
 from __future__ import annotations
@@ -14,19 +15,12 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
+from ember._ops.cat_split import cat, stack
 from ember._ops.reduce import check_out, write_out
 from ember._ops.registry import SAME, dispatch, op, publish
-from ember._ops.shape import (
-    _sizes,
-    _unsafe_view,
-    cat,
-    expand,
-    reshape,
-    slice_dim,
-    stack,
-    unsqueeze,
-    view,
-)
+from ember._ops.shape import _unsafe_view, expand, reshape, unsqueeze, view
+from ember._ops.slicing import slice_dim
+from ember._ops.strides import _sizes
 
 
 def _tensor_args(args) -> tuple:

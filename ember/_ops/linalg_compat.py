@@ -168,7 +168,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
 def _lu_wide(A: Tensor, pivot: bool, get_infos: bool):
     # A = P L [U1 U2] with P L U1 the LU of the leading square block (LAPACK pivots only
     # within it) and U2 = L^-1 P^T A2: the same factors, differentiable through ember ops
-    from ember._ops.shape import cat
+    from ember._ops.cat_split import cat
 
     la = _linalg()
     m = A._data.shape[-2]

@@ -142,7 +142,7 @@ def _(ctx, gQ, gR, mode="reduced"):
         Y = Y - U.diag_embed(d * 0.5)
     gA = Q @ Y
     gA = solve_triangular(R.narrow(-1, 0, m).mH, gA, upper=False, left=False)
-    from ember._ops.shape import cat
+    from ember._ops.cat_split import cat
 
     gA = cat([gA, gA.new_zeros((*gA.shape[:-1], n - m))], -1)
     if gR is not None:

@@ -61,7 +61,7 @@ def _(ctx, gP, gL, gU):
         gA = solve_triangular(Um.mH, gA, upper=False, left=False)
         gA = solve_triangular(L.mH, gA, upper=True, left=True, unitriangular=True)
         return P @ gA
-    from ember._ops.shape import cat
+    from ember._ops.cat_split import cat
 
     if m < n:  # wide: U = [U1 U2]
         U1 = Um.narrow(-1, 0, k)
@@ -370,8 +370,8 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:
     """Return the Vandermonde matrix of ``x``: columns ``x**0, x**1, ..., x**(N-1)``."""
+    from ember._ops.cat_split import cat
     from ember._ops.scan import cumprod
-    from ember._ops.shape import cat
 
     check_tensor("linalg_vander", x, "x")
     if x.dtype is D.bool:

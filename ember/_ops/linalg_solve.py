@@ -744,7 +744,7 @@ def _(ctx, g):
     (A,) = ctx.saved_tensors
     n = A.shape[-1]
     Ah = A.mH
-    from ember._ops.shape import cat
+    from ember._ops.cat_split import cat
 
     top = cat([Ah, g], -1)
     bottom = cat([Ah * 0, Ah], -1)

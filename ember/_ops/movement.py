@@ -13,17 +13,9 @@ from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap, wrap_dim
 from ember._ops.reduce import check_out, out_dtype_error, write_out
 from ember._ops.registry import API, dispatch, dispatch_inplace, op, publish
-from ember._ops.shape import (
-    _diagonal,
-    _diagonal_backward,
-    _sizes,
-    _slice_array,
-    _slice_backward,
-    contiguous,
-    narrow,
-    reshape,
-    view,
-)
+from ember._ops.shape import contiguous, reshape, view
+from ember._ops.slicing import _diagonal, _diagonal_backward, _slice_backward, narrow
+from ember._ops.strides import _sizes, _slice_array
 
 
 def _dims(dims, nd: int) -> tuple:

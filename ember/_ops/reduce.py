@@ -402,8 +402,9 @@ def _(ctx, g, dim, keepdim=False, dtype=None):
 def _prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
     # the product of all other elements along dim: exclusive cumprods from both ends,
     # [1, a, ab] * [bc, c, 1] for [a, b, c]; exact when x holds zeros, and differentiable
+    from ember._ops.cat_split import cat
     from ember._ops.scan import cumprod_scan
-    from ember._ops.shape import cat, narrow
+    from ember._ops.slicing import narrow
 
     n = x.shape[dim]
     if x.numel() == 0:

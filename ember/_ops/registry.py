@@ -1001,7 +1001,7 @@ def refresh_view(t: Tensor) -> None:
         vf = vf[0]
     if not base._requires_grad:
         return
-    from ember._ops.shape import as_strided
+    from ember._ops.slicing import as_strided
 
     prev = STATE.grad_enabled
     STATE.grad_enabled = True

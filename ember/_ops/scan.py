@@ -285,7 +285,8 @@ def _check_diff_other(input: Tensor, other, dim: int) -> None:
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """Return the ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first);
     for bool tensors, the logical xor of neighbours."""
-    from ember._ops.shape import cat, narrow
+    from ember._ops.cat_split import cat
+    from ember._ops.slicing import narrow
 
     if not isinstance(input, Tensor):
         raise TypeError(

@@ -46,7 +46,7 @@ def dsplit(input: Tensor, sections):
 
 
 def _unsafe_split_op(name, grad_fn):
-    from ember._ops.shape import _split_backward, _split_forward
+    from ember._ops.cat_split import _split_backward, _split_forward
 
     o = op(name, grad_fn=grad_fn)(_split_forward)
     o.backward(_split_backward)
@@ -59,7 +59,7 @@ _unsafe_split_sizes = _unsafe_split_op("unsafe_split_with_sizes", "UnsafeSplitWi
 
 def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0):
     """Return the chunks of :func:`split`, not tracked as views (in-place use is allowed)."""
-    from ember._ops.shape import split
+    from ember._ops.cat_split import split
 
     parts = split(tensor.detach(), split_size, dim)
     d = wrap_dim(dim, tensor._data.ndim)
@@ -69,7 +69,7 @@ def unsafe_split(tensor: Tensor, split_size: int, dim: int = 0):
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
     """Return the parts of :func:`split_with_sizes`, not tracked as views."""
-    from ember._ops.shape import split_with_sizes
+    from ember._ops.cat_split import split_with_sizes
 
     split_with_sizes(input.detach(), split_sizes, dim)  # torch's checks and messages
     d = wrap_dim(dim, input._data.ndim)
@@ -79,7 +79,7 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0):
     """Return the chunks of :func:`chunk`, not tracked as views."""
-    from ember._ops.shape import chunk
+    from ember._ops.cat_split import chunk
 
     parts = chunk(input.detach(), chunks, dim)
     d = wrap_dim(dim, input._data.ndim)

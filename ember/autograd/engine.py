@@ -123,7 +123,7 @@ def _grad_batched(outputs, grad_outputs, retain_graph, create_graph, inputs, all
     """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output is a
     batch of vectors; one backward pass per vector (the graph kept until the last), the
     gradients stacked along a new first dimension (torch vmaps the backward instead)."""
-    from ember._ops.shape import stack
+    from ember._ops.cat_split import stack
 
     sizes = set()
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):

@@ -38,6 +38,11 @@ def _params(mod) -> dict:
     return named
 
 
+_OPTIMIZE_DEPRECATED = (
+    "`optimize` is deprecated and has no effect. Use `with torch.jit.optimized_execution()` instead"
+)
+
+
 def trace(
     func,
     example_inputs=None,
@@ -68,6 +73,8 @@ def trace(
             stacklevel=2,
         )
         return func
+    if optimize is not None:
+        warnings.warn(_OPTIMIZE_DEPRECATED, FutureWarning, stacklevel=2)
     if example_inputs is None and example_kwarg_inputs is None:
         # torch fails inside its binding with a TypeError here too
         raise TypeError(
@@ -189,6 +196,8 @@ def trace_module(
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    if optimize is not None:
+        warnings.warn(_OPTIMIZE_DEPRECATED, FutureWarning, stacklevel=2)
     graphs = {}
     for name, example in inputs.items():
         method = getattr(mod, name)

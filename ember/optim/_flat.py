@@ -240,7 +240,7 @@ class FlatGroup(_Arrays):
                 s = state[p].get(key)
                 if s is not None:
                     buf[a:b] = s._data.reshape(-1)
-                state[p][key] = _wrap(buf[a:b].reshape(p.shape))
+                state[p][key] = _rewrap(s, buf[a:b].reshape(p.shape))
             self.bufs[key] = buf
         self.scalars: dict[str, np.ndarray] = {}
         for key in scalars:  # 0-d float32 state (``step``, NAdam's ``mu_product``, ...)
@@ -249,8 +249,10 @@ class FlatGroup(_Arrays):
                 s = state[p].get(key)
                 if s is not None:
                     vals[i] = float(s)
-                state[p][key] = _wrap(vals[i : i + 1].reshape(()))
+                state[p][key] = _rewrap(s, vals[i : i + 1].reshape(()))
             self.scalars[key] = vals
+        # the version counters of each state key's tensors (``scatter`` bumps them)
+        self.state_vcs = [[state[p][k]._vc for p in params] for k in (*keys, *scalars)]
         self.steps = self.scalars.get("step")
         self._scratch: list[np.ndarray] = []
         self.state_ids = self._ids_of(params, state, tuple(keys) + tuple(scalars))
@@ -403,12 +405,18 @@ class FlatGroup(_Arrays):
             return self._gw
         return self.g
 
-    def scatter(self, writes: int = 1) -> None:
+    def scatter(self, writes: int = 1, state_writes: tuple[int, ...] = ()) -> None:
         """Finish a step: bump the versions of the re-pointed parameters (by ``writes``, the
-        in-place ops torch's update makes on a parameter), write the others back (re-pointing
-        those that became sole holders), and re-point persistent gradients."""
+        in-place ops torch's update makes on a parameter) and of the state tensors (by
+        ``state_writes``, one count per state key, ``keys`` then ``scalars``), write the other
+        parameters back (re-pointing those that became sole holders), and re-point persistent
+        gradients."""
         for p in self.bound_params:
             p._vc[0] += writes
+        for vcs, n in zip(self.state_vcs, state_writes):
+            if n:
+                for vc in vcs:
+                    vc[0] += n
         if self.unbound:
             self._scatter_unbound(writes)
         grads, self._grads = self._grads, None
@@ -515,12 +523,19 @@ class OneParam(_Arrays):
         """Run ``fn(g, *arrays)`` once, over the whole parameter."""
         fn(self.grad(writable), *arrays)
 
-    def done(self, writes: int = 1) -> None:
-        """Bump the versions of the parameter (by ``writes``, as :meth:`FlatGroup.scatter`) and
-        of the state the update wrote."""
+    def done(self, writes: int = 1, state_writes: tuple[int, ...] = ()) -> None:
+        """Bump the versions of the parameter and of its state, as :meth:`FlatGroup.scatter`."""
         self.param._vc[0] += writes
-        for t in self._owned:
-            t._vc[0] += 1
+        for t, n in zip(self._owned, state_writes):
+            t._vc[0] += n
+
+
+def _rewrap(old: Tensor | None, view: np.ndarray) -> Tensor:
+    """A state tensor over its flat ``view``, keeping the version of the one it replaces."""
+    t = _wrap(view)
+    if isinstance(old, Tensor):
+        t._vc[0] = old._vc[0]
+    return t
 
 
 def lerp_(m: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray) -> None:

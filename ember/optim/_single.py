@@ -74,14 +74,31 @@ def functional_step(
     lr = group["lr"]
     if isinstance(lr, Tensor):
         group = {**group, "lr": lr.item()}
+    flags = flags or {}
     writes = cls._writes + bool(group.get("decoupled_weight_decay") and group["weight_decay"])
+    scalars = tuple(k for k in cls._flat_scalars if k in (states[0] if states else ()))
+    bumps = cls._state_bumps(keys + scalars, flags)
     for p, g, state in zip(params, grads, states):
         _check_inplace(p)
         if p.is_complex() and not cls._complex_ok:
             raise NotImplementedError(_COMPLEX)
-        one = OneParam(p, state, keys, cls._flat_scalars, grad=g)
-        cls._update(None, group, one, **(flags or {}))  # (the update bodies read no instance)
-        one.done(writes)
+        one = OneParam(p, state, keys, scalars, grad=g)
+        cls._update(None, group, one, **flags)  # (the update bodies read no instance)
+        one.done(writes, bumps)
+
+
+def functional(
+    cls, params, grads, state: dict, group: dict, grad_scale=None, found_inf=None, checked=True
+) -> None:
+    """The functional API of ``cls`` (``torch.optim.<algorithm>.<algorithm>(...)``): ``state``
+    maps each of torch's state names to the caller's list of tensors, one per parameter (the
+    0-d ``step`` and other scalar state included); all are updated in place. ``checked``: raise
+    torch's error for a ``step`` that is not a tensor (every algorithm but ASGD checks)."""
+    if checked:
+        check_steps(state["step"])
+    keys = tuple(k for k in state if k not in cls._flat_scalars)
+    states = [{k: v[i] for k, v in state.items()} for i in range(len(params))]
+    functional_step(cls, group, params, grads, keys, states, None, grad_scale, found_inf)
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -129,6 +146,14 @@ class ElementwiseOptimizer(Optimizer):
     # how many in-place ops torch's update makes on each parameter (its version bumps), besides
     # the decoupled weight decay's ``param.mul_(1 - lr * weight_decay)`` (counted by ``step``)
     _writes = 1
+    # likewise on each state tensor, by state name (a name not given: one)
+    _state_writes: dict[str, int] = {}
+
+    @classmethod
+    def _state_bumps(cls, names: tuple[str, ...], flags: dict) -> tuple[int, ...]:
+        """The version bumps of the state tensors ``names`` in one step (torch's in-place ops
+        on each); ``flags`` are ``_update``'s keyword arguments."""
+        return tuple(cls._state_writes.get(k, 1) for k in names)
 
     def _check_sparse(self, group: dict) -> None:
         """Raise torch's error when a group with a sparse gradient cannot be updated."""
@@ -180,7 +205,7 @@ class ElementwiseOptimizer(Optimizer):
                 if not self._blockwise:
                     fg.gather()
                 self._update(hyper, fg, **flags)
-                fg.scatter(writes)
+                fg.scatter(writes, self._state_bumps(keys + self._flat_scalars, flags))
             else:
                 self._step_each(hyper, params, keys, writes)
         return loss
@@ -190,6 +215,8 @@ class ElementwiseOptimizer(Optimizer):
         gradient: it has no flat array)."""
         if any(p.grad.is_sparse for p in params):
             self._check_sparse(group)
+        names = keys + self._flat_scalars
+        plain = self._state_bumps(names, {})  # the state's version bumps without flags
         for p in params:
             if p.is_complex() and not self._complex_ok:
                 raise NotImplementedError(_COMPLEX)
@@ -203,4 +230,4 @@ class ElementwiseOptimizer(Optimizer):
                 self._init_state(group, p, state)
             one = OneParam(p, state, keys, self._flat_scalars)
             self._update(group, one, **flags)
-            one.done(writes)
+            one.done(writes, self._state_bumps(names, flags) if flags else plain)

@@ -6,9 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.adadelta.Optimizer)
 
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(ElementwiseOptimizer):
@@ -23,6 +26,7 @@ class Adadelta(ElementwiseOptimizer):
         "capturable": False,
     }
     _flat_keys = ("square_avg", "acc_delta")
+    _state_writes = {"square_avg": 2, "acc_delta": 2}  # (mul_, addcmul_)
 
     def __init__(
         self,
@@ -79,3 +83,27 @@ class Adadelta(ElementwiseOptimizer):
         acc_delta += tmp
         delta *= group["lr"]
         p -= delta
+
+
+def adadelta(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    acc_deltas: list[Tensor],
+    state_steps: list[Tensor],
+    capturable: bool = False,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    has_complex: bool = False,
+    *,
+    lr: float,
+    rho: float,
+    eps: float,
+    weight_decay: float,
+    maximize: bool,
+) -> None:
+    """Functional API that performs Adadelta algorithm computation (see :class:`Adadelta`):
+    updates ``params``, ``square_avgs``, ``acc_deltas`` and ``state_steps`` in place."""
+    group = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+    state = {"step": state_steps, "square_avg": square_avgs, "acc_delta": acc_deltas}
+    _functional(Adadelta, params, grads, state, group)

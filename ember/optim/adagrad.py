@@ -6,9 +6,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._single import ElementwiseOptimizer, _full_like, check, check_common, scalar
+from ember.optim._single import check_steps as _check_steps
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.adagrad.Optimizer)
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(ElementwiseOptimizer):
@@ -104,3 +108,39 @@ class Adagrad(ElementwiseOptimizer):
         np.divide(g, tmp, out=tmp)
         tmp *= clr
         p -= tmp
+
+
+def adagrad(
+    params: list[Tensor],
+    grads: list[Tensor],
+    state_sums: list[Tensor],
+    state_steps: list[Tensor],
+    fused: bool | None = None,
+    grad_scale: Tensor | None = None,
+    found_inf: Tensor | None = None,
+    has_sparse_grad: bool = False,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    has_complex: bool = False,
+    *,
+    lr: float,
+    weight_decay: float,
+    lr_decay: float,
+    eps: float,
+    maximize: bool,
+) -> None:
+    """Functional API that performs Adagrad algorithm computation (see :class:`Adagrad`):
+    updates ``params``, ``state_sums`` and ``state_steps`` in place (a sparse gradient updates
+    only the rows it touches)."""
+    group = dict(lr=lr, weight_decay=weight_decay, lr_decay=lr_decay, eps=eps, maximize=maximize)
+    group["fused"] = fused
+    dense = [i for i, g in enumerate(grads) if not g.is_sparse]
+    for i in sorted(set(range(len(grads))) - set(dense)):
+        _check_steps(state_steps)
+        Adagrad._check_sparse(None, group)
+        grad = -grads[i] if maximize else grads[i]
+        state = {"step": state_steps[i], "sum": state_sums[i]}
+        Adagrad._sparse_update(None, group, params[i], grad, state)
+    pick = [[lst[i] for i in dense] for lst in (params, grads, state_steps, state_sums)]
+    state = {"step": pick[2], "sum": pick[3]}
+    _functional(Adagrad, pick[0], pick[1], state, group, grad_scale, found_inf)

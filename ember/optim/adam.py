@@ -14,12 +14,7 @@ from ember.optim._single import (
     check_common,
     scalar,
 )
-from ember.optim._single import (
-    check_steps as _check_steps,
-)
-from ember.optim._single import (
-    functional_step as _functional_step,
-)
+from ember.optim._single import functional as _functional
 from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.adam.Optimizer)
 
 __all__ = ["Adam", "adam"]
@@ -79,6 +74,7 @@ class Adam(ElementwiseOptimizer):
     _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     _blockwise = True
+    _state_writes = {"exp_avg_sq": 2}  # (mul_, addcmul_)
 
     def _init_state(self, group, p, state) -> None:
         state["step"] = scalar(0.0)
@@ -164,7 +160,6 @@ def adam(
 ) -> None:
     """Functional API that performs Adam algorithm computation (see :class:`Adam`): updates
     ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``max_exp_avg_sqs`` and ``state_steps`` in place."""
-    _check_steps(state_steps)
     group = {
         "lr": lr,
         "betas": (beta1, beta2),
@@ -174,10 +169,7 @@ def adam(
         "maximize": maximize,
         "decoupled_weight_decay": decoupled_weight_decay,
     }
-    keys = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
-    states = [
-        {"step": s, "exp_avg": m, "exp_avg_sq": v, **({"max_exp_avg_sq": max_exp_avg_sqs[i]}
-                                                       if amsgrad else {})}
-        for i, (s, m, v) in enumerate(zip(state_steps, exp_avgs, exp_avg_sqs))
-    ]  # fmt: skip
-    _functional_step(Adam, group, params, grads, keys, states, None, grad_scale, found_inf)
+    state = {"step": state_steps, "exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs}
+    if amsgrad:
+        state["max_exp_avg_sq"] = max_exp_avg_sqs
+    _functional(Adam, params, grads, state, group, grad_scale, found_inf)

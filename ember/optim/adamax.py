@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._flat import lerp_
 from ember.optim._single import (
     ElementwiseOptimizer,
@@ -13,8 +14,10 @@ from ember.optim._single import (
     check_common,
     scalar,
 )
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.adamax.Optimizer)
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(ElementwiseOptimizer):
@@ -29,6 +32,7 @@ class Adamax(ElementwiseOptimizer):
         "capturable": False,
     }
     _flat_keys = ("exp_avg", "exp_inf")
+    _state_writes = {"exp_inf": 2}  # (mul_, then maximum into it)
 
     def __init__(
         self,
@@ -76,3 +80,29 @@ class Adamax(ElementwiseOptimizer):
         np.divide(exp_avg, exp_inf, out=tmp)
         tmp *= clr
         p -= tmp
+
+
+def adamax(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_infs: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    maximize: bool = False,
+    differentiable: bool = False,
+    capturable: bool = False,
+    has_complex: bool = False,
+    *,
+    eps: float,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+) -> None:
+    """Functional API that performs Adamax algorithm computation (see :class:`Adamax`): updates
+    ``params``, ``exp_avgs``, ``exp_infs`` and ``state_steps`` in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+    group["maximize"] = maximize
+    state = {"step": state_steps, "exp_avg": exp_avgs, "exp_inf": exp_infs}
+    _functional(Adamax, params, grads, state, group)

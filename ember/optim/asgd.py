@@ -6,9 +6,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.asgd.Optimizer)
 
-__all__ = ["ASGD"]
+__all__ = ["ASGD", "asgd"]
 
 
 class ASGD(ElementwiseOptimizer):
@@ -83,3 +86,30 @@ class ASGD(ElementwiseOptimizer):
         step = fg.steps.astype(np.float64)
         fg.scalars["eta"][:] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         fg.scalars["mu"][:] = 1 / np.maximum(1, step - group["t0"])
+
+
+def asgd(
+    params: list[Tensor],
+    grads: list[Tensor],
+    axs: list[Tensor],
+    mus: list[Tensor],
+    etas: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    maximize: bool = False,
+    differentiable: bool = False,
+    capturable: bool = False,
+    has_complex: bool = False,
+    *,
+    lambd: float,
+    lr: float,
+    t0: float,
+    alpha: float,
+    weight_decay: float,
+) -> None:
+    """Functional API that performs ASGD algorithm computation (see :class:`ASGD`): updates
+    ``params``, ``axs``, ``mus``, ``etas`` and ``state_steps`` in place."""
+    group = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay)
+    group["maximize"] = maximize
+    state = {"step": state_steps, "eta": etas, "mu": mus, "ax": axs}
+    _functional(ASGD, params, grads, state, group, checked=False)  # (torch checks no steps)

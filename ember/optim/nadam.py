@@ -6,10 +6,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._flat import lerp_
 from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.nadam.Optimizer)
 
-__all__ = ["NAdam"]
+__all__ = ["NAdam", "nadam"]
 
 
 class NAdam(ElementwiseOptimizer):
@@ -25,6 +28,7 @@ class NAdam(ElementwiseOptimizer):
         "decoupled_weight_decay": False,
     }
     _flat_keys = ("exp_avg", "exp_avg_sq")
+    _state_writes = {"exp_avg_sq": 2}  # (mul_, addcmul_)
 
     def __init__(
         self,
@@ -97,3 +101,34 @@ class NAdam(ElementwiseOptimizer):
         np.divide(exp_avg, denom, out=tmp)
         tmp *= fg.per_element((-lr * mu_next) / (1.0 - mu_prod * mu_next))
         p += tmp
+
+
+def nadam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor],
+    state_steps: list[Tensor],
+    decoupled_weight_decay: bool = False,
+    foreach: bool | None = None,
+    capturable: bool = False,
+    differentiable: bool = False,
+    has_complex: bool = False,
+    maximize: bool = False,
+    *,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    momentum_decay: float,
+    eps: float,
+) -> None:
+    """Functional API that performs NAdam algorithm computation (see :class:`NAdam`): updates
+    ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``mu_products`` and ``state_steps`` in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+    group.update(momentum_decay=momentum_decay, maximize=maximize)
+    group["decoupled_weight_decay"] = decoupled_weight_decay
+    state = {"step": state_steps, "mu_product": mu_products}
+    state.update(exp_avg=exp_avgs, exp_avg_sq=exp_avg_sqs)
+    _functional(NAdam, params, grads, state, group)

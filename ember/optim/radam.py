@@ -6,10 +6,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._flat import lerp_
 from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_common, scalar
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.radam.Optimizer)
 
-__all__ = ["RAdam"]
+__all__ = ["RAdam", "radam"]
 
 
 class RAdam(ElementwiseOptimizer):
@@ -25,6 +28,7 @@ class RAdam(ElementwiseOptimizer):
         "decoupled_weight_decay": False,
     }
     _flat_keys = ("exp_avg", "exp_avg_sq")
+    _state_writes = {"exp_avg_sq": 2}  # (mul_, addcmul_)
 
     def __init__(
         self,
@@ -95,3 +99,30 @@ class RAdam(ElementwiseOptimizer):
             else:
                 np.copyto(tmp, tmp2, where=np.repeat(rectified, fg.sizes))
         p -= tmp
+
+
+def radam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    decoupled_weight_decay: bool = False,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    capturable: bool = False,
+    has_complex: bool = False,
+    maximize: bool = False,
+    *,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+) -> None:
+    """Functional API that performs RAdam algorithm computation (see :class:`RAdam`): updates
+    ``params``, ``exp_avgs``, ``exp_avg_sqs`` and ``state_steps`` in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay)
+    group.update(maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    state = {"step": state_steps, "exp_avg": exp_avgs, "exp_avg_sq": exp_avg_sqs}
+    _functional(RAdam, params, grads, state, group)

@@ -6,10 +6,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._flat import lerp_
 from ember.optim._single import ElementwiseOptimizer, _zeros_like, check, check_common, scalar
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.rmsprop.Optimizer)
 
-__all__ = ["RMSprop"]
+__all__ = ["RMSprop", "rmsprop"]
 
 
 class RMSprop(ElementwiseOptimizer):
@@ -26,6 +29,7 @@ class RMSprop(ElementwiseOptimizer):
         "capturable": False,
     }
     _flat_keys = ("square_avg",)  # see _flat_state_keys
+    _state_writes = {"square_avg": 2, "momentum_buffer": 2}  # (mul_, then add into it)
 
     def __init__(
         self,
@@ -105,3 +109,36 @@ class RMSprop(ElementwiseOptimizer):
             np.divide(g, avg, out=tmp)
             tmp *= lr
         p -= tmp
+
+
+def rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    maximize: bool = False,
+    differentiable: bool = False,
+    capturable: bool = False,
+    has_complex: bool = False,
+    *,
+    lr: float,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+) -> None:
+    """Functional API that performs RMSprop algorithm computation (see :class:`RMSprop`):
+    updates ``params``, ``square_avgs``, ``grad_avgs`` (``centered``), ``momentum_buffer_list``
+    (``momentum > 0``) and ``state_steps`` in place."""
+    group = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum)
+    group.update(centered=centered, maximize=maximize)
+    state = {"step": state_steps, "square_avg": square_avgs}
+    if momentum > 0:
+        state["momentum_buffer"] = momentum_buffer_list
+    if centered:
+        state["grad_avg"] = grad_avgs
+    _functional(RMSprop, params, grads, state, group)

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ember._core.tensor import Tensor
 from ember.optim._single import (
     ElementwiseOptimizer,
     _full_like,
@@ -13,8 +14,10 @@ from ember.optim._single import (
     check_common,
     scalar,
 )
+from ember.optim._single import functional as _functional
+from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.rprop.Optimizer)
 
-__all__ = ["Rprop"]
+__all__ = ["Rprop", "rprop"]
 
 
 class Rprop(ElementwiseOptimizer):
@@ -29,6 +32,7 @@ class Rprop(ElementwiseOptimizer):
         "capturable": False,
     }
     _flat_keys = ("prev", "step_size")
+    _state_writes = {"step_size": 2}  # (mul_, clamp_)
 
     def __init__(
         self,
@@ -80,3 +84,28 @@ class Rprop(ElementwiseOptimizer):
         np.sign(prev, out=upd)
         upd *= step_size
         p -= upd
+
+
+def rprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    prevs: list[Tensor],
+    step_sizes: list[Tensor],
+    state_steps: list[Tensor],
+    foreach: bool | None = None,
+    capturable: bool = False,
+    maximize: bool = False,
+    differentiable: bool = False,
+    has_complex: bool = False,
+    *,
+    step_size_min: float,
+    step_size_max: float,
+    etaminus: float,
+    etaplus: float,
+) -> None:
+    """Functional API that performs Rprop algorithm computation (see :class:`Rprop`): updates
+    ``params``, ``prevs``, ``step_sizes`` and ``state_steps`` in place."""
+    group = dict(etas=(etaminus, etaplus), step_sizes=(step_size_min, step_size_max))
+    group.update(lr=0.0, maximize=maximize)  # (lr only seeds the step sizes, given here)
+    state = {"step": state_steps, "prev": prevs, "step_size": step_sizes}
+    _functional(Rprop, params, grads, state, group)

@@ -13,6 +13,8 @@ from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.sgd.Opti
 
 __all__ = ["SGD", "sgd"]
 
+_FRESH, _LATER = ((), (0,)), ((), (2,))  # the momentum buffer's bumps (none, or one buffer)
+
 
 def _check_lr(lr) -> None:
     if hasattr(lr, "numel") and lr.numel() != 1:
@@ -77,6 +79,11 @@ class SGD(ElementwiseOptimizer):
     _complex_ok = True  # (the update is linear: complex numbers update as they are)
 
     _blockwise = True
+
+    @classmethod
+    def _state_bumps(cls, names, flags) -> tuple[int, ...]:
+        # a new momentum buffer is the gradient's clone (version 0); then mul_ and add_
+        return _FRESH[len(names)] if flags.get("fresh") else _LATER[len(names)]
 
     def _check_sparse(self, group) -> None:
         if group["fused"]:

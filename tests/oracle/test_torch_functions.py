@@ -799,9 +799,9 @@ def test_frombuffer_values_and_sharing():
 
 
 def test_frombuffer_readonly_warns_once():
-    from ember._ops import torch_utilities
+    from ember._ops import frombuffer
 
-    torch_utilities._warned_readonly[0] = False
+    frombuffer._warned_readonly[0] = False
     with pytest.warns(UserWarning, match="The given buffer is not writable"):
         assert ember.frombuffer(b"\x01\x02", dtype=ember.uint8).tolist() == [1, 2]
 
