@@ -169,3 +169,16 @@ def test_initial_state_zero_or_not_with_or_without_grad(cls, zero, grad, packed)
         res.append(got)
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(b).max()))
+
+
+def test_zero_state_with_non_finite_weight_stays_nan_like_torch():
+    # 0 * inf is nan: skipping the zero state's product must not hide a non-finite W_hh
+    e, t = _pair("LSTM", 3, 4)
+    with torch.no_grad():
+        t.weight_hh_l0[0, 0] = float("inf")
+    e.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in t.state_dict().items()})
+    x = RNG.standard_normal((3, 2, 3)).astype("float32")
+    eo = e(ember.from_numpy(x))[0].detach().numpy()
+    to = t(torch.from_numpy(x))[0].detach().numpy()
+    np.testing.assert_array_equal(np.isnan(eo), np.isnan(to))
+    assert np.isnan(to[0]).any()

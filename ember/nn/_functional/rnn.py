@@ -88,7 +88,9 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
     w_rt = w_hr.T if w_hr is not None else None
     h, c = h0.copy(), c0.copy()
     hh_buf = np.empty((G, B), dt)
-    zero_h = not h.any()  # the usual zero initial state: the first step's product is 0
+    # the usual zero initial state: the first step's product is 0 (unless W_hh holds inf or
+    # nan, whose product with 0 is nan)
+    zero_h = not h.any() and bool(np.isfinite(w_hh).all())
     with np.errstate(over="ignore"):
         for t in _steps(T, reverse):
             n = _rows(batch_sizes, t, B)
@@ -243,7 +245,9 @@ def _rnn_layer_backward(
             res.append(dc)
         elif i == 3:
             d, hp = dGh, hprev
-            if T and not h0.any():  # the first step's state is 0: leave its rows out
+            t0 = T - 1 if reverse else 0
+            if T and not h0.any() and np.isfinite(d[t0]).all():
+                # the first step's state is 0 and so is its part: leave its rows out
                 first = slice(0, T - 1) if reverse else slice(1, T)
                 d, hp = d[first], hp[first]
             res.append(d.reshape(-1, d.shape[-1]).T @ hp.reshape(-1, Hout))
