@@ -4,6 +4,8 @@
     python benchmarks/bench_lstm.py            # full run
     python benchmarks/bench_lstm.py --quick    # CI smoke: fewer / shorter repeats
     python benchmarks/bench_lstm.py --json out.json
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_lstm.py --threads 1 --cpu-time
+                                               # CPU time, one thread each: steady when loaded
 
 Case ``train_step``: ``nn.LSTM(128, 256)`` (one layer) over a (35, 32, 128) input, then a linear
 head 256 -> 128 on every timestep and an MSE loss against a fixed target, backward, SGD step
@@ -21,7 +23,9 @@ per-op dispatch and autograd cost of what users write. Its loss is checked again
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -225,13 +229,30 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer, shorter repeats (CI smoke)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="torch.set_num_threads(N) (default 2; set OPENBLAS_NUM_THREADS=N for NumPy's BLAS)",
+    )
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time CPU (process) time instead of wall time: steadier on a loaded machine; use "
+        "with --threads 1 and OPENBLAS_NUM_THREADS=1",
+    )
     args = ap.parse_args(argv)
     try:
         import torch
 
-        torch.set_num_threads(2)
+        torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; torch threads {args.threads}, "
+        f"OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'default')} "
+        f"({'CPU' if args.cpu_time else 'wall'} time)"
+    )
     repeat, min_time = (2, 0.05) if args.quick else (args.repeat, 0.3)
     weights, x, y = _data()
     err = check(torch, weights, x, y)
@@ -250,6 +271,7 @@ def main(argv=None) -> int:
         min_time=min_time,
         warmup=1 if args.quick else 2,
         settle=0.0 if args.quick else SETTLE,
+        clock=time.process_time if args.cpu_time else time.perf_counter,
     )
     status = 0 if ok else 1
     for k, v in res.items():

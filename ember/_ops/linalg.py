@@ -32,9 +32,29 @@ from ember._ops.registry import (
 )
 
 
+def _swap_product(a, b) -> bool:
+    """True for a float32 product of a few rows by a transposed matrix (``x @ w.T`` with a
+    small batch), which OpenBLAS runs 1.3-2x faster as ``(w @ x.T).T`` (measured single-threaded
+    for 2-32 rows, 64-1024 columns of ``x``, 256-4096 of ``w.T``; no gain in float64 or for
+    more rows)."""
+    return (
+        a.ndim == 2
+        and b.ndim == 2
+        and a.dtype == np.float32
+        and b.dtype == np.float32
+        and 2 <= a.shape[0] <= 32
+        and a.shape[1] >= 64
+        and b.shape[1] >= 256
+        and b.strides[0] == 4
+        and b.strides[1] == 4 * b.shape[0]
+    )
+
+
 def _matmul(a, b):
     """``np.matmul`` in the operands' dtype: NumPy (ml_dtypes >= 0.5) multiplies bfloat16
     matrices in float32; round the product back, as torch's float32-accumulating kernels do."""
+    if _swap_product(a, b):  # (a transposed copy of the (N, M) product: cheap at small M)
+        return np.ascontiguousarray(np.matmul(b.T, a.T).T)
     out = np.matmul(a, b)
     if out.dtype != a.dtype:
         out = out.astype(a.dtype)

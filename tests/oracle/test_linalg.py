@@ -96,6 +96,15 @@ def test_add_products_float32():
     )
 
 
+@pytest.mark.parametrize("rows", [1, 2, 32, 33])
+def test_small_batch_times_transposed_weight(rows):
+    # float32 x @ w.T with few rows is computed as (w @ x.T).T (a faster BLAS shape); the
+    # result is still row-major, with torch's values, strides and gradients
+    check(lambda lib, x, w: x @ w.t(), [rand(rows, 64), rand(256, 64)], atol=1e-5)
+    check(lambda lib, b, x, w: lib.addmm(b, x, w.t()), [rand(256), rand(rows, 64), rand(256, 64)])
+    check(lambda lib, x, w: lib.nn.functional.linear(x, w), [rand(rows, 96), rand(300, 96)])
+
+
 # ------------------------------------------------------------------------------ contractions
 
 

@@ -136,3 +136,49 @@ def test_lstm_double_backward_float64_at_kernel_size():
     (tgg,) = torch.autograd.grad(tg.pow(2).sum(), tx)
     np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("zero,grad", [(True, True), (False, False), (True, False)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_initial_state_zero_or_not_with_or_without_grad(cls, zero, grad, packed):
+    # the kernel skips the first step's product when h0 is all zero (forward, and its rows of
+    # the W_hh gradient) and the last backward product when h0's gradient is not wanted
+    lengths = [7, 2, 5, 7, 1, 4] if packed else None
+    x = RNG.standard_normal((7, 6, 5)).astype("float32")
+    shape = (2, 6, 9)
+    states = [np.zeros(shape, "float32") if zero else RNG.standard_normal(shape).astype("float32")]
+    if cls == "LSTM":
+        states.append(RNG.standard_normal(shape).astype("float32"))
+    e, t = _pair(cls, 5, 9, bidirectional=True)
+    res = []
+    for lib, m in ((ember, e), (torch, t)):
+        xt = lib.from_numpy(x.copy()).requires_grad_()
+        st = [lib.from_numpy(a.copy()).requires_grad_(grad) for a in states]
+        inp = xt
+        if packed:
+            inp = lib.nn.utils.rnn.pack_padded_sequence(xt, lengths, enforce_sorted=False)
+        out, hn = m(inp, tuple(st) if cls == "LSTM" else st[0])
+        if packed:
+            out = lib.nn.utils.rnn.pad_packed_sequence(out)[0]
+        hn = hn if isinstance(hn, tuple) else (hn,)
+        ((out * out).sum() + sum((h * 1.5).sum() for h in hn)).backward()
+        got = [out.detach().numpy(), xt.grad.numpy()]
+        got += [p.grad.numpy() for _, p in m.named_parameters()]
+        got += [s.grad.numpy() if grad else np.zeros(1) for s in st]
+        res.append(got)
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5 * max(1.0, np.abs(b).max()))
+
+
+def test_zero_state_with_non_finite_weight_stays_nan_like_torch():
+    # 0 * inf is nan: skipping the zero state's product must not hide a non-finite W_hh
+    e, t = _pair("LSTM", 3, 4)
+    with torch.no_grad():
+        t.weight_hh_l0[0, 0] = float("inf")
+    e.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in t.state_dict().items()})
+    x = RNG.standard_normal((3, 2, 3)).astype("float32")
+    eo = e(ember.from_numpy(x))[0].detach().numpy()
+    to = t(torch.from_numpy(x))[0].detach().numpy()
+    np.testing.assert_array_equal(np.isnan(eo), np.isnan(to))
+    assert np.isnan(to[0]).any()

@@ -88,6 +88,9 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
     w_rt = w_hr.T if w_hr is not None else None
     h, c = h0.copy(), c0.copy()
     hh_buf = np.empty((G, B), dt)
+    # the usual zero initial state: the first step's product is 0 (unless W_hh holds inf or
+    # nan, whose product with 0 is nan)
+    zero_h = not h.any() and bool(np.isfinite(w_hh).all())
     with np.errstate(over="ignore"):
         for t in _steps(T, reverse):
             n = _rows(batch_sizes, t, B)
@@ -95,8 +98,11 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
             hprev[t, :n] = hp
             cprev[t, :n] = cp
             g, hh = gates[t, :n], hh_buf[:, :n]
-            np.matmul(w_s, hp.T, out=hh)
-            g += hh.T
+            if zero_h:
+                zero_h = False
+            else:
+                np.matmul(w_s, hp.T, out=hh)
+                g += hh.T
             for s in (g[:, : 2 * H], g[:, 3 * H :]):
                 np.exp(s, out=s)
                 s += 1
@@ -219,11 +225,13 @@ def _rnn_layer_backward(
     dh = g_h.copy() if g_h is not None else np.zeros((B, Hout), dt)
     if mode == "LSTM":
         dc = g_c.copy() if g_c is not None else np.zeros(c0.shape, dt)
-        dG, dh, dc, dw_hr = _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes)
+        dG, dh, dc, dw_hr = _lstm_backward(
+            cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes, 1 in want
+        )
     elif mode == "GRU":
-        dG, dGh, dh = _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes)
+        dG, dGh, dh = _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes, 1 in want)
     else:
-        dG, dh = _simple_backward(cache, w_hh, dout, dh, mode, reverse, batch_sizes)
+        dG, dh = _simple_backward(cache, w_hh, dout, dh, mode, reverse, batch_sizes, 1 in want)
     if mode != "GRU":
         dGh = dG
     hprev = cache["hprev"]
@@ -236,7 +244,13 @@ def _rnn_layer_backward(
         elif i == 2:
             res.append(dc)
         elif i == 3:
-            res.append(dGh.reshape(-1, dGh.shape[-1]).T @ hprev.reshape(-1, Hout))
+            d, hp = dGh, hprev
+            t0 = T - 1 if reverse else 0
+            if T and not h0.any() and np.isfinite(d[t0]).all():
+                # the first step's state is 0 and so is its part: leave its rows out
+                first = slice(0, T - 1) if reverse else slice(1, T)
+                d, hp = d[first], hp[first]
+            res.append(d.reshape(-1, d.shape[-1]).T @ hp.reshape(-1, Hout))
         elif i == 4:
             res.append(dGh.sum((0, 1)))
         else:
@@ -244,7 +258,12 @@ def _rnn_layer_backward(
     return tuple(res)
 
 
-def _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes):
+def _last_step(T: int, reverse: bool) -> int:
+    # the step backward reaches last: its product with W_hh only feeds the gradient of h0
+    return T - 1 if reverse else 0
+
+
+def _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes, h0_grad):
     gates, cprev, tanh_c, hpre = cache["gates"], cache["cprev"], cache["tanh_c"], cache["hpre"]
     T, B, G = gates.shape
     H = G // 4
@@ -261,6 +280,7 @@ def _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes):
     buf = np.empty((B, G), gates.dtype)
     w_hh_t = w_hh.T
     dw_hr = np.zeros(w_hr.shape, w_hr.dtype) if w_hr is not None else None
+    last = _last_step(T, reverse)
     for t in _steps(T, not reverse):
         n = _rows(batch_sizes, t, B)
         g = gates[t, :n]
@@ -280,16 +300,19 @@ def _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes):
         d *= tmp
         if n < B:
             dG[t, n:] = 0
+        if t == last and not h0_grad:
+            break
         np.matmul(w_hh_t, d.T, out=dh[:n].T)  # transposed, as in the forward
     return dG, dh, dc, dw_hr
 
 
-def _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes):
+def _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes, h0_grad):
     gates, hprev, ghn = cache["gates"], cache["hprev"], cache["ghn"]
     T, B, G = gates.shape
     H = G // 3
     dG = np.zeros_like(gates)  # d(input projection)
     dGh = np.zeros_like(gates)  # d(W_hh h + b_hh)
+    last = _last_step(T, reverse)
     for t in _steps(T, not reverse):
         n = _rows(batch_sizes, t, B)
         g = gates[t, :n]
@@ -308,16 +331,19 @@ def _gru_backward(cache, w_hh, dout, dh, reverse, batch_sizes):
         dr *= r * (1 - r)
         dh_[:, : 2 * H] = d[:, : 2 * H]
         np.multiply(dn, r, out=dh_[:, 2 * H :])
+        if t == last and not h0_grad:
+            break
         d_h *= z
         d_h += np.matmul(w_hh.T, dh_.T).T
     return dG, dGh, dh
 
 
-def _simple_backward(cache, w_hh, dout, dh, mode, reverse, batch_sizes):
+def _simple_backward(cache, w_hh, dout, dh, mode, reverse, batch_sizes, h0_grad):
     hprev = cache["hprev"]
     T, B, H = hprev.shape
     dG = np.zeros_like(hprev)
     # the output of step t is the input state of the next step (or the final state)
+    last = _last_step(T, reverse)
     for t in _steps(T, not reverse):
         n = _rows(batch_sizes, t, B)
         d_h = dh[:n]
@@ -328,6 +354,8 @@ def _simple_backward(cache, w_hh, dout, dh, mode, reverse, batch_sizes):
             np.multiply(d_h, 1 - h_t * h_t, out=d)
         else:
             np.multiply(d_h, h_t > 0, out=d)
+        if t == last and not h0_grad:
+            break
         dh[:n] = d @ w_hh
     return dG, dh
 
