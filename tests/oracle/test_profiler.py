@@ -402,6 +402,43 @@ def test_tensorboard_trace_handler_writes_files(tmp_path):
     assert names == ["ProfilerStep#1", "aten::mul"]
 
 
+def test_recording_options_kept_and_flags_in_metadata_as_torch(tmp_path):
+    # every option is kept as the attribute of its name; the set flags reach the trace metadata
+    opts = dict(record_shapes=True, with_stack=True, with_flops=True, acc_events=True)
+    opts.update(experimental_config=None, custom_trace_id_callback=None)
+    opts["post_processing_timeout_s"] = 2.5
+
+    def run(lib, path):
+        with lib.profiler.profile(**opts) as prof:
+            lib.ones(2) * 2
+        prof.export_chrome_trace(path)
+        names = list(opts) + ["profile_memory", "with_modules", "execution_trace_observer"]
+        data = json.loads(open(path).read())
+        flags = {k: v for k, v in data.items() if k in names}
+        return {n: getattr(prof, n) for n in names}, flags, sorted(map(str, prof.activities))
+
+    assert run(ember, str(tmp_path / "e.json")) == run(torch, str(tmp_path / "t.json"))
+
+
+@pytest.mark.parametrize("use_gzip", [False, True])
+def test_tensorboard_trace_handler_default_name_as_torch(tmp_path, use_gzip):
+    import socket
+
+    def files(lib):
+        out = tmp_path / lib.__name__
+        handler = lib.profiler.tensorboard_trace_handler(str(out), use_gzip=use_gzip)
+        for _ in range(2):  # the default worker name is the same for every trace
+            with lib.profiler.profile(on_trace_ready=handler):
+                lib.ones(2) + 1
+        return sorted(os.listdir(out))
+
+    ext = r"\.pt\.trace\.json" + (r"\.gz" if use_gzip else "")
+    pattern = re.escape(f"{socket.gethostname()}_{os.getpid()}") + r"\.\d+" + ext
+    for lib in (ember, torch):
+        names = files(lib)
+        assert len(names) == 2 and all(re.fullmatch(pattern, n) for n in names), names
+
+
 # ------------------------------------------------------------------------------ CUDA, legacy API
 
 
