@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
-from ember.nn.modules.utils import _fields, _functional
+from ember.nn.modules.utils import _constants_repr, _functional
 
 __all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
@@ -24,8 +24,7 @@ class _DropoutNd(Module):
         self.p = p
         self.inplace = inplace
 
-    def extra_repr(self) -> str:
-        return _fields(self, "p", "inplace")
+    extra_repr = _constants_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return self._fn(input, p=self.p, training=self.training, inplace=self.inplace)

@@ -53,6 +53,11 @@ def _fields(module, *names: str, bare: int = 0) -> str:
     )
 
 
+def _constants_repr(module) -> str:
+    """``extra_repr`` of a layer whose repr lists its ``__constants__``, as ``name=value``."""
+    return _fields(module, *type(module).__constants__)
+
+
 def _reverse_repeat_tuple(t, n: int) -> tuple:
     """Reverse ``t`` and repeat each element ``n`` times (conv padding to ``F.pad`` order)."""
     return tuple(x for x in reversed(t) for _ in range(n))
