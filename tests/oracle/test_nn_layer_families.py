@@ -92,7 +92,21 @@ FAMILY = [
     "Dropout(0.3)",
     "Dropout2d()",
     "Dropout3d(0.1)",
+    "LeakyReLU(0.2)",
+    "Hardtanh(-2.0, 3.0)",
+    "ReLU6()",
+    "RReLU(0.1, 0.3)",
+    "Softplus(2.0, 5.0)",
+    "GELU('tanh')",
+    "Tanhshrink()",
+    "Softsign()",
+    "GLU()",
 ]
+
+
+# (not listed: Threshold and LogSigmoid, which torch's mode sees as its private ``_threshold``
+# and builtin ``log_sigmoid``; Softmax/Softmin/LogSoftmax, where torch's functions add
+# ``dtype=None``; the alpha dropouts and the losses, whose torch functions add their defaults)
 
 
 @pytest.mark.parametrize("spec", FAMILY)
@@ -110,6 +124,12 @@ SCRIPTED = [
     ("LogSoftmax(0)", (2, 3)),
     ("Hardswish()", (2, 3)),
     ("Dropout(0.3)", (2, 3)),
+    ("LeakyReLU(0.2)", (2, 3)),
+    ("Hardtanh(-0.5, 0.5)", (2, 3)),
+    ("ReLU6()", (2, 3)),
+    ("Threshold(0.1, 20.0)", (2, 3)),
+    ("GLU()", (2, 4)),
+    ("RReLU(0.1, 0.3)", (2, 3)),
     ("AvgPool2d(2)", (1, 2, 6, 6)),
     ("AvgPool1d(3, 2, 1)", (2, 3, 7)),
     ("MaxPool1d(2)", (2, 3, 6)),

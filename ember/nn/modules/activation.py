@@ -48,8 +48,9 @@ __all__ = [
 # nn.functional with them".  Layers with the same arguments share a base (_InplaceOnly,
 # _AlongDim, _Shrink, _ExponentialUnit) that stores them, calls the layer's function
 # (``_fn = _functional("elu")``, looked up in nn.functional at each call) and lists them in the
-# repr (``_shown``); a layer of the family only names its function.  The shared calls pass the
-# hyper-parameters by keyword, the form a __torch_function__ mode sees from torch's functions;
+# repr (``_shown``); a layer of the family only names its function.  Each layer's call passes
+# its hyper-parameters in the form a __torch_function__ mode sees torch's layer make (keywords,
+# except where torch's function is a builtin taking them positionally: shrink, softplus);
 # ember.jit.script compiles ``self._fn(...)`` as the call of that function.
 
 
@@ -150,7 +151,7 @@ class Threshold(_Activation):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value, self.inplace)
+        return F.threshold(input, self.threshold, self.value, inplace=self.inplace)
 
 
 class ReLU(_InplaceOnly):
@@ -178,7 +179,9 @@ class RReLU(_Activation):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return F.rrelu(
+            input, lower=self.lower, upper=self.upper, training=self.training, inplace=self.inplace
+        )
 
 
 class Hardtanh(_Activation):
@@ -212,7 +215,7 @@ class Hardtanh(_Activation):
         assert self.max_val > self.min_val
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return F.hardtanh(input, min_val=self.min_val, max_val=self.max_val, inplace=self.inplace)
 
 
 class ReLU6(Hardtanh):
@@ -297,7 +300,7 @@ class GLU(_Activation):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.glu(input, self.dim)
+        return F.glu(input, dim=self.dim)
 
 
 class GELU(_Activation):
@@ -341,7 +344,7 @@ class LeakyReLU(_Activation):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
+        return F.leaky_relu(input, negative_slope=self.negative_slope, inplace=self.inplace)
 
 
 class LogSigmoid(_Stateless):
