@@ -420,6 +420,19 @@ def test_recording_options_kept_and_flags_in_metadata_as_torch(tmp_path):
     assert run(ember, str(tmp_path / "e.json")) == run(torch, str(tmp_path / "t.json"))
 
 
+def test_legacy_profile_keeps_its_options_as_torch():
+    names = ["record_shapes", "with_flops", "profile_memory", "with_stack", "with_modules"]
+    # (not experimental_config: torch fills in its C++ _ExperimentalConfig, ember keeps None)
+    names += ["use_cpu", "acc_events", "post_processing_timeout_s"]
+    names += ["custom_trace_id_callback", "use_device", "enabled"]
+
+    def kept(lib):
+        p = lib.autograd.profiler.profile(with_flops=True, with_stack=True, acc_events=True)
+        return {n: getattr(p, n) for n in names}
+
+    assert kept(ember) == kept(torch)
+
+
 @pytest.mark.parametrize("use_gzip", [False, True])
 def test_tensorboard_trace_handler_default_name_as_torch(tmp_path, use_gzip):
     import socket
