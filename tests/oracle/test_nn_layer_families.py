@@ -162,6 +162,8 @@ def test_scripted_layer_computes_as_torch(spec, shape):
         ("L1Loss()", 2),
         ("MSELoss(reduction='none')", 2),
         ("SoftMarginLoss()", 2),
+        ("BCELoss()", 2),
+        ("MultiLabelSoftMarginLoss(reduction='none')", 2),
         ("CosineEmbeddingLoss(0.2)", 3),
         ("MarginRankingLoss(0.1, reduction='sum')", 3),
     ],
@@ -176,6 +178,8 @@ def test_scripted_shared_forward_losses_as_torch(spec, n):
             args = (a[:, 0].copy(), b[:, 0].copy(), label)
         elif n == 3:
             args = (a, b, label)
+        elif spec.startswith(("BCE", "MultiLabel")):
+            args = (1 / (1 + np.exp(-a)), (b > 0).astype(np.float64))
         else:
             args = (a, np.sign(b) if spec.startswith("Soft") else b)
         out.append(scripted(*[lib.from_numpy(v) for v in args]).numpy())

@@ -45,8 +45,8 @@ class _Loss(Module):
         self.reduction = legacy_reduction(size_average, reduce) if legacy else reduction
 
 
-# Losses whose only option is the reduction, and the two margin losses of a pair of inputs,
-# share their forward: the layer names its nn.functional function (``_fn``).
+# Losses whose only options are the reduction (and a weight), and the two margin losses of a
+# pair of inputs, share their forward: the layer names its nn.functional function (``_fn``).
 
 
 class _ReducedLoss(_Loss):
@@ -177,13 +177,17 @@ class MSELoss(_ReducedLoss):
     _fn = _functional("mse_loss")
 
 
-class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities."""
-
+class _WeightedReducedLoss(_WeightedLoss):
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+        return self._fn(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCELoss(_WeightedReducedLoss):
+    """Binary cross entropy of probabilities."""
+
+    _fn = _functional("binary_cross_entropy")
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -224,15 +228,10 @@ class HingeEmbeddingLoss(_Loss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_WeightedLoss):
+class MultiLabelSoftMarginLoss(_WeightedReducedLoss):
     """Multi-label one-versus-all logistic loss."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_soft_margin_loss(
-            input, target, weight=self.weight, reduction=self.reduction
-        )
+    _fn = _functional("multilabel_soft_margin_loss")
 
 
 class SmoothL1Loss(_Loss):
