@@ -433,6 +433,24 @@ def test_legacy_profile_keeps_its_options_as_torch():
     assert kept(ember) == kept(torch)
 
 
+def test_function_event_keeps_its_arguments_as_torch():
+    kw = dict(id=3, name="aten::mul", thread=7, start_us=10, end_us=25, overload_name="Tensor")
+    kw.update(input_shapes=[[2, 3]], stack=["a.py(1): f"], scope=1, cpu_memory_usage=64)
+    kw.update(is_async=False, sequence_nr=5, node_id=2, flops=12, trace_name="mul")
+    fields = list(kw) + ["device_memory_usage", "is_remote", "device_index", "is_legacy"]
+    fields += ["fwd_thread", "use_device", "kwinputs", "concrete_inputs", "is_user_annotation"]
+    fields += ["device_resource_id", "count", "kernels", "cpu_children", "cpu_parent"]
+    fields.remove("start_us")
+    fields.remove("end_us")
+
+    def kept(lib):
+        ev = lib.autograd.profiler_util.FunctionEvent(**kw)
+        out = {f: getattr(ev, f) for f in fields}
+        return out, (ev.time_range.start, ev.time_range.end), str(ev.device_type)
+
+    assert kept(ember) == kept(torch)
+
+
 @pytest.mark.parametrize("use_gzip", [False, True])
 def test_tensorboard_trace_handler_default_name_as_torch(tmp_path, use_gzip):
     import socket
