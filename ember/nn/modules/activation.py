@@ -91,7 +91,8 @@ class _AlongDim(_Activation):
         self.__dict__.setdefault("dim", None)
 
     def forward(self, input: Tensor) -> Tensor:
-        # the level that puts a missing-dim warning at the frame calling the layer
+        # _stacklevel as torch's layers pass it (a __torch_function__ mode sees it; ember's
+        # softmax functions do not read it: their missing-dim warning has its own level)
         return self._fn(input, dim=self.dim, _stacklevel=5)
 
 
