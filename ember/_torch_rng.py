@@ -27,6 +27,9 @@ and cos, ember NumPy's).
 
 Everything here takes the generator (for its bit generator and normal cache) and returns
 NumPy arrays of ``n`` elements in the order torch fills a contiguous tensor.
+
+Credit (see NOTICE): the sampling transformations are PyTorch's (BSD 3-Clause), its float32
+log/sin/cos the Cephes polynomials it uses (Stephen L. Moshier, BSD licence).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ search criterion D(6), the table torch compiles in; stored in ``_sobol_direction
 as SciPy ships it), Gray-code order (each point XORs one direction number into the previous
 one, vectorised as a cumulative XOR), Owen's linear matrix scrambling with the matrices and
 shift drawn from ember's generator exactly as torch draws them (so a seed gives torch's points).
+
+Credit (see NOTICE): the direction numbers are S. Joe and F. Y. Kuo's (BSD-style licence).
 """
 
 from __future__ import annotations

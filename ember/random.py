@@ -224,12 +224,9 @@ class Generator:
         return _cpu_device()
 
     def manual_seed(self, seed: int) -> Generator:
-        r"""Sets the seed for generating random numbers. Returns this generator.
+        """Seed this generator with ``seed`` and return it.
 
-        Args:
-            seed (int): The desired seed. Value must be within the inclusive range
-                ``[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]``; negative seeds are
-                taken modulo :math:`2^{64}`.
+        ``seed`` is an int from ``-2**63`` to ``2**64 - 1``; a negative one counts modulo 2**64.
         """
         self._reseed(_check_seed(seed))
         return self
@@ -663,13 +660,7 @@ default_generator.seed()
 
 
 def manual_seed(seed: int) -> Generator:
-    r"""Sets the seed for generating random numbers. Returns the default generator.
-
-    Args:
-        seed (int): The desired seed. Value must be within the inclusive range
-            ``[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]``; negative seeds are
-            taken modulo :math:`2^{64}`.
-    """
+    """Seed the default generator with ``seed`` (as ``Generator.manual_seed``) and return it."""
     return default_generator.manual_seed(int(seed))
 
 

@@ -4,6 +4,9 @@ Ports of ATen's ``native/Math.h`` (Cephes): each kernel runs in its input's prec
 or float64, as torch instantiates the template for the tensor's dtype), evaluating the same
 polynomials in the same order; branches are boolean masks, loops that stop per element stop
 per element. Coefficients live in ``special_tables.py``.
+
+Credit (see NOTICE): the algorithms are those of the Cephes Math Library (Copyright
+1984-2000 Stephen L. Moshier, BSD licence), as ATen (PyTorch, BSD 3-Clause) implements them.
 """
 
 from __future__ import annotations

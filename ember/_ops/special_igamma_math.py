@@ -4,6 +4,10 @@ Ports of ATen's ``calc_igamma`` / ``calc_igammac`` (Cephes, with SciPy's asympto
 the input's precision (Hurwitz's zeta, which torch.special.zeta computes with the same
 kernels, lives in special_math.py). Branches are masks; series stop per element as torch's
 loops do.
+
+Credit (see NOTICE): the algorithms of the Cephes Math Library (Copyright 1984-2000
+Stephen L. Moshier, BSD licence) and SciPy's series (BSD 3-Clause), as ATen (PyTorch,
+BSD 3-Clause) implements them.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ single-precision results with fewer passes than the float64 kernels of ``special
 erf and erfc from rational fits (within 1 ulp of the true value), lgamma from Stirling's
 series (the float64 kernel's values, rounded). ``blocked`` runs any elementwise kernel block
 by block, so that its many passes run on data in the CPU's cache.
+
+Credit (see NOTICE): lgamma here rounds ``special_math.lgamma``, whose coefficients are the
+Cephes Math Library (Copyright 1984-2000 Stephen L. Moshier, BSD licence)'s.
 """
 
 from __future__ import annotations

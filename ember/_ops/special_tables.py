@@ -1,5 +1,9 @@
 """Coefficient tables of torch's special-function kernels (ATen's ``native/Math.h``, from
-Cephes): rational and Chebyshev coefficients, highest power first, as torch stores them."""
+Cephes): rational and Chebyshev coefficients, highest power first, as torch stores them.
+
+Credit (see NOTICE): the coefficients are those of the Cephes Math Library (Copyright
+1984-2000 Stephen L. Moshier, BSD licence), as ATen (PyTorch, BSD 3-Clause) uses them.
+"""
 
 # fmt: off
 AIRY_AI_AN = (

@@ -10,7 +10,13 @@ import ember.nn.functional as F
 from ember.distributions import constraints
 from ember.distributions.categorical import _support_column
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import _BinaryOdds, _log1p_exp, _probs_xor_logits, broadcast_all
+from ember.distributions.utils import (
+    _BinaryOdds,
+    _log1p_exp,
+    _logits_with,
+    _probs_xor_logits,
+    broadcast_all,
+)
 
 __all__ = ["Bernoulli"]
 
@@ -62,10 +68,8 @@ class Bernoulli(_BinaryOdds, ExponentialFamily):
             return ember.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         # minus the cross-entropy: x log p + (1 - x) log(1 - p) = -(log(1 + e^logit) - x logit)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = _logits_with(self, value)
         return -(_log1p_exp(logits) - value * logits)
 
     def entropy(self):

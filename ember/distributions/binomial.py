@@ -11,6 +11,7 @@ from ember.distributions.distribution import Distribution
 from ember.distributions.utils import (
     _BinaryOdds,
     _log1p_exp,
+    _logits_with,
     _probs_xor_logits,
     broadcast_all,
 )
@@ -232,9 +233,7 @@ class Multinomial(Distribution):
         return n * self._categorical.entropy() - (n + 1).lgamma() + expected_log_fact
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = _logits_with(self, value)
         # a category of probability 0 contributes nothing when it is not drawn
         logits = logits.masked_fill((value == 0) & (logits == -float("inf")), 0.0)
         weighted = (logits * value).sum(-1)

@@ -16,13 +16,14 @@ from ember._core.tensor import Tensor
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.utils import (
+    _BinaryOdds,
     _log1p_exp,
+    _logits_with,
     _probs_xor_logits,
     broadcast_all,
     clamp_probs,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
 from ember.types import Number, _Number, _size
 
@@ -36,7 +37,7 @@ def _log_odds_against(p):
     return ember.log1p(-p) - ember.log(p)
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryOdds, ExponentialFamily):
     """Creates a continuous Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not
     both)."""
 
@@ -132,11 +133,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return self._closed_or_series(closed, series)
 
     @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self) -> Tensor:
+        # (the logits are _BinaryOdds'; the probability is kept off 0 and 1, the normalizer's poles)
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property
@@ -153,10 +151,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return self.icdf(ember.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         # x log p + (1 - x) log(1 - p) = x logit - log(1 + e^logit)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = _logits_with(self, value)
         return value * logits - _log1p_exp(logits) + self._cont_bern_log_norm()
 
     def cdf(self, value):

@@ -8,7 +8,13 @@ from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import SigmoidTransform
-from ember.distributions.utils import _BinaryOdds, _probs_xor_logits, broadcast_all, clamp_probs
+from ember.distributions.utils import (
+    _BinaryOdds,
+    _logits_with,
+    _probs_xor_logits,
+    broadcast_all,
+    clamp_probs,
+)
 from ember.types import Number, _Number, _size
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
@@ -64,10 +70,8 @@ class LogitRelaxedBernoulli(_BinaryOdds, Distribution):
         return (_logit(u) + _logit(p)) / self.temperature
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         # log t + s - 2 log(1 + e^s), s = logit - t x: the logistic density of t x - logit
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = _logits_with(self, value)
         s = logits - value * self.temperature
         return self.temperature.log() + s - 2 * s.exp().log1p()
 

@@ -9,7 +9,7 @@ from ember.distributions.categorical import Categorical
 from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import ExpTransform
-from ember.distributions.utils import broadcast_all, clamp_probs
+from ember.distributions.utils import _logits_with, clamp_probs
 from ember.types import _size
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
@@ -68,11 +68,9 @@ class ExpRelaxedCategorical(Distribution):
 
     def log_prob(self, value):
         k = self._categorical._num_events
-        if self._validate_args:
-            self._validate_sample(value)
         # Maddison et al. (2017): log (K - 1)! + (K - 1) log t + sum_i log_softmax(s)_i with
         # s = logits - t x
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = _logits_with(self, value)
         t = self.temperature
         s = logits - value * t
         log_norm = ember.full_like(t, float(k)).lgamma() + (k - 1) * t.log()

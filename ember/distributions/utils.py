@@ -128,6 +128,14 @@ def _probs_xor_logits(probs, logits) -> bool:
     return probs is not None
 
 
+def _logits_with(dist, value):
+    """The first step of ``log_prob`` in a family parameterized by ``logits``: ``value``
+    validated (when ``dist`` validates) and broadcast with the logits, as ``(logits, value)``."""
+    if dist._validate_args:
+        dist._validate_sample(value)
+    return broadcast_all(dist.logits, value)
+
+
 class _BinaryOdds:
     """Mixin of the families with one success probability, given as ``probs`` or as log-odds
     ``logits``; the other is derived on first use."""

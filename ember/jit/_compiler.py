@@ -138,6 +138,16 @@ def _class_attrs(cls) -> dict:
     return attrs
 
 
+def _layer_function(obj, name: str) -> bool:
+    """Whether ``obj.<name>`` is a layer's ``nn.functional`` function named by a class attribute
+    ``_fn = _functional("max_pool2d")``: calling it compiles as calling that function."""
+    from ember.nn.modules.utils import _functional
+
+    return isinstance(obj, ember.nn.Module) and isinstance(
+        inspect.getattr_static(type(obj), name, None), _functional
+    )
+
+
 def _py_type(x) -> IR.Type:
     if hasattr(x, "_data"):
         return _T
@@ -1240,7 +1250,11 @@ class _Compiler:
                       ast.IfExp, ast.Constant)
         ):  # fmt: skip
             target = self._resolve(f.value, env)
-            if not (isinstance(f.value, ast.Name) and f.value.id not in env and target is not None):
+            if _layer_function(target, f.attr):
+                pass  # self._fn(...): a call of the nn.functional function it names (below)
+            elif not (
+                isinstance(f.value, ast.Name) and f.value.id not in env and target is not None
+            ):
                 if isinstance(target, (ember.nn.Module,)) or (
                     isinstance(f.value, ast.Name)
                     and f.value.id in env

@@ -37,10 +37,15 @@ def check(ok: bool, message: str) -> None:
         raise ValueError(message)
 
 
-def check_common(lr, eps=None, betas=None, weight_decay=None, differentiable=False) -> None:
-    """Raise torch's errors for an invalid lr, eps, betas or weight decay."""
+def check_lr_size(lr) -> None:
+    """Raise torch's error for a learning rate given as a tensor of more than one element."""
     if hasattr(lr, "numel") and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
+
+
+def check_common(lr, eps=None, betas=None, weight_decay=None, differentiable=False) -> None:
+    """Raise torch's errors for an invalid lr, eps, betas or weight decay."""
+    check_lr_size(lr)
     check(0.0 <= lr, f"Invalid learning rate: {lr}")
     if eps is not None:
         check(0.0 <= eps, f"Invalid epsilon value: {eps}")

@@ -8,7 +8,7 @@ from ember._core.dtype import finfo
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor
 from ember._ops import API
-from ember.optim._single import scalar
+from ember.optim._single import check_lr_size, scalar
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Adafactor"]
@@ -57,8 +57,7 @@ class Adafactor(Optimizer):
         foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        check_lr_size(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:

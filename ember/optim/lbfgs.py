@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from ember._core.grad_mode import enable_grad, no_grad
 from ember._ops import API
+from ember.optim._single import check_lr_size
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["LBFGS"]
@@ -152,8 +153,7 @@ class LBFGS(Optimizer):
         history_size: int = 100,
         line_search_fn: str | None = None,
     ) -> None:
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        check_lr_size(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:

@@ -11,6 +11,7 @@ from ember._core.dtype import bfloat16
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor, _wrap
 from ember._ops import API
+from ember.optim._single import check_lr_size
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
 __all__ = ["Muon"]
@@ -91,8 +92,7 @@ class Muon(Optimizer):
         ns_steps: int = DEFAULT_NS_STEPS,
         adjust_lr_fn: str | None = None,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        check_lr_size(lr)
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:

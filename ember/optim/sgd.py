@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ember._core.tensor import Tensor
-from ember.optim._single import ElementwiseOptimizer, _zeros_like
+from ember.optim._single import ElementwiseOptimizer, _zeros_like, check_lr_size
 from ember.optim._single import functional_step as _functional_step
 from ember.optim.optimizer import Optimizer  # noqa: F401  (torch.optim.sgd.Optimizer)
 
@@ -17,8 +17,7 @@ _FRESH, _LATER = ((), (0,)), ((), (2,))  # the momentum buffer's bumps (none, or
 
 
 def _check_lr(lr) -> None:
-    if hasattr(lr, "numel") and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
+    check_lr_size(lr)
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from ember._core.grad_mode import enable_grad
 from ember._core.tensor import Tensor
 from ember._ops import API
+from ember.optim._single import check_lr_size
 from ember.optim.optimizer import Optimizer, _no_grad_step
 
 __all__ = ["SparseAdam"]
@@ -31,8 +32,7 @@ class SparseAdam(Optimizer):
         eps: float = 1e-8,
         maximize: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        check_lr_size(lr)
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:

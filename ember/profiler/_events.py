@@ -123,6 +123,37 @@ class Interval:
         return self.end - self.start
 
 
+# the constructor arguments a FunctionEvent keeps as given, each as the attribute of its name
+_GIVEN_FIELDS = (
+    "id",
+    "node_id",
+    "name",
+    "overload_name",
+    "trace_name",
+    "thread",
+    "fwd_thread",
+    "input_shapes",
+    "concrete_inputs",
+    "kwinputs",
+    "stack",
+    "scope",
+    "use_device",
+    "cpu_memory_usage",
+    "device_memory_usage",
+    "is_async",
+    "is_remote",
+    "sequence_nr",
+    "device_type",
+    "device_index",
+    "is_legacy",
+    "flops",
+    "is_user_annotation",
+    "input_dtypes",
+    "structured_input_shapes",
+    "structured_input_strides",
+)
+
+
 class FunctionEvent(FormattedTimesMixin):
     """Profiling information about a single function call (an op, a backward node, a range)."""
 
@@ -159,38 +190,15 @@ class FunctionEvent(FormattedTimesMixin):
         structured_input_strides=None,
         **_ignored,
     ):
-        self.id: int = id
-        self.node_id: int = node_id
-        self.name: str = name
-        self.overload_name = overload_name
-        self.trace_name = trace_name
+        given = locals()
+        for field in _GIVEN_FIELDS:
+            setattr(self, field, given[field])
         self.time_range = Interval(start_us, end_us)
-        self.thread: int = thread
-        self.fwd_thread = fwd_thread
         self.kernels: list = []
         self.count: int = 1
         self.cpu_children: list[FunctionEvent] = []
         self.cpu_parent: FunctionEvent | None = None
-        self.input_shapes = input_shapes
-        self.concrete_inputs = concrete_inputs
-        self.kwinputs = kwinputs
-        self.stack: list = stack
-        self.scope: int = scope
-        self.use_device = use_device
-        self.cpu_memory_usage: int = cpu_memory_usage
-        self.device_memory_usage: int = device_memory_usage
-        self.is_async: bool = is_async
-        self.is_remote: bool = is_remote
-        self.sequence_nr: int = sequence_nr
-        self.device_type = device_type
-        self.device_index: int = device_index
         self.device_resource_id = thread if device_resource_id is None else device_resource_id
-        self.is_legacy: bool = is_legacy
-        self.flops = flops
-        self.is_user_annotation = is_user_annotation
-        self.input_dtypes = input_dtypes
-        self.structured_input_shapes = structured_input_shapes
-        self.structured_input_strides = structured_input_strides
         self.self_cpu_percent = -1
         self.total_cpu_percent = -1
         self.total_device_percent = -1

@@ -17,6 +17,20 @@ def is_profiler_enabled() -> bool:
     return bool(_recorder.ACTIVE)
 
 
+# the options a profile keeps as given, each as the attribute of its name
+_KEPT = (
+    "with_flops",
+    "profile_memory",
+    "with_stack",
+    "with_modules",
+    "use_cpu",
+    "acc_events",
+    "experimental_config",
+    "custom_trace_id_callback",
+    "post_processing_timeout_s",
+)
+
+
 class profile:
     """Context manager that records the ops, backward nodes and ``record_function`` ranges run
     inside it; read them with ``key_averages()``, ``table()``, ``function_events``,
@@ -72,16 +86,10 @@ class profile:
         self._carried: EventList | None = None
         self._needs_processing = False
         self.entered = False
-        self.record_shapes = record_shapes or with_flops
-        self.with_flops = with_flops
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_modules = with_modules
-        self.use_cpu = use_cpu
-        self.acc_events = acc_events
-        self.experimental_config = experimental_config
-        self.custom_trace_id_callback = custom_trace_id_callback
-        self.post_processing_timeout_s = post_processing_timeout_s
+        self.record_shapes = record_shapes or with_flops  # FLOPs are counted from shapes
+        given = locals()
+        for option in _KEPT:
+            setattr(self, option, given[option])
         self.trace_id = ""
         self._recorder = None
         if not use_cpu and not use_kineto:

@@ -58,6 +58,19 @@ def _parse_activities(activities) -> tuple[set, dict]:
     return parsed, filters
 
 
+# The recording options both profilers take (keyword-only): each is kept as the attribute of
+# its name. ``_FLAGS`` are the ones a window passes on to its autograd-level profile and, when
+# set, writes to the trace's metadata as "1" (in this order).
+_FLAGS = ("profile_memory", "with_stack", "record_shapes", "with_modules", "with_flops")
+_OPTIONS = _FLAGS + (
+    "experimental_config",
+    "execution_trace_observer",
+    "acc_events",
+    "custom_trace_id_callback",
+    "post_processing_timeout_s",
+)
+
+
 class _KinetoProfile:
     """The profiler without a schedule: ``start()`` / ``stop()`` one window, then read it."""
 
@@ -76,20 +89,12 @@ class _KinetoProfile:
         custom_trace_id_callback=None,
         post_processing_timeout_s: float | None = None,
     ) -> None:
-        if activities is not None:
-            self.activities, self.activity_filters = _parse_activities(activities)
-        else:
-            self.activities, self.activity_filters = supported_activities(), {}
-        self.record_shapes = record_shapes
-        self.with_flops = with_flops
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_modules = with_modules
-        self.experimental_config = experimental_config
-        self.execution_trace_observer = execution_trace_observer
-        self.acc_events = acc_events
-        self.custom_trace_id_callback = custom_trace_id_callback
-        self.post_processing_timeout_s = post_processing_timeout_s
+        options = locals()
+        for name in _OPTIONS:
+            setattr(self, name, options[name])
+        self.activities, self.activity_filters = (
+            (supported_activities(), {}) if activities is None else _parse_activities(activities)
+        )
         self.profiler: _profile.profile | None = None
         self.use_device = None
         for act, dev in (
@@ -129,19 +134,15 @@ class _KinetoProfile:
             self.profiler = _profile.profile(
                 use_cpu=ProfilerActivity.CPU in self.activities,
                 use_device=self.use_device,
-                record_shapes=self.record_shapes,
-                with_flops=self.with_flops,
-                profile_memory=self.profile_memory,
-                with_stack=self.with_stack,
-                with_modules=self.with_modules,
                 use_kineto=True,
                 acc_events=self.acc_events,
+                **{flag: getattr(self, flag) for flag in _FLAGS},
             )
         self.profiler._prepare_trace()
 
     def start_trace(self) -> None:
         self._window("starting trace")._start_trace()
-        for flag in ("profile_memory", "with_stack", "record_shapes", "with_modules", "with_flops"):
+        for flag in _FLAGS:
             if getattr(self, flag):
                 self.add_metadata_json(flag, "1")
         for k, v in self.preset_metadata.items():
@@ -275,12 +276,12 @@ def tensorboard_trace_handler(
                 os.makedirs(dir_name, exist_ok=True)
             except Exception as e:
                 raise RuntimeError("Can't create directory: " + dir_name) from e
-        if not worker_name:
-            worker_name = f"{socket.gethostname()}_{os.getpid()}"
-        file_name = f"{worker_name}.{time.time_ns()}.pt.trace.json"
-        if use_gzip:
-            file_name += ".gz"
-        prof.export_chrome_trace(os.path.join(dir_name, file_name))
+        # the default worker name is fixed by the first trace written
+        worker_name = worker_name or "_".join((socket.gethostname(), str(os.getpid())))
+        ext = "pt.trace.json.gz" if use_gzip else "pt.trace.json"
+        prof.export_chrome_trace(
+            os.path.join(dir_name, ".".join((worker_name, str(time.time_ns()), ext)))
+        )
 
     return handler_fn
 
@@ -335,19 +336,8 @@ class profile(_KinetoProfile):
                 chosen.discard(ProfilerActivity.CUDA)
         if not chosen:
             raise AssertionError("No valid profiler activities found")
-        super().__init__(
-            activities=activities,
-            record_shapes=record_shapes,
-            profile_memory=profile_memory,
-            with_stack=with_stack,
-            with_flops=with_flops,
-            with_modules=with_modules,
-            experimental_config=experimental_config,
-            execution_trace_observer=execution_trace_observer,
-            acc_events=acc_events,
-            custom_trace_id_callback=custom_trace_id_callback,
-            post_processing_timeout_s=post_processing_timeout_s,
-        )
+        options = locals()
+        super().__init__(activities=activities, **{name: options[name] for name in _OPTIONS})
         if schedule:
             self.schedule = schedule
             self.record_steps = True

@@ -903,3 +903,43 @@ def test_distribution_base_checks():
         assert "probs" not in d.__dict__
         e = D.Normal(lib.zeros(2), lib.ones(2)).expand((3, 2))
         assert tuple(e.loc.shape) == (3, 2) and e._validate_args == D.Normal._validate_args
+
+
+@pytest.mark.parametrize(
+    "make,good,bad",
+    [
+        (lambda D, t: D.Bernoulli(logits=t([0.3, -1.0])), [1.0, 0.0], [0.5, 1.0]),
+        (lambda D, t: D.Binomial(5, logits=t([0.3, -1.0])), [2.0, 5.0], [6.0, 1.0]),
+        (lambda D, t: D.ContinuousBernoulli(logits=t([0.3, -1.0])), [0.2, 0.9], [1.5, 0.1]),
+        (
+            lambda D, t: D.RelaxedBernoulli(t(0.5), logits=t([0.3, -1.0])),
+            [0.2, 0.9],
+            [-0.5, 0.1],
+        ),
+        (  # (its support is every real vector: nothing to reject)
+            lambda D, t: D.relaxed_categorical.ExpRelaxedCategorical(
+                t(0.5), logits=t([0.3, -1.0, 0.2])
+            ),
+            [-1.0, -0.7, -1.6],
+            None,
+        ),
+    ],
+)
+def test_logits_families_log_prob_and_validation_as_torch(make, good, bad):
+    # log_prob of the logits-parameterized families: values broadcast with the logits, and a
+    # value outside the support raises torch's error when validating
+    import torch
+    import torch.distributions as TD
+
+    import ember.distributions as ED
+
+    for lib, D in ((ember, ED), (torch, TD)):
+        d = make(D, lambda v, lib=lib: lib.tensor(v, dtype=lib.float64))
+        lp = d.log_prob(lib.tensor(good, dtype=lib.float64)).numpy()
+        if lib is ember:
+            want = lp
+        else:
+            np.testing.assert_allclose(want, lp, rtol=1e-12)
+        if bad is not None:
+            with pytest.raises(ValueError, match="support"):
+                d.log_prob(lib.tensor(bad, dtype=lib.float64))

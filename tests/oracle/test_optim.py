@@ -480,3 +480,18 @@ def test_random_hyperparameters_match_torch(name, lr, wd, momentum, flag, maximi
     _run(eo, ep, ember, gs)
     _run(to, tp, torch, gs)
     _assert_params(ep, tp, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name", ["SGD", "LBFGS", "Adafactor", "Muon", "SparseAdam", "Adam", "AdamW", "RMSprop"]
+)
+def test_tensor_lr_of_several_elements_raises_as_torch(name):
+    def build(lib):
+        params = [lib.nn.Parameter(lib.ones(2, 2))]
+        return getattr(lib.optim, name)(params, lr=lib.tensor([0.1, 0.2]))
+
+    with pytest.raises(ValueError) as want:
+        build(torch)
+    with pytest.raises(ValueError) as got:
+        build(ember)
+    assert str(got.value) == str(want.value)

@@ -402,6 +402,74 @@ def test_tensorboard_trace_handler_writes_files(tmp_path):
     assert names == ["ProfilerStep#1", "aten::mul"]
 
 
+def test_recording_options_kept_and_flags_in_metadata_as_torch(tmp_path):
+    # every option is kept as the attribute of its name; the set flags reach the trace metadata
+    opts = dict(record_shapes=True, with_stack=True, with_flops=True, acc_events=True)
+    opts.update(experimental_config=None, custom_trace_id_callback=None)
+    opts["post_processing_timeout_s"] = 2.5
+
+    def run(lib, path):
+        with lib.profiler.profile(**opts) as prof:
+            lib.ones(2) * 2
+        prof.export_chrome_trace(path)
+        names = list(opts) + ["profile_memory", "with_modules", "execution_trace_observer"]
+        data = json.loads(open(path).read())
+        flags = {k: v for k, v in data.items() if k in names}
+        return {n: getattr(prof, n) for n in names}, flags, sorted(map(str, prof.activities))
+
+    assert run(ember, str(tmp_path / "e.json")) == run(torch, str(tmp_path / "t.json"))
+
+
+def test_legacy_profile_keeps_its_options_as_torch():
+    names = ["record_shapes", "with_flops", "profile_memory", "with_stack", "with_modules"]
+    # (not experimental_config: torch fills in its C++ _ExperimentalConfig, ember keeps None)
+    names += ["use_cpu", "acc_events", "post_processing_timeout_s"]
+    names += ["custom_trace_id_callback", "use_device", "enabled"]
+
+    def kept(lib):
+        p = lib.autograd.profiler.profile(with_flops=True, with_stack=True, acc_events=True)
+        return {n: getattr(p, n) for n in names}
+
+    assert kept(ember) == kept(torch)
+
+
+def test_function_event_keeps_its_arguments_as_torch():
+    kw = dict(id=3, name="aten::mul", thread=7, start_us=10, end_us=25, overload_name="Tensor")
+    kw.update(input_shapes=[[2, 3]], stack=["a.py(1): f"], scope=1, cpu_memory_usage=64)
+    kw.update(is_async=False, sequence_nr=5, node_id=2, flops=12, trace_name="mul")
+    fields = list(kw) + ["device_memory_usage", "is_remote", "device_index", "is_legacy"]
+    fields += ["fwd_thread", "use_device", "kwinputs", "concrete_inputs", "is_user_annotation"]
+    fields += ["device_resource_id", "count", "kernels", "cpu_children", "cpu_parent"]
+    fields.remove("start_us")
+    fields.remove("end_us")
+
+    def kept(lib):
+        ev = lib.autograd.profiler_util.FunctionEvent(**kw)
+        out = {f: getattr(ev, f) for f in fields}
+        return out, (ev.time_range.start, ev.time_range.end), str(ev.device_type)
+
+    assert kept(ember) == kept(torch)
+
+
+@pytest.mark.parametrize("use_gzip", [False, True])
+def test_tensorboard_trace_handler_default_name_as_torch(tmp_path, use_gzip):
+    import socket
+
+    def files(lib):
+        out = tmp_path / lib.__name__
+        handler = lib.profiler.tensorboard_trace_handler(str(out), use_gzip=use_gzip)
+        for _ in range(2):  # the default worker name is the same for every trace
+            with lib.profiler.profile(on_trace_ready=handler):
+                lib.ones(2) + 1
+        return sorted(os.listdir(out))
+
+    ext = r"\.pt\.trace\.json" + (r"\.gz" if use_gzip else "")
+    pattern = re.escape(f"{socket.gethostname()}_{os.getpid()}") + r"\.\d+" + ext
+    for lib in (ember, torch):
+        names = files(lib)
+        assert len(names) == 2 and all(re.fullmatch(pattern, n) for n in names), names
+
+
 # ------------------------------------------------------------------------------ CUDA, legacy API
 
 

@@ -8,6 +8,7 @@ import ember
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _fields, _functional
 from ember.nn.parameter import Parameter
 
 __all__ = [
@@ -44,11 +45,13 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------------
 # Every activation layer is "keep the constructor arguments, call one function of
-# nn.functional with them".  The constructors of layers with the same arguments are shared
-# (the _InplaceOnly, _AlongDim, _Shrink and _ExponentialUnit bases) and the repr is written
-# once from a row of fields (``_shown``).  ``forward`` stays one explicit line per layer: the
-# exact call (positional or keyword, which function) is what jit.script compiles and what a
-# __torch_function__ mode observes, so it is spelled as torch's layer calls it.
+# nn.functional with them".  Layers with the same arguments share a base (_InplaceOnly,
+# _AlongDim, _Shrink, _ExponentialUnit) that stores them, calls the layer's function
+# (``_fn = _functional("elu")``, looked up in nn.functional at each call) and lists them in the
+# repr (``_shown``); a layer of the family only names its function.  Each layer's call passes
+# its hyper-parameters in the form a __torch_function__ mode sees torch's layer make (keywords,
+# except where torch's function is a builtin taking them positionally: shrink, softplus);
+# ember.jit.script compiles ``self._fn(...)`` as the call of that function.
 
 
 class _Activation(Module):
@@ -56,10 +59,10 @@ class _Activation(Module):
     _shows_inplace = False  # whether the repr ends with "inplace=True" when set
 
     def extra_repr(self) -> str:
-        parts = [f"{name}={getattr(self, name)}" for name in self._shown]
+        shown = _fields(self, *self._shown)
         if self._shows_inplace and self.inplace:
-            parts.append("inplace=True")
-        return ", ".join(parts)
+            return f"{shown}, inplace=True" if shown else "inplace=True"
+        return shown
 
 
 class _InplaceOnly(_Activation):
@@ -69,6 +72,9 @@ class _InplaceOnly(_Activation):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, inplace=self.inplace)
 
 
 class _AlongDim(_Activation):
@@ -84,6 +90,11 @@ class _AlongDim(_Activation):
         super().__setstate__(state)
         self.__dict__.setdefault("dim", None)
 
+    def forward(self, input: Tensor) -> Tensor:
+        # _stacklevel as torch's layers pass it (a __torch_function__ mode sees it; ember's
+        # softmax functions do not read it: their missing-dim warning has its own level)
+        return self._fn(input, dim=self.dim, _stacklevel=5)
+
 
 class _Shrink(_Activation):
     # the shrinkage functions: one ``lambd``, shown bare
@@ -96,6 +107,9 @@ class _Shrink(_Activation):
     def extra_repr(self) -> str:
         return str(self.lambd)
 
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.lambd)
+
 
 class _ExponentialUnit(_Activation):
     # ELU and CELU: a scale ``alpha`` for the negative side
@@ -107,6 +121,9 @@ class _ExponentialUnit(_Activation):
         super().__init__()
         self.alpha = alpha
         self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, alpha=self.alpha, inplace=self.inplace)
 
 
 class _Stateless(_Activation):
@@ -135,7 +152,7 @@ class Threshold(_Activation):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value, self.inplace)
+        return F.threshold(input, self.threshold, self.value, inplace=self.inplace)
 
 
 class ReLU(_InplaceOnly):
@@ -143,8 +160,7 @@ class ReLU(_InplaceOnly):
 
     _shows_inplace = True
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
+    _fn = _functional("relu")
 
 
 class RReLU(_Activation):
@@ -164,7 +180,9 @@ class RReLU(_Activation):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return F.rrelu(
+            input, lower=self.lower, upper=self.upper, training=self.training, inplace=self.inplace
+        )
 
 
 class Hardtanh(_Activation):
@@ -198,7 +216,7 @@ class Hardtanh(_Activation):
         assert self.max_val > self.min_val
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return F.hardtanh(input, min_val=self.min_val, max_val=self.max_val, inplace=self.inplace)
 
 
 class ReLU6(Hardtanh):
@@ -220,8 +238,7 @@ class Sigmoid(_Stateless):
 class Hardsigmoid(_InplaceOnly):
     """Applies ``relu6(x + 3) / 6`` element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardsigmoid(input, self.inplace)
+    _fn = _functional("hardsigmoid")
 
 
 class Tanh(_Stateless):
@@ -236,8 +253,7 @@ class SiLU(_InplaceOnly):
 
     _shows_inplace = True
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input, inplace=self.inplace)
+    _fn = _functional("silu")
 
 
 class Mish(_InplaceOnly):
@@ -245,29 +261,25 @@ class Mish(_InplaceOnly):
 
     _shows_inplace = True
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input, inplace=self.inplace)
+    _fn = _functional("mish")
 
 
 class Hardswish(_InplaceOnly):
     """Applies ``x * relu6(x + 3) / 6`` element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardswish(input, self.inplace)
+    _fn = _functional("hardswish")
 
 
 class ELU(_ExponentialUnit):
     """Applies the exponential linear unit element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha, self.inplace)
+    _fn = _functional("elu")
 
 
 class CELU(_ExponentialUnit):
     """Applies the continuously differentiable exponential linear unit element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha, self.inplace)
+    _fn = _functional("celu")
 
 
 class SELU(_InplaceOnly):
@@ -275,8 +287,7 @@ class SELU(_InplaceOnly):
 
     _shows_inplace = True
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.selu(input, self.inplace)
+    _fn = _functional("selu")
 
 
 class GLU(_Activation):
@@ -290,7 +301,7 @@ class GLU(_Activation):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.glu(input, self.dim)
+        return F.glu(input, dim=self.dim)
 
 
 class GELU(_Activation):
@@ -315,8 +326,7 @@ class GELU(_Activation):
 class Hardshrink(_Shrink):
     """Applies the hard shrinkage function element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
+    _fn = _functional("hardshrink")
 
 
 class LeakyReLU(_Activation):
@@ -335,7 +345,7 @@ class LeakyReLU(_Activation):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
+        return F.leaky_relu(input, negative_slope=self.negative_slope, inplace=self.inplace)
 
 
 class LogSigmoid(_Stateless):
@@ -366,8 +376,7 @@ class Softplus(_Activation):
 class Softshrink(_Shrink):
     """Applies the soft shrinkage function element-wise."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
+    _fn = _functional("softshrink")
 
 
 class PReLU(_Activation):
@@ -416,15 +425,13 @@ class Tanhshrink(_Stateless):
 class Softmin(_AlongDim):
     """Applies softmin along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim, _stacklevel=5)
+    _fn = _functional("softmin")
 
 
 class Softmax(_AlongDim):
     """Applies softmax along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
+    _fn = _functional("softmax")
 
 
 class Softmax2d(_Stateless):
@@ -443,8 +450,7 @@ class Softmax2d(_Stateless):
 class LogSoftmax(_AlongDim):
     """Applies log-softmax along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+    _fn = _functional("log_softmax")
 
 
 def __getattr__(name: str):

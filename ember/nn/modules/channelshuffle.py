@@ -5,6 +5,7 @@ from __future__ import annotations
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _constants_repr
 
 __all__ = ["ChannelShuffle"]
 
@@ -21,5 +22,4 @@ class ChannelShuffle(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.channel_shuffle(input, self.groups)
 
-    def extra_repr(self) -> str:
-        return f"groups={self.groups}"
+    extra_repr = _constants_repr

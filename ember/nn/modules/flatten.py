@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _constants_repr
 
 __all__ = ["Flatten", "Unflatten"]
 
@@ -21,8 +22,7 @@ class Flatten(Module):
     def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+    extra_repr = _constants_repr
 
 
 class Unflatten(Module):
@@ -52,5 +52,4 @@ class Unflatten(Module):
     def forward(self, input: Tensor) -> Tensor:
         return input.unflatten(self.dim, self.unflattened_size)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+    extra_repr = _constants_repr

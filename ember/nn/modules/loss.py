@@ -8,6 +8,7 @@ from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn._functional.loss import legacy_reduction
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _functional
 
 __all__ = [
     "BCELoss",
@@ -44,6 +45,30 @@ class _Loss(Module):
         self.reduction = legacy_reduction(size_average, reduce) if legacy else reduction
 
 
+# Losses whose only options are the reduction (and a weight), and the two margin losses of a
+# pair of inputs, share their forward: the layer names its nn.functional function (``_fn``).
+
+
+class _ReducedLoss(_Loss):
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return self._fn(input, target, reduction=self.reduction)
+
+
+class _PairMarginLoss(_Loss):
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(
+        self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return self._fn(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
 class _WeightedLoss(_Loss):
     def __init__(
         self, weight: Tensor | None = None, size_average=None, reduce=None, reduction="mean"
@@ -53,13 +78,10 @@ class _WeightedLoss(_Loss):
         self.weight: Tensor | None
 
 
-class L1Loss(_Loss):
+class L1Loss(_ReducedLoss):
     """Mean absolute error."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, reduction=self.reduction)
+    _fn = _functional("l1_loss")
 
 
 class NLLLoss(_WeightedLoss):
@@ -149,22 +171,23 @@ class KLDivLoss(_Loss):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class MSELoss(_Loss):
+class MSELoss(_ReducedLoss):
     """Mean squared error."""
 
+    _fn = _functional("mse_loss")
+
+
+class _WeightedReducedLoss(_WeightedLoss):
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return self._fn(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class BCELoss(_WeightedLoss):
+class BCELoss(_WeightedReducedLoss):
     """Binary cross entropy of probabilities."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+    _fn = _functional("binary_cross_entropy")
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -205,15 +228,10 @@ class HingeEmbeddingLoss(_Loss):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_WeightedLoss):
+class MultiLabelSoftMarginLoss(_WeightedReducedLoss):
     """Multi-label one-versus-all logistic loss."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_soft_margin_loss(
-            input, target, weight=self.weight, reduction=self.reduction
-        )
+    _fn = _functional("multilabel_soft_margin_loss")
 
 
 class SmoothL1Loss(_Loss):
@@ -244,13 +262,10 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class SoftMarginLoss(_Loss):
+class SoftMarginLoss(_ReducedLoss):
     """Two-class logistic loss."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.soft_margin_loss(input, target, reduction=self.reduction)
+    _fn = _functional("soft_margin_loss")
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -282,38 +297,16 @@ class CrossEntropyLoss(_WeightedLoss):
         )
 
 
-class CosineEmbeddingLoss(_Loss):
+class CosineEmbeddingLoss(_PairMarginLoss):
     """Cosine similarity loss for pairs labelled 1 (similar) or -1 (dissimilar)."""
 
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(
-        self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+    _fn = _functional("cosine_embedding_loss")
 
 
-class MarginRankingLoss(_Loss):
+class MarginRankingLoss(_PairMarginLoss):
     """``max(0, -y * (x1 - x2) + margin)``."""
 
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(
-        self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"
-    ) -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(
-            input1, input2, target, margin=self.margin, reduction=self.reduction
-        )
+    _fn = _functional("margin_ranking_loss")
 
 
 class TripletMarginLoss(_Loss):
@@ -389,13 +382,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         )
 
 
-class MultiLabelMarginLoss(_Loss):
+class MultiLabelMarginLoss(_ReducedLoss):
     """Multi-class multi-label hinge loss (targets listed first, ended by -1)."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+    _fn = _functional("multilabel_margin_loss")
 
 
 class MultiMarginLoss(_WeightedLoss):

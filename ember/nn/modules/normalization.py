@@ -6,6 +6,7 @@ import ember
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _fields
 from ember.nn.parameter import Parameter
 
 __all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
@@ -174,4 +175,4 @@ class LocalResponseNorm(Module):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+        return _fields(self, *self.__constants__, bare=1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _constants_repr
 
 __all__ = [
     "CircularPad1d",
@@ -58,8 +59,7 @@ class _ConstantPadNd(_PadNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.pad(input, self.padding, "constant", self.value)
 
-    def extra_repr(self) -> str:
-        return f"padding={self.padding}, value={self.value}"
+    extra_repr = _constants_repr
 
 
 class ConstantPad1d(_ConstantPadNd):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _constants_repr
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
@@ -21,8 +22,7 @@ class PixelShuffle(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
+    extra_repr = _constants_repr
 
 
 class PixelUnshuffle(Module):
@@ -37,5 +37,4 @@ class PixelUnshuffle(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.pixel_unshuffle(input, self.downscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
+    extra_repr = _constants_repr

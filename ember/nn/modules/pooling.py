@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
-from ember.nn.modules.utils import _functional, _pair, _single, _triple
+from ember.nn.modules.utils import (
+    _constants_repr,
+    _fields,
+    _functional,
+    _pair,
+    _single,
+    _triple,
+)
 
 __all__ = [
     "MaxPool1d",
@@ -54,10 +61,7 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
+        return _fields(self, "kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
     def forward(self, input: Tensor):
         return self._fn(
@@ -90,7 +94,7 @@ class MaxPool3d(_MaxPoolNd):
 
 
 def _window_repr(self) -> str:
-    return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    return _fields(self, "kernel_size", "stride", "padding")
 
 
 class _MaxUnpoolNd(Module):
@@ -210,7 +214,7 @@ class _AdaptivePoolNd(Module):
         self.output_size = output_size
 
     def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        return _fields(self, "output_size")
 
     def forward(self, input: Tensor) -> Tensor:
         return self._fn(input, self.output_size)
@@ -273,11 +277,7 @@ class _LPPoolNd(Module):
         self.stride = stride
         self.ceil_mode = ceil_mode
 
-    def extra_repr(self) -> str:
-        return (
-            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
-            f"ceil_mode={self.ceil_mode}"
-        )
+    extra_repr = _constants_repr
 
     def forward(self, input: Tensor) -> Tensor:
         return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)

@@ -44,6 +44,20 @@ class _functional:
         return getattr(_functional.module, self.name)
 
 
+def _fields(module, *names: str, bare: int = 0) -> str:
+    """A layer's ``extra_repr``: its attributes ``names`` as ``name=value``, the first ``bare``
+    of them as the value alone (``LocalResponseNorm``'s ``2, alpha=...``)."""
+    return ", ".join(
+        str(getattr(module, n)) if i < bare else f"{n}={getattr(module, n)}"
+        for i, n in enumerate(names)
+    )
+
+
+def _constants_repr(module) -> str:
+    """``extra_repr`` of a layer whose repr lists its ``__constants__``, as ``name=value``."""
+    return _fields(module, *type(module).__constants__)
+
+
 def _reverse_repeat_tuple(t, n: int) -> tuple:
     """Reverse ``t`` and repeat each element ``n`` times (conv padding to ``F.pad`` order)."""
     return tuple(x for x in reversed(t) for _ in range(n))

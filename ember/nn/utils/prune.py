@@ -203,7 +203,7 @@ class BasePruningMethod(ABC):
         try:
             new_mask = method.compute_mask(importance_scores, default_mask=previous_mask)
             module.register_buffer(f"{name}_mask", new_mask)
-            setattr(module, name, method.apply_mask(module))
+            method(module, ())  # the hook's work, once now: module.<name> is the masked tensor
         except Exception:
             if first_time:
                 module.register_parameter(name, module._parameters.pop(f"{name}_orig"))

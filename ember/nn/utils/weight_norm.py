@@ -55,8 +55,8 @@ class WeightNorm:
         magnitude = _norm_except_dim(weight, fn.dim).data
         module.register_parameter(f"{name}_g", Parameter(magnitude))
         module.register_parameter(f"{name}_v", Parameter(weight.data))
-        # a plain attribute from now on, refreshed before every forward
-        setattr(module, name, fn.compute_weight(module))
+        # a plain attribute from now on, refreshed by the hook before every forward (and now)
+        fn(module, ())
         module.register_forward_pre_hook(fn)
         return fn
 
