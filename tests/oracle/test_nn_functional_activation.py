@@ -109,6 +109,27 @@ def test_softmax_dtype_and_implicit_dim():
     np.testing.assert_allclose(e.numpy(), t.numpy())
 
 
+def _implicit_dim_warning_site(lib, name, **kw):
+    import warnings
+
+    fn = getattr(lib.nn.functional, name)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        fn(lib.ones(2, 3), **kw)  # the line torch's warning points at with _stacklevel=3
+    (w,) = got
+    return w.filename, w.lineno
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_implicit_dim_warning_points_at_the_caller(name):
+    # _stacklevel counts frames as torch's: 3 is the caller's line, 4 the caller's caller
+    assert _implicit_dim_warning_site(ember, name) == _implicit_dim_warning_site(torch, name)
+    site = _implicit_dim_warning_site(ember, name)
+    assert site[0] == __file__
+    sites = [_implicit_dim_warning_site(lib, name, _stacklevel=4) for lib in (ember, torch)]
+    assert sites[0] == sites[1]  # (this line)
+
+
 def test_softmax_stable_and_edge():
     big = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 0.0, 1.0]])
     check(lambda lib, x: F(lib).softmax(x, 1), [big])

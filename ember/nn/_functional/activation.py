@@ -684,7 +684,7 @@ def _(ctx, g, dim):
     return np.subtract(gy, out, out=out)
 
 
-def _softmax_prep(name, input, dim, dtype, stacklevel=4):
+def _softmax_prep(name, input, dim, dtype, stacklevel):
     _need_tensor(name, input)
     if dim is None:
         dim = _softmax_dim(name, input.dim(), stacklevel)
@@ -711,19 +711,21 @@ def _type_str(t: Tensor) -> str:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """Return ``exp(x) / sum(exp(x))`` along ``dim`` (computed in ``dtype`` if given)."""
-    input, dim = _softmax_prep("softmax", input, dim, dtype)
+    # ``_stacklevel`` counts frames as torch's does from its softmax (3: the caller); ours adds
+    # _softmax_prep's frame and the composite wrapper's (registry.composite)
+    input, dim = _softmax_prep("softmax", input, dim, dtype, _stacklevel + 2)
     return dispatch(_softmax, (input,), {"dim": dim})
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """Return ``softmax(-input)`` along ``dim``."""
-    input, dim = _softmax_prep("softmin", input, dim, dtype)
+    input, dim = _softmax_prep("softmin", input, dim, dtype, _stacklevel + 1)  # (no wrapper)
     return dispatch(_softmax, (-input,), {"dim": dim})
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """Return ``log(softmax(x))`` along ``dim``, computed stably."""
-    input, dim = _softmax_prep("log_softmax", input, dim, dtype)
+    input, dim = _softmax_prep("log_softmax", input, dim, dtype, _stacklevel + 2)
     return dispatch(_log_softmax, (input,), {"dim": dim})
 
 
