@@ -274,6 +274,16 @@ def test_conv2d_tall_kernel_path(kw, kernel):
     check(lambda lib, x, w, b: F(lib).conv2d(x, w, b, **kw), [x, w, rand(32)], grad_atol=1e-3)
 
 
+@pytest.mark.parametrize("kernel,padding", [((3, 3), (1, 1)), ((5, 3), (3, 1))])
+def test_conv_transpose2d_tall_kernel_path(kernel, padding):
+    # unit stride, 32 output channels, output no larger than the input: the flipped-kernel
+    # convolution, here tall against its padded input (height-major)
+    x, w = rand(2, 6, 4, 9), rand(6, 32, *kernel)
+    assert EF._tall_kernel(kernel[0], 4 + 2 * (kernel[0] - 1 - padding[0]))
+    fn = lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, padding=padding)  # noqa: E731
+    check(fn, [x, w, rand(32)], grad_atol=1e-4)
+
+
 def test_conv2d_tall_kernel_path_double_backward():
     check_double_backward(
         lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding=(1, 2)),

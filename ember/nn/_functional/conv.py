@@ -5,9 +5,11 @@ through a strided view of the padded input, copied once into ``(groups, C/g * pr
 and ONE BLAS product with the weight, then one copy of the output into NCHW. Unit-stride 2-D
 convolutions with enough channels (the bulk of CNN work) skip full im2col: ``_conv2d_rows``
 copies the input once per kernel column and runs one batched GEMM per kernel row straight
-into NCHW. The transposed convolution is the product the other way round followed by a col2im
-scatter in a batch-innermost layout (one long strided add per kernel offset), or, at unit
-stride, a convolution with the flipped kernel. Backward is written with the same op (the
+into NCHW (height-major, ``_conv2d_hrows``, when the kernel is tall against the input, so that
+no products go to rows the crop drops). The transposed convolution is the product the other
+way round followed by a col2im scatter in a batch-innermost layout (one long strided add per
+kernel offset; at unit stride width-major, ``_col2im_wmajor``), or, at unit stride, a
+convolution with the flipped kernel. Backward is written with the same op (the
 input gradient of a convolution is a transposed convolution and vice versa) and with
 ``convolution_weight``, the weight gradient, whose own backward is again two convolutions:
 double backward works.
@@ -357,6 +359,12 @@ def _conv2d_hrows(x, w, padding, b=None) -> np.ndarray:
     return out
 
 
+def _conv2d_unit(x, w, padding, b=None) -> np.ndarray:
+    """A unit-stride, ungrouped 2-D convolution by row shifts, height-major for tall kernels."""
+    tall = _tall_kernel(w.shape[2], x.shape[2] + sum(padding[0]))
+    return (_conv2d_hrows if tall else _conv2d_rows)(x, w, padding, b)
+
+
 def _conv2d_rows_transpose(x, w, padding, output_size):
     """The unit-stride transposed convolution as a convolution with the flipped kernel, or
     None when its padding would be negative."""
@@ -366,7 +374,7 @@ def _conv2d_rows_transpose(x, w, padding, output_size):
     if any(lo < 0 or hi < 0 for lo, hi in pads) or full != tuple(output_size):
         return None
     wf = np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
-    return _conv2d_rows(x, wf, pads)
+    return _conv2d_unit(x, wf, pads)
 
 
 @op(
@@ -392,8 +400,7 @@ def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size,
         if b is not None:
             out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
     elif _rows_apply(x, w.shape[-1], w.shape[0], padding, stride, dilation, groups):
-        tall = _tall_kernel(w.shape[2], x.shape[2] + sum(padding[0]))
-        out = (_conv2d_hrows if tall else _conv2d_rows)(x, w, padding, b)
+        out = _conv2d_unit(x, w, padding, b)
     else:
         out = _conv_forward(x, w, b, stride, padding, dilation, groups)
     return keep_layout_of(out, x, w)  # a channels-last input or weight: channels-last out
