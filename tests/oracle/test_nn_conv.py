@@ -256,6 +256,65 @@ def test_conv2d_rows_path_double_backward():
     )
 
 
+# a kernel tall against its padded input (LeNet's conv2: 5 rows on 14) takes the height-major
+# row shifts (``_conv2d_hrows``, kh GEMMs on column blocks), and the input gradient of such
+# convolutions the width-major col2im (``_col2im_wmajor``)
+TALL = [dict(), dict(padding=1), dict(padding=(2, 0)), dict(padding="same"), dict(padding=(0, 3))]
+
+
+@pytest.mark.parametrize("kw", TALL)
+@pytest.mark.parametrize("kernel", [(5, 5), (5, 3), (4, 2), (3, 6)])
+def test_conv2d_tall_kernel_path(kw, kernel):
+    h = kernel[0] + 1
+    x, w = rand(3, 8, h, 11), rand(32, 8, *kernel)
+    pads = {(): 0, (1,): 2, ((2, 0),): 4, ("same",): kernel[0] - 1, ((0, 3),): 0}
+    hp = h + pads[tuple(kw.values())]
+    assert EF._rows_apply(x, kernel[1], 32, ((0, 0), (0, 0)), (1, 1), (1, 1), 1)
+    assert EF._tall_kernel(kernel[0], hp)
+    check(lambda lib, x, w, b: F(lib).conv2d(x, w, b, **kw), [x, w, rand(32)], grad_atol=1e-3)
+
+
+@pytest.mark.parametrize("kernel,padding", [((3, 3), (1, 1)), ((5, 3), (3, 1))])
+def test_conv_transpose2d_tall_kernel_path(kernel, padding):
+    # unit stride, 32 output channels, output no larger than the input: the flipped-kernel
+    # convolution, here tall against its padded input (height-major)
+    x, w = rand(2, 6, 4, 9), rand(6, 32, *kernel)
+    assert EF._tall_kernel(kernel[0], 4 + 2 * (kernel[0] - 1 - padding[0]))
+    fn = lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, padding=padding)  # noqa: E731
+    check(fn, [x, w, rand(32)], grad_atol=1e-4)
+
+
+def test_conv2d_tall_kernel_path_double_backward():
+    check_double_backward(
+        lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding=(1, 2)),
+        [
+            rand(2, 4, 6, 7, dtype="float64"),
+            rand(32, 4, 5, 3, dtype="float64"),
+            rand(32, dtype="float64"),
+        ],
+    )
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("kw", [dict(), dict(padding=1), dict(padding=(2, 0))])
+@pytest.mark.parametrize("kernel", [(5, 5), (3, 2), (1, 4)])
+def test_conv_transpose2d_wmajor_col2im(groups, kw, kernel):
+    # unit stride, the output much larger than the input or few output channels: col2im
+    ins = [rand(3, 6, 5, 7), rand(6, 8 // groups, *kernel), rand(8)]
+    check(
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, groups=groups, **kw),
+        ins,
+        grad_atol=1e-4,
+    )
+
+
+def test_conv_transpose2d_wmajor_col2im_double_backward():
+    check_double_backward(
+        lambda lib, x, w: F(lib).conv_transpose2d(x, w, padding=1, groups=2),
+        [rand(2, 4, 5, 6, dtype="float64"), rand(4, 3, 4, 3, dtype="float64")],
+    )
+
+
 @pytest.mark.parametrize(
     "kw", [dict(padding=2), dict(stride=2, padding=1), dict(dilation=2), dict(padding="same")]
 )
