@@ -141,6 +141,54 @@ def test_layers_import_only_downward():
     assert not new, "upward imports (see docs/ARCHITECTURE.md, Layers):\n" + report
 
 
+def _module_level_imports(path: Path) -> list[str]:
+    """The ember modules ``path`` imports when it runs (not inside functions)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    todo = list(ast.parse(path.read_text(), str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found += [
+                f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in _modules()
+            ]
+            found.append(target)
+        else:
+            todo += list(ast.iter_child_nodes(node))
+    return [m for m in found if m.startswith("ember.")]
+
+
+def test_importing_a_module_runs_no_package_above_it():
+    """Importing ``a.b.c`` runs ``a/b/__init__.py`` first: a package holding a low module (the
+    core's ``ember.utils.hooks``) must import nothing above that module's layer when it runs."""
+    table = layers()
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        own = layer_of(module, table)
+        parts = module.split(".")
+        for n in range(2, len(parts)):
+            parent = ".".join(parts[:n])
+            init = PACKAGE.parent.joinpath(*parts[:n], "__init__.py")
+            if not init.exists():
+                continue  # a namespace package runs nothing
+            for target in _module_level_imports(init):
+                other = layer_of(target, table)
+                if other is not None and other[1] > own[1]:
+                    bad.append(f"  {module} (layer {own[1]}): {parent} imports {target}")
+    assert not bad, "importing these runs a package above them:\n" + "\n".join(sorted(set(bad)))
+
+
 def test_allowlist_has_no_stale_entries():
     used = {(b[0], b[1]) for b in upward_imports()}
     stale = sorted(set(ALLOWED) - used)

@@ -37,11 +37,9 @@ from typing import Any
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
-from ember._core.tensor import ABOVE as _TENSOR_ABOVE
-from ember._core.tensor import Tensor, _wrap
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.autograd.node import (
+from ember._core.node import (
     FREED_MSG,
     Node,
     SavedTensor,
@@ -49,6 +47,8 @@ from ember.autograd.node import (
     accumulate_node,
     move_retain_hook,
 )
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
+from ember._core.tensor import Tensor, _wrap
 
 # promotion policies
 SAME = "same"  # promote every input to the common dtype (torch's binary ops)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._core.node import Node, _empty_like_layout, edge_of
 from ember._core.tensor import contiguous_format
-from ember.autograd.node import Node, _empty_like_layout, edge_of
 
 
 class CopySlices(Node):

@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
+from ember._core.node import AccumulateGrad, edge_of
 from ember._core.reductions import add_reduce
 from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.autograd.node import AccumulateGrad, edge_of
 
 # ---------------------------------------------------------------------------------------------
 # the public functions

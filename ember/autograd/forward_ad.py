@@ -170,7 +170,7 @@ def _custom_function_jvp(fn_cls, ctx, args: tuple, result):
     forward_saved = ctx.__dict__.get("saved_for_forward")
     kept = (ctx._saved, ctx._had_saved)
     if forward_saved is not None:
-        from ember.autograd.node import SavedTensor
+        from ember._core.node import SavedTensor
 
         ctx._saved = tuple(None if t is None else SavedTensor(t) for t in forward_saved)
         ctx._had_saved = True

@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ember._core.node import Node, edge_of
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.node import Node, edge_of
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from ember._core.node import SAVED_HOOKS, Node, RemovableHandle, _HookDict, add_hook, edge_of
 from ember._core.tensor import Tensor
-from ember.autograd.node import SAVED_HOOKS, Node, RemovableHandle, _HookDict, add_hook, edge_of
 
 __all__ = [
     "Node",

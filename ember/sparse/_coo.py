@@ -52,7 +52,7 @@ class SparseTensor(Tensor):
 
             _register()
             install_dense_methods()
-            from ember.autograd import node
+            from ember._core import node
             from ember.sparse._grad import accumulate
 
             node.SPARSE_ACCUMULATE = accumulate

@@ -5,7 +5,7 @@
 - ``merge_add``: torch's CPU ``add_out_sparse_contiguous``, a merge walk over the two index
   lists that sums the heads when they are equal (so ``s + s`` of the same pattern keeps nnz).
 - ``accumulate``: ``AccumulateGrad`` for a sparse gradient or a sparse ``.grad``, called by
-  ``autograd/node.py`` once a sparse tensor exists (dense-only programs never come here).
+  ``_core/node.py`` once a sparse tensor exists (dense-only programs never come here).
 - ``dense_add_``: ``dense.add_(sparse, alpha=)``; ``install_dense_methods`` puts it (and the
   dense results of ``dense.add/sub(sparse)``) on ``Tensor`` when the first sparse tensor is
   made, so dense-only programs keep the plain methods.
