@@ -27,10 +27,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # the op table reaching up (all inside functions, so nothing runs at import):
     # linalg_compat's deprecated torch.* names forward to the torch.linalg namespace
     ("ember._ops", "ember.linalg"): "linalg_compat._linalg(): the namespace, not its _ops",
-    # backward formulas that call autograd: expand's backward uses the engine's sum_to,
-    # linalg_extra differentiates a composite with autograd.grad, an in-place op on a view
-    # builds autograd's CopySlices node (registry); sum_to and CopySlices belong lower
-    ("ember._ops", "ember.autograd"): "shape: sum_to; linalg_extra: grad; registry: CopySlices",
     # composites written with public functions (numeric_gradient, spectral, distances)
     ("ember._ops", "ember"): "composites call ember.<fn>: should call the _ops modules",
     # torch-level aliases over nn.functional (torch.conv2d, torch.dropout, stft's padding):

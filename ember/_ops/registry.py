@@ -55,6 +55,16 @@ SAME = "same"  # promote every input to the common dtype (torch's binary ops)
 FLOAT = "float"  # as SAME, then integral results become the default float dtype (div, exp)
 COMPARE = "compare"  # as SAME for computing; the result is bool and never differentiable
 
+
+class ABOVE:
+    """What the layers above give the op table, filled when they are imported (the op table
+    imports nothing above it; ``import ember`` imports them all): ``grad``
+    (``ember.autograd.engine``: a backward formula that differentiates a composite of ember
+    ops; a backward runs inside the engine, so it is there)."""
+
+    grad = None
+
+
 # NumPy reports overflow, 0/0 and the like as RuntimeWarnings; torch returns inf/nan silently.
 # Ignore those warnings when raised inside ember's own modules: no per-op cost, and the user's
 # own NumPy code keeps its warnings.
@@ -966,7 +976,7 @@ def _rebase_history(self: Tensor, node: Node) -> None:
         self._requires_grad = True
         move_retain_hook(self, *old)
         return
-    from ember.autograd.copy_slices import CopySlices
+    from ember._ops.copy_slices import CopySlices
 
     vf = self._view_fn
     while vf is not None:
