@@ -74,6 +74,8 @@ from ember.utils.dlpack import from_dlpack, to_dlpack
 from ember import multiprocessing
 from ember import _tensor, _utils, storage  # (how tensors pickle, as torch's)
 from ember import nn
+
+globals().update({k: v for k, v in _API.items() if k not in globals()})  # nn's: torch.conv2d...
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax

@@ -1,6 +1,5 @@
-"""Distances between tensors: ``torch.cdist`` (an op with its own backward, ATen's
-``compute_mode`` choices), and ``torch.cosine_similarity``, ``torch.pairwise_distance``,
-``torch.pdist`` over ``nn.functional`` (imported on first call)."""
+"""``torch.cdist``: an op with its own backward, and ATen's ``compute_mode`` choices
+(``torch.cosine_similarity``, ``pairwise_distance``, ``pdist`` are nn's: nn/_torch_aliases.py)."""
 
 from __future__ import annotations
 
@@ -10,32 +9,6 @@ from ember._core import dtype as D
 from ember._core.tensor import Tensor
 from ember._ops.registry import dispatch, op, publish
 from ember._ops.torch_utilities import _ember
-
-
-def _F():
-    from ember.nn import functional
-
-    return functional
-
-
-# --- distances ----------------------------------------------------------------------------------
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
-    """Return the cosine similarity of ``x1`` and ``x2`` along ``dim``."""
-    return _F().cosine_similarity(x1, x2, dim, eps)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06,
-                      keepdim: bool = False) -> Tensor:  # fmt: skip
-    """Return the ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
-    return _F().pairwise_distance(x1, x2, p, eps, keepdim)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """Return the ``p``-norm distances between the rows of ``input`` (upper triangle)."""
-    return _F().pdist(input, p)
-
 
 _CDIST_MODES = {
     "use_mm_for_euclid_dist_if_necessary": 0,
@@ -135,5 +108,3 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 
 publish(None, cdist, method=False)
-for _fn in (cosine_similarity, pairwise_distance, pdist):
-    publish(None, _fn, method=False)
