@@ -74,8 +74,10 @@ from ember.utils.dlpack import from_dlpack, to_dlpack
 from ember import multiprocessing
 from ember import _tensor, _utils, storage  # (how tensors pickle, as torch's)
 from ember import nn
+from ember import compiler  # torch.compile, published from there
 
-globals().update({k: v for k, v in _API.items() if k not in globals()})  # nn's: torch.conv2d...
+# what nn (torch.conv2d, torch.stft...) and compiler (compile) published into the op table
+globals().update({k: v for k, v in _API.items() if k not in globals()})
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
@@ -196,7 +198,7 @@ _QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x
 # for the core: ``torch.distributions.Normal``, ``import torch.jit`` and ``from torch import
 # vmap`` work as in torch. (A subpackage imported by anything binds itself here as usual.)
 _LAZY_MODULES = frozenset(
-    """_dynamo accelerator ao backends compiler cpu distributed distributions func fx hub jit
+    """_dynamo accelerator ao backends cpu distributed distributions func fx hub jit
     onnx profiler quantization quasirandom signal sparse testing""".split()
 )
 # top-level names defined in a lazy subpackage: name -> module

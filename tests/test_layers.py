@@ -29,11 +29,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ember._ops", "ember.linalg"): "linalg_compat._linalg(): the namespace, not its _ops",
     # composites written with public functions (numeric_gradient, spectral, distances)
     ("ember._ops", "ember"): "composites call ember.<fn>: should call the _ops modules",
-    # torch-level aliases over nn.functional (torch.conv2d, torch.dropout, stft's padding):
-    # issue 19 wants them registered from nn instead
-    ("ember._ops", "ember.nn"): "nn_aliases/distances/spectral/torch_settings over nn",
-    # torch.compile lives in _ops/torch_settings.py (issue 19: move it to compiler/_dynamo)
-    ("ember._ops", "ember._dynamo"): "torch_settings.compile -> _dynamo.eval_frame",
     # autograd's helpers written with public functions (functional.jacobian..., forward_ad's
     # dual ops, gradcheck) and gradcheck's comparison with testing.assert_close
     ("ember.autograd", "ember"): "functional/forward_ad/gradcheck call ember.<fn>",

@@ -1,8 +1,8 @@
 """torch's global switches and entry points that have nothing to switch in NumPy:
 ``set_float32_matmul_precision``, the deterministic-algorithms family, ``set_default_device``,
-``set_warn_always``, interop threads, ``compile`` (ember runs eagerly: the model comes back
-unchanged), ``get_device``, ``set_flush_denormal``, ``set_default_tensor_type``. Settings are
-recorded and reported back, as torch's getters expect.
+``set_warn_always``, interop threads, ``get_device``, ``set_flush_denormal``,
+``set_default_tensor_type``. Settings are recorded and reported back, as torch's getters expect
+(``compile`` is ``ember/compiler``'s).
 """
 
 from __future__ import annotations
@@ -137,47 +137,6 @@ def set_num_interop_threads(num: int) -> None:
     _settings["interop_threads"] = num
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
-            backend="inductor", mode: str | None = None, options: dict | None = None,
-            disable: bool = False):  # fmt: skip
-    """Return ``model`` compiled: a module comes back as an ``OptimizedModule`` (the module is
-    ``_orig_mod``), a function as a function. The first call of each new input signature
-    captures the program (running it eagerly) and generates code for it; later calls whose
-    guards hold run the generated code. Works as ``compile(model)``, ``@compile`` and
-    ``@compile(mode=...)``.
-    """
-    if model is None:
-        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                  mode=mode, options=options, disable=disable)  # fmt: skip
-    if not callable(model):
-        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    if mode is not None and options is not None:
-        raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same time."
-        )
-    if disable:
-        return model
-    import functools
-
-    from ember._dynamo.eval_frame import CompiledFunction, OptimizedModule
-    from ember.nn.modules.module import Module
-
-    if isinstance(model, Module):
-        cf = CompiledFunction(model.__call__, model, fullgraph, backend, options)
-        cf.dynamic = dynamic
-        return OptimizedModule(model, cf)
-    cf = CompiledFunction(model, None, fullgraph, backend, options)
-    cf.dynamic = dynamic
-
-    @functools.wraps(model)
-    def compiled(*args, **kwargs):
-        return cf(*args, **kwargs)
-
-    compiled._torchdynamo_orig_callable = model
-    compiled._ember_compiled = cf
-    return compiled
-
-
 for _fn in (
     set_float32_matmul_precision,
     get_float32_matmul_precision,
@@ -192,7 +151,6 @@ for _fn in (
     is_warn_always_enabled,
     get_num_interop_threads,
     set_num_interop_threads,
-    compile,
 ):
     publish(None, _fn, method=False)
 
