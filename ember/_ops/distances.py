@@ -7,8 +7,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op, publish
-from ember._ops.torch_utilities import _ember
+from ember._ops.registry import API, dispatch, op, publish
 
 _CDIST_MODES = {
     "use_mm_for_euclid_dist_if_necessary": 0,
@@ -62,11 +61,11 @@ def _(ctx, g, p):
 
 def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
     # ATen's _euclidean_dist: one matrix product of padded operands
-    ember = _ember()
     x1_norm = x1.pow(2).sum(-1, keepdim=True)
     x2_norm = x2.pow(2).sum(-1, keepdim=True)
-    x1_ = ember.cat([x1.mul(-2), x1_norm, ember.ones_like(x1_norm)], -1)
-    x2_ = ember.cat([x2, ember.ones_like(x2_norm), x2_norm], -1)
+    cat, ones_like = API["cat"], API["ones_like"]
+    x1_ = cat([x1.mul(-2), x1_norm, ones_like(x1_norm)], -1)
+    x2_ = cat([x2, ones_like(x2_norm), x2_norm], -1)
     return x1_.matmul(x2_.mT).clamp_min_(0).sqrt_()
 
 
@@ -96,10 +95,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    ember = _ember()
     r1, r2 = x1.shape[-2], x2.shape[-2]
     if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
-        batch = ember.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        batch = API["broadcast_shapes"](x1.shape[:-2], x2.shape[:-2])
         m = x1.shape[-1]
         a = x1.expand(*batch, r1, m).reshape(-1, r1, m)
         b = x2.expand(*batch, r2, m).reshape(-1, r2, m)

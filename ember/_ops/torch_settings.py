@@ -11,8 +11,8 @@ import warnings
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
+from ember._core.threads import get_num_threads
 from ember._ops.registry import publish
-from ember._ops.torch_utilities import _ember
 
 # --- global switches: recorded and reported; NumPy has nothing to switch -------------------------
 
@@ -122,7 +122,7 @@ def is_warn_always_enabled() -> bool:
 def get_num_interop_threads() -> int:
     """Return the inter-op thread count (recorded; ember runs ops on the calling thread)."""
     n = _settings["interop_threads"]
-    return n if n is not None else _ember().get_num_threads()
+    return n if n is not None else get_num_threads()
 
 
 def set_num_interop_threads(num: int) -> None:
@@ -198,7 +198,7 @@ def set_default_tensor_type(t) -> None:
         if head != "torch":  # torch imports the dotted name
             raise ModuleNotFoundError(f"No module named '{head}'")
         raise AttributeError(f"module 'torch' has no attribute '{rest}'")
-    _ember().set_default_dtype(getattr(_ember(), _DEFAULT_TENSOR_TYPES[name]))
+    D.set_default_dtype(getattr(D, _DEFAULT_TENSOR_TYPES[name]))
 
 
 _TENSOR_TYPE_NAMES = (
