@@ -24,9 +24,6 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 
 # (importing module prefix, imported module prefix): why it is still there
 ALLOWED: dict[tuple[str, str], str] = {
-    # the op table reaching up (all inside functions, so nothing runs at import):
-    # linalg_compat's deprecated torch.* names forward to the torch.linalg namespace
-    ("ember._ops", "ember.linalg"): "linalg_compat._linalg(): the namespace, not its _ops",
     # torch_utilities' composites call ember.<fn> through _ember() (helper arch2 is splitting
     # that file: its parts should take the functions from registry.API, as distances does)
     ("ember._ops", "ember"): "torch_utilities._ember(): composites call ember.<fn>",
