@@ -38,11 +38,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ember.sparse", "ember"): "_coo/_grad call ember.<fn>",
     # ember.special re-exports softmax/log_softmax from nn.functional
     ("ember.special", "ember.nn"): "special.softmax / log_softmax",
-    # torch.compile's hooks inside nn: dropout declares its random draw to the capture
-    # (rng_kernel), max pooling's indices and batch norm's statistics their array helpers
-    # (array_kernel), Module.compile builds a CompiledFunction; all want a slot filled by _dynamo
-    ("ember.nn", "ember._dynamo"): "rng_kernel (dropout), array_kernel (pooling, batch norm), "
-    "Module.compile",
 }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember._ops.registry import publish
+from ember.nn.modules.module import ABOVE as _MODULE_ABOVE
 
 __all__ = [
     "allow_in_graph",
@@ -67,6 +68,16 @@ def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
 
 
 publish(None, compile, method=False)
+
+
+def _compiled_forward(forward, module, fullgraph: bool, backend, options):
+    # Module.compile's in-place compiled forward (the capture is imported on first use)
+    from ember._dynamo.eval_frame import CompiledFunction
+
+    return CompiledFunction(forward, module, fullgraph, backend, options)
+
+
+_MODULE_ABOVE.compiled_forward = _compiled_forward  # (nn imports nothing above it)
 
 
 def is_compiling() -> bool:
