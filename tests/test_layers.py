@@ -34,10 +34,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # the __torch_function__ protocol wraps the public namespaces (ember, nn.functional) once
     ("ember.overrides", "ember"): "_install_namespaces wraps ember.<fn>",
     ("ember.overrides", "ember.nn"): "_install wraps nn.functional",
-    # sparse tensors are built with public functions; nn's embedding/linear hand them over
-    ("ember.sparse", "ember"): "_coo/_grad call ember.<fn>",
-    # ember.special re-exports softmax/log_softmax from nn.functional
-    ("ember.special", "ember.nn"): "special.softmax / log_softmax",
 }
 
 

@@ -17,14 +17,8 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.registry import API
 from ember.sparse._coo import SparseTensor
-
-
-def _ember():
-    import ember
-
-    return ember
-
 
 # ------------------------------------------------------------------------------ embedding
 
@@ -104,9 +98,8 @@ def merge_add(a: SparseTensor, b: SparseTensor, alpha=1) -> SparseTensor:
     if not (a._vals._data.flags.c_contiguous and b._vals._data.flags.c_contiguous):
         # torch's kernel cannot walk strided values: it concatenates, and coalesces only when
         # nnz outgrows the dense size (setting the result's parts flags it coalesced iff nnz < 2)
-        em = _ember()
         idx = np.concatenate([a._idx, b._idx], axis=1)
-        out = SparseTensor._make(idx, em.cat([a._vals, bv.to(a.dtype)]), a._sshape, False)
+        out = SparseTensor._make(idx, API["cat"]([a._vals, bv.to(a.dtype)]), a._sshape, False)
         if idx.shape[1] > out.numel():
             c = out.coalesce()
             out = SparseTensor._make(c._idx, c._vals, a._sshape, False)
