@@ -27,10 +27,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # torch_utilities' composites call ember.<fn> through _ember() (helper arch2 is splitting
     # that file: its parts should take the functions from registry.API, as distances does)
     ("ember._ops", "ember"): "torch_utilities._ember(): composites call ember.<fn>",
-    # autograd's helpers written with public functions (functional.jacobian..., forward_ad's
-    # dual ops, gradcheck) and gradcheck's comparison with testing.assert_close
-    ("ember.autograd", "ember"): "functional/forward_ad/gradcheck call ember.<fn>",
-    ("ember.autograd", "ember.testing"): "gradcheck -> testing.assert_close",
     # the __torch_function__ protocol wraps the public namespaces (ember, nn.functional) once
     ("ember.overrides", "ember"): "_install_namespaces wraps ember.<fn>",
     ("ember.overrides", "ember.nn"): "_install wraps nn.functional",

@@ -653,7 +653,7 @@ def gradgradcheck(
 def _random_grad_output(out: Tensor, noncontiguous: bool) -> Tensor:
     # torch draws them with make_tensor from the global generator: the same seed, the same
     # grad_outputs, and the same random state afterwards
-    from ember import float64
+    from ember._core.dtype import float64
     from ember.testing import make_tensor
 
     dtype = out.dtype if _is_float_tensor(out) else float64
