@@ -184,7 +184,8 @@ del _dtype_mod
 multiprocessing.init_reductions()  # Parameter and ember's other Tensor subclasses, now defined
 _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
 
-overrides._install_namespaces()  # (last: every public function is in place)
+# (last: every public function is in place)
+overrides._install_namespaces(_importlib.import_module(__name__), nn.functional, nn.init)
 
 # the core classes print as torch's do, <class 'torch.Tensor'>, under ember's name
 for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, type(bfloat16)):

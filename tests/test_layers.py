@@ -27,9 +27,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # torch_utilities' composites call ember.<fn> through _ember() (helper arch2 is splitting
     # that file: its parts should take the functions from registry.API, as distances does)
     ("ember._ops", "ember"): "torch_utilities._ember(): composites call ember.<fn>",
-    # the __torch_function__ protocol wraps the public namespaces (ember, nn.functional) once
-    ("ember.overrides", "ember"): "_install_namespaces wraps ember.<fn>",
-    ("ember.overrides", "ember.nn"): "_install wraps nn.functional",
 }
 
 
