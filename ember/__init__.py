@@ -81,7 +81,7 @@ globals().update({k: v for k, v in _API.items() if k not in globals()})
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
-from ember._ops.tensor_extras import TypedStorage
+from ember._core.storage import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
 from ember import amp, version
 from ember.amp.autocast_mode import (
