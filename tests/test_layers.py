@@ -172,3 +172,30 @@ def test_core_imports_nothing_above_it():
     table = layers()
     assert table["ember._core"] == 0
     assert not [k for k in ALLOWED if k[0] == "ember._core"]
+
+
+_ALONE = """
+import importlib, sys, types
+pkg = types.ModuleType("ember")  # the package without its __init__ (the public namespace)
+pkg.__path__ = [sys.argv[1]]
+sys.modules["ember"] = pkg
+importlib.import_module(sys.argv[2])
+print(" ".join(sorted(m for m in sys.modules if m.startswith("ember."))))
+"""
+
+
+def test_the_op_table_imports_alone_without_autograd_or_nn():
+    # the layers below the engine, run for real: importing the whole op table (and so the
+    # graph's nodes, which dispatch creates) loads no engine, no nn, no compiler
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _ALONE, str(PACKAGE), "ember._ops"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "ember._ops.registry" in out and "ember._core.node" in out
+    above = [m for m in out if m.startswith(("ember.autograd", "ember.nn", "ember._dynamo"))]
+    assert not above, above
