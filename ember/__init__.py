@@ -74,10 +74,14 @@ from ember.utils.dlpack import from_dlpack, to_dlpack
 from ember import multiprocessing
 from ember import _tensor, _utils, storage  # (how tensors pickle, as torch's)
 from ember import nn
+from ember import compiler  # torch.compile, published from there
+
+# what nn (torch.conv2d, torch.stft...) and compiler (compile) published into the op table
+globals().update({k: v for k, v in _API.items() if k not in globals()})
 from ember import optim
 from ember.nn._functional.activation import _log_softmax_method as log_softmax
 from ember.nn._functional.activation import _softmax_method as softmax
-from ember._ops.tensor_extras import TypedStorage
+from ember._core.storage import TypedStorage
 from ember._ops.legacy_types import CPU_TYPES as _CPU_TYPES
 from ember import amp, version
 from ember.amp.autocast_mode import (
@@ -180,7 +184,8 @@ del _dtype_mod
 multiprocessing.init_reductions()  # Parameter and ember's other Tensor subclasses, now defined
 _malloc.tune()  # keep freed array memory mapped for the next array: ember/_core/malloc.py
 
-overrides._install_namespaces()  # (last: every public function is in place)
+# (last: every public function is in place)
+overrides._install_namespaces(_importlib.import_module(__name__), nn.functional, nn.init)
 
 # the core classes print as torch's do, <class 'torch.Tensor'>, under ember's name
 for _cls in (Tensor, Size, dtype, device, finfo, iinfo, layout, memory_format, type(bfloat16)):
@@ -194,7 +199,7 @@ _QUANTIZED_DTYPES = frozenset({"qint8", "quint8", "qint32", "quint4x2", "quint2x
 # for the core: ``torch.distributions.Normal``, ``import torch.jit`` and ``from torch import
 # vmap`` work as in torch. (A subpackage imported by anything binds itself here as usual.)
 _LAZY_MODULES = frozenset(
-    """_dynamo accelerator ao backends compiler cpu distributed distributions func fx hub jit
+    """_dynamo accelerator ao backends cpu distributed distributions func fx hub jit
     onnx profiler quantization quasirandom signal sparse testing""".split()
 )
 # top-level names defined in a lazy subpackage: name -> module

@@ -14,10 +14,9 @@ from collections import OrderedDict
 
 from ember._core import meta as _meta
 from ember._core.layout import layout
-from ember._core.storage import UntypedStorage
+from ember._core.storage import TypedStorage, UntypedStorage
 from ember._core.storage import array_ptr as _ptr
 from ember._core.tensor import ABOVE, Tensor, _rebuild_strided, owner_of
-from ember._ops.tensor_extras import TypedStorage
 from ember._utils import (
     _publish,
     _rebuild_parameter,

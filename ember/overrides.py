@@ -248,9 +248,8 @@ def is_tensor_like(inp) -> bool:
 
 def get_ignored_functions() -> set:
     """The public functions that ``__torch_function__`` cannot override."""
-    import ember
-
-    return {getattr(ember, n) for n in _IGNORED_TORCH if hasattr(ember, n)}
+    torch = NAMESPACES["torch"]
+    return {getattr(torch, n) for n in _IGNORED_TORCH if hasattr(torch, n)}
 
 
 def get_default_nowrap_functions() -> set:
@@ -318,6 +317,10 @@ Tensor._make_subclass = staticmethod(_make_subclass)
 
 # ---------------------------------------------------------------------------------------------
 # installing the protocol: wrappers around the public functions
+
+# the public namespaces the protocol wraps, {torch's name: module}: they sit above this module,
+# so the root package hands them over (``_install_namespaces``, at the end of ``import ember``)
+NAMESPACES: dict = {}
 
 _STATE: dict = {
     "installed": False,
@@ -501,16 +504,17 @@ def _wrap_public(name: str, value):
     return _public(value, f"torch.{name}")
 
 
-def _install_namespaces() -> None:
+def _install_namespaces(torch, functional, init) -> None:
     """Wrap the functions of ``torch``, ``torch.linalg``, ``torch.fft`` and ``torch.special``
     (once, at the end of ``import ember``): these stay wrapped, so that ``torch.mean`` is the
     same object before and after a Tensor subclass appears (``HANDLED_FUNCTIONS =
-    {torch.mean: ...}`` tables of tensor-likes)."""
-    import ember
-
-    _wrap_functions(ember, "torch", _IGNORED_TORCH)
+    {torch.mean: ...}`` tables of tensor-likes). The namespaces sit above this module: the
+    root package hands them over (``torch``, ``torch.nn.functional``, ``torch.nn.init``), and
+    they are kept in ``NAMESPACES``."""
+    NAMESPACES.update({"torch": torch, "torch.nn.functional": functional, "torch.nn.init": init})
+    _wrap_functions(torch, "torch", _IGNORED_TORCH)
     for name in ("linalg", "fft", "special"):
-        _wrap_functions(getattr(ember, name), f"torch.{name}")
+        _wrap_functions(getattr(torch, name), f"torch.{name}")
 
 
 def _install() -> None:
@@ -521,8 +525,6 @@ def _install() -> None:
     if _STATE["installed"]:
         return
     _STATE["installed"] = True
-    import ember.nn.functional
-
     replaced = _STATE["replaced"]
     for name in dir(Tensor):
         if name.startswith("_") and name not in _OPERATORS or name in _IGNORED_TENSOR:
@@ -537,10 +539,8 @@ def _install() -> None:
             replaced.append((Tensor, name, p))
             fget = _public(p.fget, f"torch.Tensor.{name}")
             setattr(Tensor, name, property(fget, p.fset, p.fdel, p.__doc__))
-    replaced += _wrap_functions(ember.nn.functional, "torch.nn.functional")
-    import ember.nn.init
-
-    replaced += _wrap_functions(ember.nn.init, "torch.nn.init", _NOT_INIT)
+    replaced += _wrap_functions(NAMESPACES["torch.nn.functional"], "torch.nn.functional")
+    replaced += _wrap_functions(NAMESPACES["torch.nn.init"], "torch.nn.init", _NOT_INIT)
 
 
 def _uninstall() -> None:
@@ -579,13 +579,12 @@ def _install_modes() -> None:
     _install()
     if _STATE["factories"]:
         return
-    import ember
-
+    torch = NAMESPACES["torch"]
     for name in _FACTORIES:
-        fn = vars(ember).get(name)
+        fn = vars(torch).get(name)
         if type(fn) is types.FunctionType and not hasattr(fn, "_torch_name"):
-            setattr(ember, name, _mode_visible(fn, f"torch.{name}"))
-            _STATE["replaced"].append((ember, name, fn))
+            setattr(torch, name, _mode_visible(fn, f"torch.{name}"))
+            _STATE["replaced"].append((torch, name, fn))
     _STATE["factories"] = True
 
 

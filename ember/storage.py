@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import io
 
-from ember._core.storage import UntypedStorage
-from ember._ops.tensor_extras import TypedStorage
+from ember._core.storage import TypedStorage, UntypedStorage
 
 __all__ = ["TypedStorage", "UntypedStorage"]
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import ember
+from ember._core.node import AccumulateGrad, Node
 from ember.autograd.engine import sum_to
-from ember.autograd.node import AccumulateGrad, Node
 
 
 def leaf(values, dtype=ember.float64):

@@ -34,7 +34,7 @@ def test_every_hook_handle_is_utils_hooks_removable_handle():
         assert isinstance(h, ember.utils.hooks.RemovableHandle), kind
         h.remove()
     assert ember.nn.modules._hooks.RemovableHandle is RemovableHandle
-    assert ember.autograd.node.RemovableHandle is RemovableHandle
+    assert ember._core.node.RemovableHandle is RemovableHandle
 
 
 def test_same_as_torch():

@@ -24,36 +24,9 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 
 # (importing module prefix, imported module prefix): why it is still there
 ALLOWED: dict[tuple[str, str], str] = {
-    # the op table reaching up (all inside functions, so nothing runs at import):
-    # linalg_compat's deprecated torch.* names forward to the torch.linalg namespace
-    ("ember._ops", "ember.linalg"): "linalg_compat._linalg(): the namespace, not its _ops",
-    # backward formulas that call autograd: expand's backward uses the engine's sum_to,
-    # linalg_extra differentiates a composite with autograd.grad, an in-place op on a view
-    # builds autograd's CopySlices node (registry); sum_to and CopySlices belong lower
-    ("ember._ops", "ember.autograd"): "shape: sum_to; linalg_extra: grad; registry: CopySlices",
-    # composites written with public functions (numeric_gradient, spectral, distances)
-    ("ember._ops", "ember"): "composites call ember.<fn>: should call the _ops modules",
-    # torch-level aliases over nn.functional (torch.conv2d, torch.dropout, stft's padding):
-    # issue 19 wants them registered from nn instead
-    ("ember._ops", "ember.nn"): "nn_aliases/distances/spectral/torch_settings over nn",
-    # torch.compile lives in _ops/torch_settings.py (issue 19: move it to compiler/_dynamo)
-    ("ember._ops", "ember._dynamo"): "torch_settings.compile -> _dynamo.eval_frame",
-    # autograd's helpers written with public functions (functional.jacobian..., forward_ad's
-    # dual ops, gradcheck) and gradcheck's comparison with testing.assert_close
-    ("ember.autograd", "ember"): "functional/forward_ad/gradcheck call ember.<fn>",
-    ("ember.autograd", "ember.testing"): "gradcheck -> testing.assert_close",
-    # the __torch_function__ protocol wraps the public namespaces (ember, nn.functional) once
-    ("ember.overrides", "ember"): "_install_namespaces wraps ember.<fn>",
-    ("ember.overrides", "ember.nn"): "_install wraps nn.functional",
-    # sparse tensors are built with public functions; nn's embedding/linear hand them over
-    ("ember.sparse", "ember"): "_coo/_grad call ember.<fn>",
-    # ember.special re-exports softmax/log_softmax from nn.functional
-    ("ember.special", "ember.nn"): "special.softmax / log_softmax",
-    # torch.compile's hooks inside nn: dropout declares its random draw to the capture
-    # (rng_kernel), max pooling's indices and batch norm's statistics their array helpers
-    # (array_kernel), Module.compile builds a CompiledFunction; all want a slot filled by _dynamo
-    ("ember.nn", "ember._dynamo"): "rng_kernel (dropout), array_kernel (pooling, batch norm), "
-    "Module.compile",
+    # torch_utilities' composites call ember.<fn> through _ember() (helper arch2 is splitting
+    # that file: its parts should take the functions from registry.API, as distances does)
+    ("ember._ops", "ember"): "torch_utilities._ember(): composites call ember.<fn>",
 }
 
 
@@ -141,6 +114,54 @@ def test_layers_import_only_downward():
     assert not new, "upward imports (see docs/ARCHITECTURE.md, Layers):\n" + report
 
 
+def _module_level_imports(path: Path) -> list[str]:
+    """The ember modules ``path`` imports when it runs (not inside functions)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    todo = list(ast.parse(path.read_text(), str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found += [
+                f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in _modules()
+            ]
+            found.append(target)
+        else:
+            todo += list(ast.iter_child_nodes(node))
+    return [m for m in found if m.startswith("ember.")]
+
+
+def test_importing_a_module_runs_no_package_above_it():
+    """Importing ``a.b.c`` runs ``a/b/__init__.py`` first: a package holding a low module (the
+    core's ``ember.utils.hooks``) must import nothing above that module's layer when it runs."""
+    table = layers()
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        own = layer_of(module, table)
+        parts = module.split(".")
+        for n in range(2, len(parts)):
+            parent = ".".join(parts[:n])
+            init = PACKAGE.parent.joinpath(*parts[:n], "__init__.py")
+            if not init.exists():
+                continue  # a namespace package runs nothing
+            for target in _module_level_imports(init):
+                other = layer_of(target, table)
+                if other is not None and other[1] > own[1]:
+                    bad.append(f"  {module} (layer {own[1]}): {parent} imports {target}")
+    assert not bad, "importing these runs a package above them:\n" + "\n".join(sorted(set(bad)))
+
+
 def test_allowlist_has_no_stale_entries():
     used = {(b[0], b[1]) for b in upward_imports()}
     stale = sorted(set(ALLOWED) - used)
@@ -151,3 +172,30 @@ def test_core_imports_nothing_above_it():
     table = layers()
     assert table["ember._core"] == 0
     assert not [k for k in ALLOWED if k[0] == "ember._core"]
+
+
+_ALONE = """
+import importlib, sys, types
+pkg = types.ModuleType("ember")  # the package without its __init__ (the public namespace)
+pkg.__path__ = [sys.argv[1]]
+sys.modules["ember"] = pkg
+importlib.import_module(sys.argv[2])
+print(" ".join(sorted(m for m in sys.modules if m.startswith("ember."))))
+"""
+
+
+def test_the_op_table_imports_alone_without_autograd_or_nn():
+    # the layers below the engine, run for real: importing the whole op table (and so the
+    # graph's nodes, which dispatch creates) loads no engine, no nn, no compiler
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _ALONE, str(PACKAGE), "ember._ops"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "ember._ops.registry" in out and "ember._core.node" in out
+    above = [m for m in out if m.startswith(("ember.autograd", "ember.nn", "ember._dynamo"))]
+    assert not above, above

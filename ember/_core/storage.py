@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._core import dtype as D
+
 
 def owner_of(a: np.ndarray) -> np.ndarray:
     """Return the ndarray that owns the memory ``a`` views (the end of its ``.base`` chain)."""
@@ -118,3 +120,79 @@ class UntypedStorage:
         body = "\n".join(f" {v}" for v in self._bytes[:20].tolist())
         more = "\n ..." if self._bytes.size > 20 else ""
         return f"{body}{more}\n[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+
+
+class TypedStorage:
+    """The elements of ``dtype`` behind a tensor, as torch's (deprecated) ``TypedStorage``:
+    a typed window onto the same memory as :meth:`Tensor.untyped_storage`."""
+
+    __slots__ = ("_untyped", "_values", "dtype")
+
+    def __init__(self, tensor):
+        self._untyped = tensor.untyped_storage()
+        self.dtype = tensor.dtype
+        self._values = self._untyped._bytes.view(np.dtype(tensor.dtype.np))
+
+    @classmethod
+    def _of(cls, untyped, dtype) -> TypedStorage:
+        s = object.__new__(cls)
+        s._untyped, s.dtype = untyped, dtype
+        s._values = untyped._bytes.view(np.dtype(dtype.np))
+        return s
+
+    def size(self) -> int:
+        """Return the number of elements."""
+        return self._values.size
+
+    __len__ = size
+
+    def element_size(self) -> int:
+        """Return the size of one element in bytes."""
+        return self._values.itemsize
+
+    def nbytes(self) -> int:
+        """Return the size of the storage in bytes."""
+        return self._values.nbytes
+
+    def data_ptr(self) -> int:
+        """Return the address of the first element."""
+        return self._untyped.data_ptr()
+
+    @property
+    def device(self):
+        return self._untyped.device
+
+    def untyped(self):
+        """Return the underlying untyped storage."""
+        return self._untyped
+
+    def tolist(self) -> list:
+        """Return the elements as a list of Python numbers."""
+        return self._values.tolist()
+
+    def is_shared(self) -> bool:
+        """Return False: this storage object is not in shared memory."""
+        return False
+
+    def is_pinned(self, device=None) -> bool:
+        """Return False: ember memory is ordinary (pageable) host memory."""
+        return False
+
+    def type(self) -> str:
+        """Return the legacy storage class name (``torch.FloatStorage``...)."""
+        return f"torch.{D.scalar_type_name(self.dtype)}Storage"
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        return self._values[i].tolist()
+
+    def __setitem__(self, i, value) -> None:
+        self._values[i] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __repr__(self) -> str:
+        tail = f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
+        return " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + tail

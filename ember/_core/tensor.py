@@ -534,6 +534,20 @@ class Tensor(metaclass=_TensorMeta):
             self._hooks = _HookDict()
         return add_hook(self._hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor) -> None`` to run on a leaf after its ``.grad`` is accumulated;
+        return a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = self._post_acc_hooks = _HookDict()
+        return add_hook(hooks, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
         ABOVE.backward(

@@ -96,7 +96,7 @@ def mark_static(t, index=None) -> None:
 
 def optimize(backend="inductor", *, nopython: bool = False, **kwargs):
     """Return a decorator compiling its function (``torch._dynamo.optimize``)."""
-    from ember._ops.torch_settings import compile
+    from ember.compiler import compile
 
     return lambda fn: compile(fn, backend=backend, fullgraph=nopython)
 

@@ -23,8 +23,10 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.grad_mode import STATE
-from ember._core.tensor import Tensor
+from ember._core.tensor import Tensor, _wrap
 from ember._ops import registry as R
+from ember._ops.array_kernels import ABOVE as _KERNELS_ABOVE
+from ember._ops.array_kernels import ACTIVE, array_kernel, rng_kernel  # noqa: F401
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -280,73 +282,42 @@ class Recorder:
 # same stream: the numbers equal eager's for the same seed)
 
 
-def rng_kernel(fn):
-    """Decorate ``fn(input: Tensor, *consts) -> tuple of arrays`` drawing from the default
-    generator: a capture records the call as a kernel returning those arrays."""
-
-    def kernel(x_arr, *consts):
-        from ember._core.tensor import _wrap
-
-        return fn(_wrap(x_arr), *consts)
-
-    kernel.__name__ = fn.__name__
-    kernel.draws = True  # running it advances the generator (never run it to verify)
-
-    def wrapper(input, *consts):
-        rec = ACTIVE[-1] if ACTIVE else None
-        if rec is None or rec.depth or rec.failure is not None:
-            return fn(input, *consts)
-        before = _rng_state()
-        if before != rec.rng_expected:
-            rec.failure = "random numbers drawn outside the op table"
-        arrays = fn(input, *consts)
-        rec.rng_expected = _rng_state()
-        from ember._core.tensor import _wrap
-
-        outs = [rec.new_value("op", _wrap(a)) for a in arrays]
-        call = Call(None, kernel, [rec.value_of(input), *consts], {}, outs, multi=True)
-        call.label = fn.__name__
-        rec.calls.append(call)
-        return arrays
-
-    wrapper.__wrapped__ = fn
-    return wrapper
+def _record_rng(fn, kernel, input, consts):
+    # array_kernels.rng_kernel's call while a capture runs
+    rec = ACTIVE[-1]
+    if rec.depth or rec.failure is not None:
+        return fn(input, *consts)
+    before = _rng_state()
+    if before != rec.rng_expected:
+        rec.failure = "random numbers drawn outside the op table"
+    arrays = fn(input, *consts)
+    rec.rng_expected = _rng_state()
+    outs = [rec.new_value("op", _wrap(a)) for a in arrays]
+    call = Call(None, kernel, [rec.value_of(input), *consts], {}, outs, multi=True)
+    call.label = fn.__name__
+    rec.calls.append(call)
+    return arrays
 
 
-def array_kernel(fn=None, *, effects: bool = False):
-    """Decorate ``fn(*arrays_and_consts) -> array or tuple of arrays``, a helper computing on
-    arrays outside the op table (max-pool's indices, batch norm's statistics): called with
-    Tensors in place of the arrays, it runs ``fn`` on their data, and a capture records the
-    call as one kernel whose results later ops read. ``effects``: ``fn`` also writes into
-    its inputs' data (batch norm's running statistics), so the compiled code runs it exactly
-    once per call, as eager does."""
+def _record_arrays(fn, args):
+    # array_kernels.array_kernel's call while a capture runs
+    rec = ACTIVE[-1]
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    if rec.depth or rec.failure is not None:
+        return fn(*arrays)
+    ins = [rec.value_of(a) if isinstance(a, Tensor) else a for a in args]
+    out = fn(*arrays)
+    multi = type(out) is tuple
+    outs = [rec.new_value("op", _wrap(a)) for a in (out if multi else (out,))]
+    call = Call(None, fn, ins, {}, outs, multi=multi)
+    call.label = fn.__name__.lstrip("_")
+    rec.calls.append(call)
+    if fn.effects:
+        rec.effects = True
+    return out
 
-    def deco(fn):
-        fn.effects = effects
 
-        def wrapper(*args):
-            rec = ACTIVE[-1] if ACTIVE else None
-            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-            if rec is None or rec.depth or rec.failure is not None:
-                return fn(*arrays)
-            ins = [rec.value_of(a) if isinstance(a, Tensor) else a for a in args]
-            out = fn(*arrays)
-            from ember._core.tensor import _wrap
-
-            multi = type(out) is tuple
-            outs = [rec.new_value("op", _wrap(a)) for a in (out if multi else (out,))]
-            call = Call(None, fn, ins, {}, outs, multi=multi)
-            call.label = fn.__name__.lstrip("_")
-            rec.calls.append(call)
-            if effects:
-                rec.effects = True
-            return out
-
-        wrapper.__wrapped__ = fn
-        wrapper.__name__ = fn.__name__
-        return wrapper
-
-    return deco if fn is None else deco(fn)
+_KERNELS_ABOVE.record_rng, _KERNELS_ABOVE.record_arrays = _record_rng, _record_arrays
 
 
 def call_values(c: Call):
@@ -360,7 +331,6 @@ def call_values(c: Call):
 # ---------------------------------------------------------------------------------------------
 # tensor reads during a capture
 
-ACTIVE: list = []  # the recorders capturing now (innermost last)
 
 _READS = ("__bool__", "item", "__int__", "__float__", "__index__")
 _UNSUPPORTED_READS = ("tolist", "numpy", "__array__", "__repr__", "__str__", "__format__")

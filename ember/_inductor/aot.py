@@ -17,12 +17,12 @@ import heapq
 import numpy as np
 
 from ember._core.grad_mode import STATE
+from ember._core.node import FREED_MSG, Node, edge_of
 from ember._core.reductions import add_reduce
 from ember._core.tensor import Tensor, _wrap
 from ember._dynamo import capture as C
 from ember._ops import registry as R
 from ember._ops.registry import OpNode
-from ember.autograd.node import FREED_MSG, Node, edge_of
 
 
 class _Ctx:

@@ -1,6 +1,5 @@
-"""Distances between tensors: ``torch.cdist`` (an op with its own backward, ATen's
-``compute_mode`` choices), and ``torch.cosine_similarity``, ``torch.pairwise_distance``,
-``torch.pdist`` over ``nn.functional`` (imported on first call)."""
+"""``torch.cdist``: an op with its own backward, and ATen's ``compute_mode`` choices
+(``torch.cosine_similarity``, ``pairwise_distance``, ``pdist`` are nn's: nn/_torch_aliases.py)."""
 
 from __future__ import annotations
 
@@ -8,34 +7,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op, publish
-from ember._ops.torch_utilities import _ember
-
-
-def _F():
-    from ember.nn import functional
-
-    return functional
-
-
-# --- distances ----------------------------------------------------------------------------------
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
-    """Return the cosine similarity of ``x1`` and ``x2`` along ``dim``."""
-    return _F().cosine_similarity(x1, x2, dim, eps)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06,
-                      keepdim: bool = False) -> Tensor:  # fmt: skip
-    """Return the ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
-    return _F().pairwise_distance(x1, x2, p, eps, keepdim)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """Return the ``p``-norm distances between the rows of ``input`` (upper triangle)."""
-    return _F().pdist(input, p)
-
+from ember._ops.registry import API, dispatch, op, publish
 
 _CDIST_MODES = {
     "use_mm_for_euclid_dist_if_necessary": 0,
@@ -89,11 +61,11 @@ def _(ctx, g, p):
 
 def _euclidean_dist(x1: Tensor, x2: Tensor) -> Tensor:
     # ATen's _euclidean_dist: one matrix product of padded operands
-    ember = _ember()
     x1_norm = x1.pow(2).sum(-1, keepdim=True)
     x2_norm = x2.pow(2).sum(-1, keepdim=True)
-    x1_ = ember.cat([x1.mul(-2), x1_norm, ember.ones_like(x1_norm)], -1)
-    x2_ = ember.cat([x2, ember.ones_like(x2_norm), x2_norm], -1)
+    cat, ones_like = API["cat"], API["ones_like"]
+    x1_ = cat([x1.mul(-2), x1_norm, ones_like(x1_norm)], -1)
+    x2_ = cat([x2, ones_like(x2_norm), x2_norm], -1)
     return x1_.matmul(x2_.mT).clamp_min_(0).sqrt_()
 
 
@@ -123,10 +95,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    ember = _ember()
     r1, r2 = x1.shape[-2], x2.shape[-2]
     if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
-        batch = ember.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        batch = API["broadcast_shapes"](x1.shape[:-2], x2.shape[:-2])
         m = x1.shape[-1]
         a = x1.expand(*batch, r1, m).reshape(-1, r1, m)
         b = x2.expand(*batch, r2, m).reshape(-1, r2, m)
@@ -135,5 +106,3 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 
 publish(None, cdist, method=False)
-for _fn in (cosine_similarity, pairwise_distance, pdist):
-    publish(None, _fn, method=False)

@@ -1,10 +1,10 @@
 """The deprecated ``torch.*`` linear algebra names older code still calls.
 
-Each delegates to ``ember.linalg`` with the old argument order and result layout
-(``torch.svd`` returns ``V``, not ``Vh``; ``torch.triangular_solve`` takes ``(b, A)`` and
-returns a copy of ``A``...). The names torch itself has removed (``torch.solve``, ``torch.eig``,
-``torch.symeig``, ``torch.lstsq``, ``torch.matrix_rank``) raise torch's error pointing at the
-replacement.
+Each delegates to the ``torch.linalg`` function (from its op-table module) with the old
+argument order and result layout (``torch.svd`` returns ``V``, not ``Vh``;
+``torch.triangular_solve`` takes ``(b, A)`` and returns a copy of ``A``...). The names torch
+itself has removed (``torch.solve``, ``torch.eig``, ``torch.symeig``, ``torch.lstsq``,
+``torch.matrix_rank``) raise torch's error pointing at the replacement.
 """
 
 from __future__ import annotations
@@ -14,6 +14,12 @@ import warnings
 import numpy as np
 
 from ember._core.tensor import Tensor, _wrap, contiguous_format
+from ember._ops.linalg_decomp import cholesky as _cholesky
+from ember._ops.linalg_decomp import qr as _qr
+from ember._ops.linalg_decomp import svd as _svd
+from ember._ops.linalg_decomp import svdvals
+from ember._ops.linalg_solve import lu_factor, lu_factor_ex, solve_triangular
+from ember._ops.linalg_solve import lu_solve as _lu_solve
 from ember._ops.linalg_util import return_type
 from ember._ops.registry import SAME, dispatch, op, publish
 
@@ -27,12 +33,6 @@ def _warn_once(name: str, msg: str) -> None:
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
-def _linalg():
-    from ember import linalg
-
-    return linalg
-
-
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """Return the Cholesky factor of the positive-definite ``input`` (lower, or upper if
     ``upper``). Deprecated: use :func:`ember.linalg.cholesky`."""
@@ -41,7 +41,7 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
         "future PyTorch release.",
     )
-    L = _linalg().cholesky(input)
+    L = _cholesky(input)
     out = L.mH if upper else L
     return out.mT.contiguous().mT  # LAPACK's column-major layout, as torch's
 
@@ -125,7 +125,7 @@ def qr(input: Tensor, some: bool = True):
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release.",
     )
-    Q, R = _linalg().qr(input, "reduced" if some else "complete")
+    Q, R = _qr(input, "reduced" if some else "complete")
     return return_type("qr", ("Q", "R"))(Q, R)
 
 
@@ -134,15 +134,14 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     ``compute_uv``, ``U`` and ``V`` are zero matrices. Deprecated: use
     :func:`ember.linalg.svd`."""
     make = return_type("svd", ("U", "S", "V"))
-    la = _linalg()
     if not compute_uv:
-        S = la.svdvals(input)
+        S = svdvals(input)
         m, n = input._data.shape[-2:]
         batch = tuple(input.shape[:-2])
         U = input.new_zeros(batch + (m, m))
         V = input.new_zeros(batch + (n, n)).mT
         return make(U, S, V)
-    U, S, Vh = la.svd(input, full_matrices=not some)
+    U, S, Vh = _svd(input, full_matrices=not some)
     return make(U, S, Vh.mH)
 
 
@@ -154,14 +153,13 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
         "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
         "and will be removed in a future PyTorch release.",
     )
-    la = _linalg()
     m, n = A._data.shape[-2:] if A._data.ndim >= 2 else (0, 0)
     if m < n:
         return _lu_wide(A, pivot, get_infos)
     if get_infos:
-        LU, piv, info = la.lu_factor_ex(A, pivot=pivot)
+        LU, piv, info = lu_factor_ex(A, pivot=pivot)
         return LU, piv, info
-    LU, piv = la.lu_factor(A, pivot=pivot)
+    LU, piv = lu_factor(A, pivot=pivot)
     return LU, piv
 
 
@@ -170,11 +168,10 @@ def _lu_wide(A: Tensor, pivot: bool, get_infos: bool):
     # within it) and U2 = L^-1 P^T A2: the same factors, differentiable through ember ops
     from ember._ops.cat_split import cat
 
-    la = _linalg()
     m = A._data.shape[-2]
-    LU1, piv, info = la.lu_factor_ex(A[..., :m], pivot=pivot)
+    LU1, piv, info = lu_factor_ex(A[..., :m], pivot=pivot)
     P, L, _ = lu_unpack(LU1, piv)
-    U2 = la.solve_triangular(L, P.mT @ A[..., m:], upper=False, unitriangular=True)
+    U2 = solve_triangular(L, P.mT @ A[..., m:], upper=False, unitriangular=True)
     LU = cat([LU1, U2], -1).mT.contiguous().mT  # LAPACK's column-major layout
     return (LU, piv, info) if get_infos else (LU, piv)
 
@@ -187,7 +184,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
         "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
         "future PyTorch release.",
     )
-    return _linalg().lu_solve(LU_data, LU_pivots, b)
+    return _lu_solve(LU_data, LU_pivots, b)
 
 
 def triangular_solve(
@@ -208,7 +205,7 @@ def triangular_solve(
                 f"has {t._data.ndim} dimensions instead"
             )
     coeff = A.mT if transpose else A
-    X = _linalg().solve_triangular(
+    X = solve_triangular(
         coeff, b, upper=bool(upper) != bool(transpose), unitriangular=unitriangular
     )
     batch = tuple(X.shape[:-2])

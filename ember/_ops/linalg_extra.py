@@ -24,7 +24,7 @@ from ember._ops.linalg_util import (
     return_type,
     save_outputs,
 )
-from ember._ops.registry import dispatch, op, publish
+from ember._ops.registry import ABOVE, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ lu
 
@@ -189,14 +189,13 @@ def _composite_backward(fn, inputs, needs, g):
     """Differentiate ``fn(*inputs)`` (ember ops) at the saved inputs under ``g``: a graph of the
     gradient is kept when a graph is being built (double backward)."""
     from ember._core.grad_mode import enable_grad
-    from ember.autograd import grad as _grad
 
     create = STATE.grad_enabled
     with enable_grad():
         ins = [x if create else x.detach().requires_grad_(n) for x, n in zip(inputs, needs)]
         wrt = [x for x, n in zip(ins, needs) if n]
         out = fn(*ins)
-        gs = iter(_grad(out, wrt, g, create_graph=create, allow_unused=True))
+        gs = iter(ABOVE.grad(out, wrt, g, create_graph=create, allow_unused=True))
     return tuple(next(gs) if n else None for n in needs)
 
 

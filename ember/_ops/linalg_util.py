@@ -14,9 +14,9 @@ from collections import namedtuple
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.node import SavedTensor
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import _type_name, dispatch, op
-from ember.autograd.node import SavedTensor
 
 
 class LinAlgError(RuntimeError):

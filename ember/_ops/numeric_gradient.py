@@ -1,12 +1,13 @@
 """``torch.gradient``: finite-difference derivatives of sampled values, composed of ember ops
-(slices, products, ``cat``), so they are differentiable; uniform spacing or coordinates."""
+(slices, products, ``cat``), so they are differentiable; uniform spacing or coordinates.
+``cat`` is taken from the op table's namespace (``registry.API``), not from ``ember``."""
 
 from __future__ import annotations
 
 import numbers
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import publish
+from ember._ops.registry import API, publish
 
 
 def _edge_check(input: Tensor, dims, edge_order: int) -> None:
@@ -26,8 +27,6 @@ def _along(x: Tensor, d: int, start: int, stop: int | None) -> Tensor:
 
 
 def _uniform(f: Tensor, d: int, h: float, edge_order: int) -> Tensor:
-    import ember
-
     interior = (_along(f, d, 2, None) - _along(f, d, 0, -2)) / (2 * h)
     f0, f1, f2 = (_along(f, d, i, i + 1) for i in range(3)) if f.shape[d] > 2 else (None,) * 3
     if edge_order == 1:
@@ -38,12 +37,10 @@ def _uniform(f: Tensor, d: int, h: float, edge_order: int) -> Tensor:
         last = (
             0.5 * _along(f, d, -3, -2) - 2 * _along(f, d, -2, -1) + 1.5 * _along(f, d, -1, None)
         ) / h
-    return ember.cat([first, interior, last], dim=d)
+    return API["cat"]([first, interior, last], dim=d)
 
 
 def _coordinates(f: Tensor, d: int, x: Tensor, edge_order: int) -> Tensor:
-    import ember
-
     # the coefficients come from the coordinates alone (in their dtype), as torch computes them
     shape = [1] * f.dim()
     shape[d] = -1
@@ -70,7 +67,7 @@ def _coordinates(f: Tensor, d: int, x: Tensor, edge_order: int) -> Tensor:
             + (-(dl + dm) / (dl * dm)) * fs[4]
             + ((2 * dl + dm) / (dl * (dl + dm))) * fs[5]
         )
-    return ember.cat([first, center, last], dim=d)
+    return API["cat"]([first, center, last], dim=d)
 
 
 def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:

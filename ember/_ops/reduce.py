@@ -112,7 +112,7 @@ def save_outputs(res, *tensors) -> None:
     node here, after dispatch, with the same version tracking. An output of the op itself (its
     grad_fn is the node) is saved as such, so double backward flows through it.
     """
-    from ember.autograd.node import SavedTensor
+    from ember._core.node import SavedTensor
 
     node = res.grad_fn
     if node is None:

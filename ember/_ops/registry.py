@@ -37,11 +37,9 @@ from typing import Any
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
-from ember._core.tensor import ABOVE as _TENSOR_ABOVE
-from ember._core.tensor import Tensor, _wrap
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.autograd.node import (
+from ember._core.node import (
     FREED_MSG,
     Node,
     SavedTensor,
@@ -49,11 +47,23 @@ from ember.autograd.node import (
     accumulate_node,
     move_retain_hook,
 )
+from ember._core.tensor import ABOVE as _TENSOR_ABOVE
+from ember._core.tensor import Tensor, _wrap
 
 # promotion policies
 SAME = "same"  # promote every input to the common dtype (torch's binary ops)
 FLOAT = "float"  # as SAME, then integral results become the default float dtype (div, exp)
 COMPARE = "compare"  # as SAME for computing; the result is bool and never differentiable
+
+
+class ABOVE:
+    """What the layers above give the op table, filled when they are imported (the op table
+    imports nothing above it; ``import ember`` imports them all): ``grad``
+    (``ember.autograd.engine``: a backward formula that differentiates a composite of ember
+    ops; a backward runs inside the engine, so it is there)."""
+
+    grad = None
+
 
 # NumPy reports overflow, 0/0 and the like as RuntimeWarnings; torch returns inf/nan silently.
 # Ignore those warnings when raised inside ember's own modules: no per-op cost, and the user's
@@ -966,7 +976,7 @@ def _rebase_history(self: Tensor, node: Node) -> None:
         self._requires_grad = True
         move_retain_hook(self, *old)
         return
-    from ember.autograd.copy_slices import CopySlices
+    from ember._ops.copy_slices import CopySlices
 
     vf = self._view_fn
     while vf is not None:

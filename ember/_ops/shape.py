@@ -349,7 +349,7 @@ def _expand(x, shape):
 
 @_expand.backward
 def _(ctx, g, shape):
-    from ember.autograd.engine import sum_to
+    from ember._ops.sum_to import sum_to
 
     return sum_to(g, ctx._input_meta[0][0])
 

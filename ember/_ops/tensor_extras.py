@@ -1,9 +1,9 @@
 """Tensor methods real code calls that the op families do not cover: queries (``is_nonzero``,
 ``is_same_size``, ``is_conj``...), ``type_as``, ``new``/``new_empty_strided``, ``storage()``
-(``TypedStorage``), ``apply_``/``map_``/``map2_``, ``as_subclass``. The composed reductions
-(``sum_to_size``, ``dist``, ``renorm``, ``cov``, ``corrcoef``), the complex parts, splits,
-gcd/lcm and index_reduce live in composite_reductions.py, complex_parts.py, splitting.py,
-integer_math.py and index_reduce.py.
+(a ``TypedStorage``: _core/storage.py), ``apply_``/``map_``/``map2_``, ``as_subclass``. The
+composed reductions (``sum_to_size``, ``dist``, ``renorm``, ``cov``, ``corrcoef``), the complex
+parts, splits, gcd/lcm and index_reduce live in composite_reductions.py, complex_parts.py,
+splitting.py, integer_math.py and index_reduce.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ember._core import dtype as D
-from ember._core.storage import array_ptr
+from ember._core.storage import TypedStorage, array_ptr
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import dispatch, publish
 
@@ -94,82 +94,6 @@ def new_empty_strided(
 
 
 _STORAGE_WARNED = []
-
-
-class TypedStorage:
-    """The elements of ``dtype`` behind a tensor, as torch's (deprecated) ``TypedStorage``:
-    a typed window onto the same memory as :meth:`Tensor.untyped_storage`."""
-
-    __slots__ = ("_untyped", "_values", "dtype")
-
-    def __init__(self, tensor: Tensor):
-        self._untyped = tensor.untyped_storage()
-        self.dtype = tensor.dtype
-        self._values = self._untyped._bytes.view(np.dtype(tensor.dtype.np))
-
-    @classmethod
-    def _of(cls, untyped, dtype) -> TypedStorage:
-        s = object.__new__(cls)
-        s._untyped, s.dtype = untyped, dtype
-        s._values = untyped._bytes.view(np.dtype(dtype.np))
-        return s
-
-    def size(self) -> int:
-        """Return the number of elements."""
-        return self._values.size
-
-    __len__ = size
-
-    def element_size(self) -> int:
-        """Return the size of one element in bytes."""
-        return self._values.itemsize
-
-    def nbytes(self) -> int:
-        """Return the size of the storage in bytes."""
-        return self._values.nbytes
-
-    def data_ptr(self) -> int:
-        """Return the address of the first element."""
-        return self._untyped.data_ptr()
-
-    @property
-    def device(self):
-        return self._untyped.device
-
-    def untyped(self):
-        """Return the underlying untyped storage."""
-        return self._untyped
-
-    def tolist(self) -> list:
-        """Return the elements as a list of Python numbers."""
-        return self._values.tolist()
-
-    def is_shared(self) -> bool:
-        """Return False: this storage object is not in shared memory."""
-        return False
-
-    def is_pinned(self, device=None) -> bool:
-        """Return False: ember memory is ordinary (pageable) host memory."""
-        return False
-
-    def type(self) -> str:
-        """Return the legacy storage class name (``torch.FloatStorage``...)."""
-        return f"torch.{D.scalar_type_name(self.dtype)}Storage"
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
-        return self._values[i].tolist()
-
-    def __setitem__(self, i, value) -> None:
-        self._values[i] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def __repr__(self) -> str:
-        tail = f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
-        return " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + tail
 
 
 def storage(self: Tensor) -> TypedStorage:

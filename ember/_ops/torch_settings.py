@@ -1,8 +1,8 @@
 """torch's global switches and entry points that have nothing to switch in NumPy:
 ``set_float32_matmul_precision``, the deterministic-algorithms family, ``set_default_device``,
-``set_warn_always``, interop threads, ``compile`` (ember runs eagerly: the model comes back
-unchanged), ``get_device``, ``set_flush_denormal``, ``set_default_tensor_type``. Settings are
-recorded and reported back, as torch's getters expect.
+``set_warn_always``, interop threads, ``get_device``, ``set_flush_denormal``,
+``set_default_tensor_type``. Settings are recorded and reported back, as torch's getters expect
+(``compile`` is ``ember/compiler``'s).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import warnings
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
+from ember._core.threads import get_num_threads
 from ember._ops.registry import publish
-from ember._ops.torch_utilities import _ember
 
 # --- global switches: recorded and reported; NumPy has nothing to switch -------------------------
 
@@ -122,7 +122,7 @@ def is_warn_always_enabled() -> bool:
 def get_num_interop_threads() -> int:
     """Return the inter-op thread count (recorded; ember runs ops on the calling thread)."""
     n = _settings["interop_threads"]
-    return n if n is not None else _ember().get_num_threads()
+    return n if n is not None else get_num_threads()
 
 
 def set_num_interop_threads(num: int) -> None:
@@ -135,47 +135,6 @@ def set_num_interop_threads(num: int) -> None:
             "set_num_interop_threads called"
         )
     _settings["interop_threads"] = num
-
-
-def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
-            backend="inductor", mode: str | None = None, options: dict | None = None,
-            disable: bool = False):  # fmt: skip
-    """Return ``model`` compiled: a module comes back as an ``OptimizedModule`` (the module is
-    ``_orig_mod``), a function as a function. The first call of each new input signature
-    captures the program (running it eagerly) and generates code for it; later calls whose
-    guards hold run the generated code. Works as ``compile(model)``, ``@compile`` and
-    ``@compile(mode=...)``.
-    """
-    if model is None:
-        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                  mode=mode, options=options, disable=disable)  # fmt: skip
-    if not callable(model):
-        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    if mode is not None and options is not None:
-        raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same time."
-        )
-    if disable:
-        return model
-    import functools
-
-    from ember._dynamo.eval_frame import CompiledFunction, OptimizedModule
-    from ember.nn.modules.module import Module
-
-    if isinstance(model, Module):
-        cf = CompiledFunction(model.__call__, model, fullgraph, backend, options)
-        cf.dynamic = dynamic
-        return OptimizedModule(model, cf)
-    cf = CompiledFunction(model, None, fullgraph, backend, options)
-    cf.dynamic = dynamic
-
-    @functools.wraps(model)
-    def compiled(*args, **kwargs):
-        return cf(*args, **kwargs)
-
-    compiled._torchdynamo_orig_callable = model
-    compiled._ember_compiled = cf
-    return compiled
 
 
 for _fn in (
@@ -192,7 +151,6 @@ for _fn in (
     is_warn_always_enabled,
     get_num_interop_threads,
     set_num_interop_threads,
-    compile,
 ):
     publish(None, _fn, method=False)
 
@@ -240,7 +198,7 @@ def set_default_tensor_type(t) -> None:
         if head != "torch":  # torch imports the dotted name
             raise ModuleNotFoundError(f"No module named '{head}'")
         raise AttributeError(f"module 'torch' has no attribute '{rest}'")
-    _ember().set_default_dtype(getattr(_ember(), _DEFAULT_TENSOR_TYPES[name]))
+    D.set_default_dtype(getattr(D, _DEFAULT_TENSOR_TYPES[name]))
 
 
 _TENSOR_TYPE_NAMES = (

@@ -11,13 +11,13 @@ from ember._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from ember._core.node import Node
 from ember.autograd import anomaly_mode, function, grad_mode, graph
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import _is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function
 from ember.autograd.gradcheck import gradcheck, gradgradcheck
-from ember.autograd.node import Node
 from ember.autograd.variable import Variable
 
 __all__ = [

@@ -9,15 +9,9 @@ from __future__ import annotations
 
 import warnings
 
+from ember._core.anomaly import FLAGS
+
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
-
-
-class _Flags:
-    enabled = False
-    check_nan = True
-
-
-FLAGS = _Flags()
 
 
 def is_anomaly_enabled() -> bool:

@@ -17,16 +17,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
-from ember._core.reductions import add_reduce
+from ember._core.node import AccumulateGrad, edge_of
 from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.autograd.node import AccumulateGrad, edge_of
+from ember._ops.registry import ABOVE as _OPS_ABOVE
+from ember._ops.sum_to import sum_to
 
 # ---------------------------------------------------------------------------------------------
 # the public functions
@@ -705,45 +706,5 @@ def _validate(node, i, g, meta):
     return g
 
 
-_OBSERVERS: list | None = None  # the op table's observers (bound on first use: it imports us)
-
-
-def _observed() -> bool:
-    global _OBSERVERS
-    if _OBSERVERS is None:
-        from ember._ops.registry import _OBSERVERS
-    return bool(_OBSERVERS)
-
-
-def sum_to(g: Tensor, shape: Sequence[int], node=None, i: int = 0) -> Tensor:
-    """Return ``g`` summed over the dimensions along which ``shape`` was broadcast to it."""
-    gshape = g._data.shape
-    shape = tuple(shape)
-    lead = len(gshape) - len(shape)
-    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
-        where = (
-            f"Function {node.name()} returned an invalid gradient at index {i} - " if node else ""
-        )
-        raise RuntimeError(
-            f"{where}got {list(gshape)} but expected shape compatible with {list(shape)}"
-        )
-    dims = tuple(range(lead)) + tuple(
-        lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
-    )
-    a = g._data
-    fast = not STATE.grad_enabled and a.dtype.kind in "fc" and a.dtype.itemsize >= 4
-    if fast and not _observed():
-        # the backward is not recorded: sum the array directly (half types take ember's sum,
-        # which accumulates in float32 as torch does); a compile capture tracing a backward
-        # (an op-table observer) needs the sum as an op call, or its trace would freeze it
-        if dims:
-            a = add_reduce(a, dims, keepdims=True)
-        return _wrap(a.reshape(shape))
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    if g._data.shape != shape:
-        g = g.reshape(shape)
-    return g
-
-
 _TENSOR_ABOVE.backward = backward  # Tensor.backward (the core imports nothing above it)
+_OPS_ABOVE.grad = grad  # backward formulas differentiating a composite (linalg_extra)

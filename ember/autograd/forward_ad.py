@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from ember._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ember._core.tensor import Tensor
+from ember._ops.registry import API
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level"]
 __all__ += ["make_dual", "unpack_dual"]
@@ -116,11 +117,10 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     ]
     if not live or not tensor.requires_grad:
         return UnpackedDualTensor(primal, None)
-    import ember
     from ember.autograd.engine import grad
 
     with enable_grad():
-        u = ember.zeros_like(tensor).requires_grad_(True)
+        u = API["zeros_like"](tensor).requires_grad_(True)
         gs = grad(
             tensor, [d for d, _, _ in live], u, create_graph=True, allow_unused=True,
             retain_graph=True,
@@ -132,12 +132,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         for term in terms[1:]:
             total = total + term
         if not total.requires_grad:
-            return UnpackedDualTensor(primal, ember.zeros_like(primal))
+            return UnpackedDualTensor(primal, API["zeros_like"](primal))
         # as torch's, the tangent stays differentiable when a primal (a Parameter) requires grad
         keep = is_grad_enabled() and any(rg for _, _, rg in live)
         (jvp,) = grad(total, [u], allow_unused=True, retain_graph=True, create_graph=keep)
     if jvp is None:
-        tangent = ember.zeros_like(primal)
+        tangent = API["zeros_like"](primal)
     else:
         tangent = jvp if keep else jvp.detach()
     return UnpackedDualTensor(primal, tangent)
@@ -150,7 +150,6 @@ def _custom_function_jvp(fn_cls, ctx, args: tuple, result):
     tangents = [unpack_dual(a).tangent if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return result
-    import ember
 
     # the tangents are differentiable (as torch's) only when a primal requires grad: ember's
     # duals require grad themselves, so ask what the primal behind each dual did
@@ -163,14 +162,14 @@ def _custom_function_jvp(fn_cls, ctx, args: tuple, result):
     keep = is_grad_enabled() and any(primal_requires_grad(a) for a in args if isinstance(a, Tensor))
 
     tangents = [
-        ember.zeros_like(a) if isinstance(a, Tensor) and t is None else t
+        API["zeros_like"](a) if isinstance(a, Tensor) and t is None else t
         for a, t in zip(args, tangents)
     ]
     # in jvp, ctx.saved_tensors gives what forward saved with save_for_forward
     forward_saved = ctx.__dict__.get("saved_for_forward")
     kept = (ctx._saved, ctx._had_saved)
     if forward_saved is not None:
-        from ember.autograd.node import SavedTensor
+        from ember._core.node import SavedTensor
 
         ctx._saved = tuple(None if t is None else SavedTensor(t) for t in forward_saved)
         ctx._had_saved = True

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from ember._core import profiling as _profiling
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
+from ember._core.node import FREED_MSG, Node, SavedTensor, edge_of, move_retain_hook
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
-from ember.autograd.node import FREED_MSG, Node, SavedTensor, edge_of, move_retain_hook
 
 __all__ = [
     "FunctionCtx",

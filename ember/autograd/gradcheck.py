@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ember._core.node import Node, edge_of
 from ember._core.tensor import Tensor, _wrap
-from ember.autograd.node import Node, edge_of
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -653,7 +653,7 @@ def gradgradcheck(
 def _random_grad_output(out: Tensor, noncontiguous: bool) -> Tensor:
     # torch draws them with make_tensor from the global generator: the same seed, the same
     # grad_outputs, and the same random state afterwards
-    from ember import float64
+    from ember._core.dtype import float64
     from ember.testing import make_tensor
 
     dtype = out.dtype if _is_float_tensor(out) else float64

@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from ember._core.node import SAVED_HOOKS, Node, RemovableHandle, edge_of
 from ember._core.tensor import Tensor
-from ember.autograd.node import SAVED_HOOKS, Node, RemovableHandle, _HookDict, add_hook, edge_of
 
 __all__ = [
     "Node",
@@ -98,19 +98,3 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
     """Bump the version counter of ``tensor`` (for in-place writes autograd cannot see)."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         t._vc[0] += 1
-
-
-def register_post_accumulate_grad_hook(self: Tensor, hook) -> RemovableHandle:
-    """Register ``hook(tensor) -> None`` to run on a leaf after its ``.grad`` is accumulated;
-    return a handle with ``remove()``."""
-    if not self._requires_grad:
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self.grad_fn is not None:
-        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    hooks = getattr(self, "_post_acc_hooks", None)
-    if hooks is None:
-        hooks = self._post_acc_hooks = _HookDict()
-    return add_hook(hooks, hook)
-
-
-Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -8,6 +8,10 @@ from ember.nn.modules import __all__ as _modules_all
 from ember.nn.parallel import DataParallel
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
+# torch-level functions over nn.functional (torch.conv2d, torch.dropout, torch.stft, ...):
+# published into the op table's namespace from here, the layer they belong to
+from ember.nn import _spectral, _torch_aliases  # noqa: F401  (isort: skip)
+
 __all__ = [
     "Buffer",
     "Parameter",

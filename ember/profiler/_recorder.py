@@ -21,10 +21,10 @@ import weakref
 from time import perf_counter_ns, time_ns
 
 from ember._core import profiling as _profiling
+from ember._core.node import AccumulateGrad
 from ember._core.tensor import Tensor
 from ember._ops import registry
 from ember.autograd import engine
-from ember.autograd.node import AccumulateGrad
 from ember.profiler._events import EventList, FunctionEvent
 
 # the recorders collecting now (a record_function range or a backward node goes to each): the

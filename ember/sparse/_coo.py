@@ -16,16 +16,12 @@ import numbers
 import numpy as np
 
 from ember._core import dtype as D
+from ember._core.device import as_device
 from ember._core.layout import sparse_coo
 from ember._core.tensor import Size, Tensor, _wrap
 from ember._ops import linalg as _linalg
+from ember._ops.registry import API
 from ember.overrides import _disabled_torch_function_impl
-
-
-def _ember():
-    import ember
-
-    return ember
 
 
 class SparseTensor(Tensor):
@@ -52,7 +48,7 @@ class SparseTensor(Tensor):
 
             _register()
             install_dense_methods()
-            from ember.autograd import node
+            from ember._core import node
             from ember.sparse._grad import accumulate
 
             node.SPARSE_ACCUMULATE = accumulate
@@ -283,7 +279,7 @@ class SparseTensor(Tensor):
             elif isinstance(a, Tensor):
                 dtype = a.dtype
             elif a is not None and str(a).split(":")[0] != "cpu":
-                _ember()._core.device.as_device(a)  # torch's device errors
+                as_device(a)  # torch's device errors
                 raise RuntimeError(f"ember sparse tensors live on the cpu, not {a}")
         device = kwargs.get("device")
         if device is not None and str(device).split(":")[0] != "cpu":
@@ -568,10 +564,9 @@ def _add_sparse(a: SparseTensor, b: SparseTensor, alpha) -> SparseTensor:
 
 
 def _as_tensor(x, dtype=None) -> Tensor:
-    em = _ember()
     if isinstance(x, Tensor):
         return x if dtype is None or x.dtype is dtype else x.to(dtype)
-    return em.tensor(x, dtype=dtype)
+    return API["tensor"](x, dtype=dtype)  # (ember.tensor: the default device's factory)
 
 
 def sparse_coo_tensor(

@@ -5,7 +5,7 @@
 - ``merge_add``: torch's CPU ``add_out_sparse_contiguous``, a merge walk over the two index
   lists that sums the heads when they are equal (so ``s + s`` of the same pattern keeps nnz).
 - ``accumulate``: ``AccumulateGrad`` for a sparse gradient or a sparse ``.grad``, called by
-  ``autograd/node.py`` once a sparse tensor exists (dense-only programs never come here).
+  ``_core/node.py`` once a sparse tensor exists (dense-only programs never come here).
 - ``dense_add_``: ``dense.add_(sparse, alpha=)``; ``install_dense_methods`` puts it (and the
   dense results of ``dense.add/sub(sparse)``) on ``Tensor`` when the first sparse tensor is
   made, so dense-only programs keep the plain methods.
@@ -17,14 +17,8 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.registry import API
 from ember.sparse._coo import SparseTensor
-
-
-def _ember():
-    import ember
-
-    return ember
-
 
 # ------------------------------------------------------------------------------ embedding
 
@@ -104,9 +98,8 @@ def merge_add(a: SparseTensor, b: SparseTensor, alpha=1) -> SparseTensor:
     if not (a._vals._data.flags.c_contiguous and b._vals._data.flags.c_contiguous):
         # torch's kernel cannot walk strided values: it concatenates, and coalesces only when
         # nnz outgrows the dense size (setting the result's parts flags it coalesced iff nnz < 2)
-        em = _ember()
         idx = np.concatenate([a._idx, b._idx], axis=1)
-        out = SparseTensor._make(idx, em.cat([a._vals, bv.to(a.dtype)]), a._sshape, False)
+        out = SparseTensor._make(idx, API["cat"]([a._vals, bv.to(a.dtype)]), a._sshape, False)
         if idx.shape[1] > out.numel():
             c = out.coalesce()
             out = SparseTensor._make(c._idx, c._vals, a._sshape, False)

@@ -8,7 +8,8 @@ import builtins
 import numpy as np
 
 from ember._core.tensor import _wrap
-from ember.sparse._coo import SparseTensor, _ember, _wrap_dim
+from ember._ops.registry import API
+from ember.sparse._coo import SparseTensor, _wrap_dim
 
 
 def sparse_sum(input: SparseTensor, dim=None, dtype=None):
@@ -53,14 +54,13 @@ def _softmax_parts(input: SparseTensor, dim: int, dtype):
     S = input.coalesce()
     vals = S._vals if dtype is None else S._vals.to(dtype)
     g, n = _groups(S, dim)
-    em = _ember()
     gi = _wrap(g)
     top = np.full(n, -np.inf, dtype=vals.detach().numpy().dtype)
     if g.size:
         np.maximum.at(top, g, vals.detach().numpy())
     shifted = vals - _wrap(top[g])
     e = shifted.exp()
-    total = em.zeros(n, dtype=vals.dtype).index_add(0, gi, e)
+    total = API["zeros"](n, dtype=vals.dtype).index_add(0, gi, e)
     return S, shifted, e, total.index_select(0, gi)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import ember
 from ember._core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ember._core.node import SavedTensor
 from ember._core.tensor import Tensor
 from ember.amp.autocast_mode import (
     autocast,
@@ -36,7 +37,6 @@ from ember.amp.autocast_mode import (
 from ember.autograd.engine import _is_checkpoint_valid, current_graph_task_id
 from ember.autograd.function import Function
 from ember.autograd.graph import saved_tensors_hooks
-from ember.autograd.node import SavedTensor
 from ember.random import fork_rng
 
 __all__ = [

@@ -1,7 +1,7 @@
 """``ember.utils.hooks``: ``RemovableHandle`` (the handle every ``register_*_hook`` returns:
 tensors, nodes, modules, optimizers) and ``unserializable_hook``.
 
-A leaf of the layer list (standard library only), so that ``autograd/node.py`` and ``nn`` both
+A leaf of the layer list (standard library only), so that ``_core/node.py`` and ``nn`` both
 import it from here.
 """
 

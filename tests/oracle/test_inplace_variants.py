@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import ember
+from ember._core.node import SavedTensor
 from ember._ops.registry import OPS
-from ember.autograd.node import SavedTensor
 from tests.oracle.helper import check, rand
 
 torch = pytest.importorskip("torch")

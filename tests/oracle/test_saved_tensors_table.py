@@ -70,7 +70,7 @@ def test_shown_names_are_torchs(o):
 
 
 def test_no_global_alias_map():
-    import ember.autograd.node as node
+    import ember._core.node as node
 
     assert not hasattr(node, "_SAVED_POSITION")
     assert "__getattr__" not in vars(node.Node)

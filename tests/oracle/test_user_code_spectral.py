@@ -69,7 +69,7 @@ def test_missing_return_complex_is_torchs_error():
 
 
 def test_warnings_are_torchs_and_given_once():
-    from ember._ops import spectral
+    from ember.nn import _spectral as spectral
 
     spectral._WARNED.clear()
     calls = [

@@ -15,7 +15,7 @@ import numpy as np
 import ember
 from ember import _torch_rng
 from ember._core.tensor import Tensor
-from ember._dynamo.capture import rng_kernel
+from ember._ops.array_kernels import rng_kernel
 
 __all__ = [
     "alpha_dropout",

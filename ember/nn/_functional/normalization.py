@@ -15,7 +15,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
-from ember._dynamo.capture import array_kernel
+from ember._ops.array_kernels import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import _type_name, dispatch, op
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
-from ember._dynamo.capture import array_kernel
+from ember._ops.array_kernels import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
 from ember.nn._functional.conv import _ntuple, _pad_array, _windows

@@ -35,6 +35,15 @@ __all__ = [
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
+
+class ABOVE:
+    """What the layers above give ``Module``, filled when they are imported (``import ember``
+    imports them): ``compiled_forward(forward, module, fullgraph, backend, options)``
+    (``ember.compiler``: the compiled forward ``Module.compile`` installs)."""
+
+    compiled_forward = None
+
+
 # the three member tables of a module, in the order torch looks names up
 _MEMBER_TABLES = ("_parameters", "_buffers", "_modules")
 
@@ -780,12 +789,10 @@ class Module(_ModuleHooks):
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's forward in place with ``ember.compile`` (same arguments)."""
-        from ember._dynamo.eval_frame import CompiledFunction
-
         kwargs.pop("mode", None)
         kwargs.pop("dynamic", None)
         forward = self.forward
-        self.forward = CompiledFunction(
+        self.forward = ABOVE.compiled_forward(
             forward, self, kwargs.get("fullgraph", False), kwargs.get("backend", "inductor"),
             kwargs.get("options"),
         )  # fmt: skip

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 import numpy as np
 
 import ember.distributed as dist
+from ember._core.node import AccumulateGrad
 from ember._core.tensor import Tensor
-from ember.autograd.node import AccumulateGrad
 from ember.nn.modules.batchnorm import SyncBatchNorm
 from ember.nn.modules.module import Module
 

@@ -1,5 +1,6 @@
 """Short-time Fourier transforms: ``stft`` and ``istft``, composed of ember ops (pad, unfold,
-window product, FFT; inverse FFT, overlap-add with ``fold``), so they are differentiable."""
+window product, FFT; inverse FFT, overlap-add with ``fold``), so they are differentiable.
+``nn.functional``'s pad and fold put them above the op table: nn publishes them when imported."""
 
 from __future__ import annotations
 

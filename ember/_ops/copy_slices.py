@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._core.tensor import contiguous_format
-from ember.autograd.node import Node, _empty_like_layout, edge_of
+from ember._core.node import Node, _empty_like_layout, edge_of
+from ember._core.tensor import _wrap, contiguous_format
+from ember._ops.registry import replay_view
 
 
 class CopySlices(Node):
@@ -37,9 +38,6 @@ class CopySlices(Node):
         )
 
     def apply(self, grads: list) -> tuple:
-        from ember._core.tensor import _wrap
-        from ember._ops.registry import replay_view
-
         g = grads[0]
         if self._layout is None:
             result = g.clone(memory_format=contiguous_format)  # the base is C-contiguous

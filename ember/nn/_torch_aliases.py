@@ -3,8 +3,10 @@
 ``torch.embedding``, ``torch.selu``, ``torch.kl_div``, ``torch.convolution``...
 
 Losses take ``reduction`` as an int here (0 none, 1 mean, 2 sum), as ATen's do. Each calls the
-``nn.functional`` function, so autograd and grad_fn names come from the ops it calls. ``nn``
-sits above ``_ops``: it is imported on first call, never at import time.
+``nn.functional`` function, so autograd and grad_fn names come from the ops it calls. They
+belong to ``nn`` (above the op table), which publishes them into the op table's namespace
+when it is imported; so do ``torch.cosine_similarity``, ``torch.pairwise_distance`` and
+``torch.pdist`` (``cdist`` is an op of ``_ops/distances.py``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,10 @@ import warnings
 
 from ember._core.tensor import Tensor
 from ember._ops.registry import publish
+from ember.nn import functional as F
+from ember.nn._functional.dropout import _dropout_impl
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
-
-
-def _F():
-    from ember.nn import functional
-
-    return functional
 
 
 def _reduction(reduction) -> str:
@@ -33,7 +31,7 @@ def _reduction(reduction) -> str:
 def _conv(name):
     def fn(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:  # fmt: skip
-        return getattr(_F(), name)(input, weight, bias, stride, padding, dilation, groups)
+        return getattr(F, name)(input, weight, bias, stride, padding, dilation, groups)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return the {name[-2:]} convolution of ``input`` (see ``nn.functional.{name}``)."
@@ -43,7 +41,7 @@ def _conv(name):
 def _conv_transpose(name):
     def fn(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
-        return getattr(_F(), name)(
+        return getattr(F, name)(
             input, weight, bias, stride, padding, output_padding, groups, dilation
         )
 
@@ -63,7 +61,7 @@ def _max_pool(name):
            ceil_mode: bool = False) -> Tensor:  # fmt: skip
         # ATen's empty ``stride`` means "the kernel size"
         stride = None if stride is None or (not isinstance(stride, int) and not stride) else stride
-        return getattr(_F(), name)(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return getattr(F, name)(input, kernel_size, stride, padding, dilation, ceil_mode)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Return the max pooling of ``input`` (``nn.functional.{name}``)."
@@ -78,24 +76,24 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
                             ceil_mode: bool = False) -> tuple:  # fmt: skip
     """Return ``(output, indices)`` of a 1-d max pooling."""
     stride = None if stride is None or (not isinstance(stride, int) and not stride) else stride
-    return _F().max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=(), padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:  # fmt: skip
     """Return the 1-d average pooling of ``input``."""
     stride = None if stride is None or (not isinstance(stride, int) and not stride) else stride
-    return _F().avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return F.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Return the 1-d adaptive average pooling of ``input``."""
-    return _F().adaptive_avg_pool1d(input, output_size)
+    return F.adaptive_avg_pool1d(input, output_size)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
     """Return ``(output, indices)`` of the 1-d adaptive max pooling of ``input``."""
-    return _F().adaptive_max_pool1d(input, output_size, True)
+    return F.adaptive_max_pool1d(input, output_size, True)
 
 
 for _fn in (max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d):
@@ -108,13 +106,13 @@ for _fn in (max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d, adaptive_m
 def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:  # fmt: skip
     """Return batch normalisation of ``input`` (ATen's argument order)."""
-    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(input: Tensor, weight, bias, running_mean, running_var, use_input_stats: bool,
                   momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:  # fmt: skip
     """Return instance normalisation of ``input`` (ATen's argument order)."""
-    return _F().instance_norm(
+    return F.instance_norm(
         input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
     )
 
@@ -123,20 +121,20 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-05,
                cudnn_enable: bool = True) -> Tensor:  # fmt: skip
     """Return layer normalisation of ``input`` over its last ``normalized_shape`` dims."""
-    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-05,
                cudnn_enabled: bool = True) -> Tensor:  # fmt: skip
     """Return group normalisation of ``input``."""
-    return _F().group_norm(input, num_groups, weight, bias, eps)
+    return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:  # fmt: skip
     """Return RMS normalisation of ``input`` over its last ``normalized_shape`` dims."""
-    return _F().rms_norm(input, normalized_shape, weight, eps)
+    return F.rms_norm(input, normalized_shape, weight, eps)
 
 
 for _fn in (batch_norm, instance_norm, layer_norm, group_norm, rms_norm):
@@ -151,8 +149,6 @@ def _dropout(name, inplace):
     feature, alpha = base.startswith("feature"), "alpha" in base
 
     def fn(input: Tensor, p: float, train: bool) -> Tensor:
-        from ember.nn._functional.dropout import _dropout_impl
-
         if p < 0 or p > 1:  # ATen checks before nn.functional would (a ValueError there)
             raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
         if feature and train and input.dim() < 2:
@@ -179,7 +175,7 @@ for _name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_drop
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
     """Return the rows of ``weight`` at ``indices`` (ATen's order; ``padding_idx < 0``: none)."""
-    return _F().embedding(
+    return F.embedding(
         indices,
         weight,
         padding_idx if padding_idx >= 0 else None,
@@ -190,17 +186,17 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Return ``input`` with channels rearranged into an ``upscale_factor`` larger image."""
-    return _F().pixel_shuffle(input, upscale_factor)
+    return F.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """Return the inverse of :func:`pixel_shuffle`."""
-    return _F().pixel_unshuffle(input, downscale_factor)
+    return F.pixel_unshuffle(input, downscale_factor)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Return ``input`` with its channels shuffled across ``groups``."""
-    return _F().channel_shuffle(input, groups)
+    return F.channel_shuffle(input, groups)
 
 
 for _fn in (embedding, pixel_shuffle, pixel_unshuffle, channel_shuffle):
@@ -212,54 +208,54 @@ for _fn in (embedding, pixel_shuffle, pixel_unshuffle, channel_shuffle):
 
 def selu(input: Tensor) -> Tensor:
     """Return SELU of ``input``."""
-    return _F().selu(input)
+    return F.selu(input)
 
 
 def selu_(input: Tensor) -> Tensor:
     """In-place version of :func:`selu`; return ``input``."""
-    return _F().selu_(input)
+    return F.selu_(input)
 
 
 def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     """Return CELU of ``input``."""
-    return _F().celu(input, alpha)
+    return F.celu(input, alpha)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place version of :func:`celu`; return ``input``."""
-    return _F().celu_(input, alpha)
+    return F.celu_(input, alpha)
 
 
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: bool = False,
           generator=None) -> Tensor:  # fmt: skip
     """Return randomized leaky ReLU of ``input`` (the mean slope unless ``training``)."""
-    return _F().rrelu(input, lower, upper, training)
+    return F.rrelu(input, lower, upper, training)
 
 
 def rrelu_(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: bool = False,
            generator=None) -> Tensor:  # fmt: skip
     """In-place version of :func:`rrelu`; return ``input``."""
-    return _F().rrelu_(input, lower, upper, training)
+    return F.rrelu_(input, lower, upper, training)
 
 
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     """Return ``input`` where it is above ``threshold``, else ``value``."""
-    return _F().threshold(input, threshold, value)
+    return F.threshold(input, threshold, value)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place version of :func:`threshold`; return ``input``."""
-    return _F().threshold_(input, threshold, value)
+    return F.threshold_(input, threshold, value)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """Return ``input`` where ``|input| > lambd``, else zero."""
-    return _F().hardshrink(input, lambd)
+    return F.hardshrink(input, lambd)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Return PReLU of ``input`` with learnable slopes ``weight``."""
-    return _F().prelu(input, weight)
+    return F.prelu(input, weight)
 
 
 for _fn in (selu, selu_, celu, celu_, rrelu, rrelu_, threshold, threshold_):
@@ -273,7 +269,7 @@ publish(None, prelu)
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Return ``input1^T A input2 + b``."""
-    return _F().bilinear(input1, input2, weight, bias)
+    return F.bilinear(input1, input2, weight, bias)
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
@@ -281,13 +277,13 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
     """Return the Kullback-Leibler divergence loss (no 'batchmean' warning at this level)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "reduction: 'mean' divides", UserWarning)
-        return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+        return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:  # fmt: skip
     """Return the Poisson negative log likelihood loss."""
-    return _F().poisson_nll_loss(
+    return F.poisson_nll_loss(
         input, target, log_input, full, eps=eps, reduction=_reduction(reduction)
     )
 
@@ -295,28 +291,26 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 1) -> Tensor:  # fmt: skip
     """Return the cosine embedding loss."""
-    return _F().cosine_embedding_loss(
-        input1, input2, target, margin, reduction=_reduction(reduction)
-    )
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: int = 1) -> Tensor:  # fmt: skip
     """Return the hinge embedding loss."""
-    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 1) -> Tensor:  # fmt: skip
     """Return the margin ranking loss."""
-    return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2.0, eps: float = 1e-06, swap: bool = False,
                         reduction: int = 1) -> Tensor:  # fmt: skip
     """Return the triplet margin loss."""
-    return _F().triplet_margin_loss(
+    return F.triplet_margin_loss(
         anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction)
     )
 
@@ -324,7 +318,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: int = 1, zero_infinity: bool = False) -> Tensor:  # fmt: skip
     """Return the connectionist temporal classification loss."""
-    return _F().ctc_loss(
+    return F.ctc_loss(
         log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction),
         zero_infinity,
     )  # fmt: skip
@@ -334,7 +328,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      pos_weight: Tensor | None = None,
                                      reduction: int = 1) -> Tensor:  # fmt: skip
     """Return the binary cross entropy of ``sigmoid(input)`` against ``target``."""
-    return _F().binary_cross_entropy_with_logits(
+    return F.binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
     )
 
@@ -350,7 +344,7 @@ def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
             index[-1 - i] = slice(max(-lo, 0), input.shape[-1 - i] - max(-hi, 0))
         input = input[tuple(index)]
         pad = [max(p, 0) for p in pad]
-    return _F().pad(input, pad, "constant", value)
+    return F.pad(input, pad, "constant", value)
 
 
 for _fn in (
@@ -375,7 +369,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
                 transposed: bool, output_padding, groups: int) -> Tensor:  # fmt: skip
     """Return the (transposed when ``transposed``) N-d convolution of ``input`` (ATen's
     ``convolution``; the number of spatial dims is ``weight.dim() - 2``)."""
-    F, nd = _F(), weight.dim() - 2
+    nd = weight.dim() - 2
     if transposed:
         fn = getattr(F, f"conv_transpose{nd}d")
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -383,3 +377,26 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
 
 
 publish(None, convolution, method=False)
+
+
+# --- distances ----------------------------------------------------------------------------------
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-08) -> Tensor:
+    """Return the cosine similarity of ``x1`` and ``x2`` along ``dim``."""
+    return F.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06,
+                      keepdim: bool = False) -> Tensor:  # fmt: skip
+    """Return the ``p``-norm of ``x1 - x2 + eps`` along the last dim."""
+    return F.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """Return the ``p``-norm distances between the rows of ``input`` (upper triangle)."""
+    return F.pdist(input, p)
+
+
+for _fn in (cosine_similarity, pairwise_distance, pdist):
+    publish(None, _fn, method=False)

@@ -16,8 +16,8 @@ import weakref
 import numpy as np
 
 from ember._core import meta as _meta
+from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
-from ember.autograd.anomaly_mode import FLAGS as _ANOMALY
 from ember.utils.hooks import RemovableHandle, _HookDict, add_hook  # noqa: F401 (re-exported)
 
 _seq = itertools.count()
