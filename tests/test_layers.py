@@ -5,10 +5,10 @@ A module belongs to the layer of the longest prefix listed for it; a module may 
 layer and the layers below. The root package (``ember/__init__.py``, the public namespace)
 imports every layer; importing the bare root counts at the layer listed for ``ember``.
 
-What still reaches up is listed in ``ALLOWED`` below, each with the reason: the recorded debt
-of issue 19. Fixing one means deleting its line; a new upward import fails here (fix it with a
-slot filled from above, as ``_core/tensor.py``'s ``ABOVE`` or ``_core/profiling.py``, or by
-moving the code to the layer it belongs to).
+``ALLOWED`` below held the upward imports still to fix (issue 19's recorded debt), each with
+its reason; it is empty now. A new upward import fails here: fix it with a slot filled from
+above (as ``_core/tensor.py``'s ``ABOVE``, ``registry.ABOVE`` or ``_core/profiling.py``) or by
+moving the code to the layer it belongs to, rather than by adding an entry.
 """
 
 from __future__ import annotations
@@ -23,11 +23,7 @@ PACKAGE = ROOT / "ember"
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 
 # (importing module prefix, imported module prefix): why it is still there
-ALLOWED: dict[tuple[str, str], str] = {
-    # torch_utilities' composites call ember.<fn> through _ember() (helper arch2 is splitting
-    # that file: its parts should take the functions from registry.API, as distances does)
-    ("ember._ops", "ember"): "torch_utilities._ember(): composites call ember.<fn>",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def layers() -> dict[str, int]:

@@ -7,8 +7,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op, publish
-from ember._ops.torch_utilities import _ember
+from ember._ops.registry import API, dispatch, op, publish
 
 
 @op("histogram", grad_fn="NotImplemented")
@@ -40,7 +39,6 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
     """
     from ember import return_types
 
-    ember = _ember()
     dt = input.dtype
     if not dt.is_floating_point:
         raise NotImplementedError(
@@ -77,7 +75,7 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
             )  # fmt: skip
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
-        edges_t = ember.linspace(lo, hi, bins + 1, dtype=dt)
+        edges_t = API["linspace"](lo, hi, bins + 1, dtype=dt)
     inputs = (input, edges_t) if weight is None else (input, edges_t, weight)
     hist, edges_t = dispatch(_histogram, inputs, {"density": density})
     result = return_types.histogram((hist, edges_t))

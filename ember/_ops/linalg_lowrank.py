@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 
 from ember._core.tensor import Tensor
-from ember._ops.registry import publish
-from ember._ops.torch_utilities import _ember
+from ember._ops import linalg_decomp, linalg_norm
+from ember._ops.registry import API, publish
 
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -26,7 +26,7 @@ def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor
         UserWarning,
         stacklevel=2,
     )
-    return _ember().norm(input, 2, dim, keepdim)
+    return API["norm"](input, 2, dim, keepdim)
 
 
 def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
@@ -38,7 +38,7 @@ def nuclear_norm(input: Tensor, dim=(-2, -1), keepdim: bool = False) -> Tensor:
         UserWarning,
         stacklevel=2,
     )
-    return _ember().linalg.matrix_norm(input, "nuc", dim, keepdim)
+    return linalg_norm.matrix_norm(input, "nuc", dim, keepdim)
 
 
 def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
@@ -50,7 +50,6 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor |
     gives the triplets. Tall and wide inputs are handled through the transpose, so the test
     matrix is drawn for the shorter side, as torch draws it.
     """
-    em = _ember()
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
     m, n = A.shape[-2:]
@@ -64,13 +63,13 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor |
     def adjoint_times(Q):  # (A - M)^H @ Q
         return A.mH @ Q if M is None else A.mH @ Q - M.mH @ Q
 
-    test_matrix = em.randn(n, q, dtype=A.dtype)
-    Q = em.linalg.qr(times(test_matrix)).Q
+    test_matrix = API["randn"](n, q, dtype=A.dtype)
+    Q = linalg_decomp.qr(times(test_matrix)).Q
     for _ in range(niter):
-        Q = em.linalg.qr(adjoint_times(Q)).Q
-        Q = em.linalg.qr(times(Q)).Q
+        Q = linalg_decomp.qr(adjoint_times(Q)).Q
+        Q = linalg_decomp.qr(times(Q)).Q
     B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M
-    U, S, Vh = em.linalg.svd(B, full_matrices=False)
+    U, S, Vh = linalg_decomp.svd(B, full_matrices=False)
     return Q @ U, S, Vh.mH
 
 

@@ -12,14 +12,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor, _wrap
-from ember._ops.registry import dispatch, op, publish
-
-
-def _ember():
-    import ember  # (the package: its public functions, imported on first call)
-
-    return ember
-
+from ember._ops.registry import API, dispatch, op, publish, result_dtype
 
 # --- small utilities ----------------------------------------------------------------------------
 
@@ -47,7 +40,6 @@ def typename(obj) -> str:
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
                   requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Return a 0-dim tensor holding ``s`` (of the default float dtype unless ``dtype``)."""
-    ember = _ember()
     dt = D.get_default_dtype() if dtype is None else dtype
     if isinstance(s, Tensor):
         s = s.item()
@@ -55,7 +47,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
         raise RuntimeError(
             f"value cannot be converted to type {D.cpp_type_name(dt)} without overflow"
         )
-    return ember.tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
+    return API["tensor"](s, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
@@ -107,7 +99,7 @@ def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     n = int(np.floor((end - start) / step)) + 1
     values = (start + np.arange(n, dtype=np.float64) * step).astype(dt.np)
     as_device(device)
-    result = _ember().from_numpy(values)
+    result = API["from_numpy"](values)
     if out is not None:
         out.resize_(n).copy_(result)
         return out
@@ -134,8 +126,9 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
 
     Either argument may be a number (not both); ``invert`` negates the result.
     """
-    ember = _ember()
     from ember._ops.registry import _integer_operand, check_python_int
+
+    tensor = API["tensor"]
 
     for t in (elements, test_elements):
         if type(t) is int:
@@ -151,13 +144,13 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
         # a number past int64 is converted to the other side's integer dtype as C does
         if type(x) is int and not -(1 << 63) <= x < 1 << 63:
             if isinstance(other, Tensor) and other._data.dtype.kind in "iu":
-                return ember.tensor(_integer_operand(x, other._data.dtype).item())
-            return ember.tensor(float(x))
-        return ember.tensor(x)
+                return tensor(_integer_operand(x, other._data.dtype).item())
+            return tensor(float(x))
+        return tensor(x)
 
     a = elements if isinstance(elements, Tensor) else number(elements, test_elements)
     b = test_elements if isinstance(test_elements, Tensor) else number(test_elements, elements)
-    dt = ember.result_type(a, b)
+    dt = result_dtype((a, b))
     a, b = a.to(dt), b.to(dt)
     return dispatch(_isin, (a, b), {"assume_unique": assume_unique, "invert": invert})
 
@@ -170,7 +163,6 @@ def unravel_index(indices, shape) -> tuple:
     import itertools
     import operator
 
-    ember = _ember()
     if not isinstance(indices, Tensor):
         raise AttributeError(f"'{type(indices).__name__}' object has no attribute 'is_complex'")
     if indices.dtype is D.bool or indices.dtype.is_floating_point or indices.dtype.is_complex:
@@ -182,8 +174,8 @@ def unravel_index(indices, shape) -> tuple:
     if any(dim < 0 for dim in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     coefs = list(reversed(list(itertools.accumulate(reversed(shape[1:] + (1,)), operator.mul))))
-    res = indices.unsqueeze(-1).floor_divide(ember.tensor(coefs, dtype=ember.int64))
-    return (res % ember.tensor(shape, dtype=ember.int64)).unbind(-1)
+    res = indices.unsqueeze(-1).floor_divide(API["tensor"](coefs, dtype=D.int64))
+    return (res % API["tensor"](shape, dtype=D.int64)).unbind(-1)
 
 
 def _assert(condition, message: str) -> None:
@@ -203,20 +195,19 @@ publish(None, _assert, method=False)
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """Return the Vandermonde matrix of the 1-d ``x``: columns ``x**(N-1), ..., x, 1``
     (``increasing`` reverses them); integer and bool inputs give int64."""
-    ember = _ember()
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    dt = ember.promote_types(x.dtype, ember.int64)
-    result = ember.empty((x.shape[0], n), dtype=dt)
+    dt = D.promote_types(x.dtype, D.int64)
+    result = API["empty"]((x.shape[0], n), dtype=dt)
     if n > 0:
         result.fill_(1)
         if n > 1:
             result[:, 1:].copy_(x.unsqueeze(1))
-            result[:, 1:].copy_(ember.cumprod(result[:, 1:], 1))
-    return result if increasing else ember.flip(result, (1,))
+            result[:, 1:].copy_(API["cumprod"](result[:, 1:], 1))
+    return result if increasing else API["flip"](result, (1,))
 
 
 publish(None, vander, method=False)

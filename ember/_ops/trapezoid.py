@@ -8,8 +8,7 @@ import numpy as np
 
 from ember._core import dtype as D
 from ember._core.tensor import Tensor
-from ember._ops.registry import dispatch, op, publish
-from ember._ops.torch_utilities import _ember
+from ember._ops.registry import API, dispatch, op, publish
 
 
 def _float_like(x):
@@ -46,7 +45,7 @@ def _div(t: Tensor, number: float) -> Tensor:
 def _zeros_except(y: Tensor, dim: int) -> Tensor:
     sizes = list(y.shape)
     del sizes[dim]
-    return _ember().zeros(sizes, dtype=y.dtype)
+    return API["zeros"](sizes, dtype=y.dtype)
 
 
 def _sample_dx(y: Tensor, x: Tensor, dim: int, fname: str) -> Tensor:
