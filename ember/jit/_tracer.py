@@ -109,7 +109,7 @@ def module_type(m) -> IR.ClassType:
 
 def _user_frame():
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
+    while f is not None and not _user_code(f):
         f = f.f_back
     return f
 
@@ -667,7 +667,12 @@ def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
 
 
 def _user_code(frame) -> bool:
-    return frame is not None and not frame.f_code.co_filename.startswith(_EMBER_DIR)
+    """Whether ``frame`` runs code whose Python a trace sees: the user's, or a library function
+    torch writes in Python (``registry.python_level``)."""
+    if frame is None:
+        return False
+    code = frame.f_code
+    return not code.co_filename.startswith(_EMBER_DIR) or code in registry.PYTHON_LEVEL
 
 
 def _size_method(original):
