@@ -138,3 +138,23 @@ def test_traced_transformer_decoder_layer_runs_at_other_shapes():
 
     te, tt = _trace_both(em, tm, arrays(3, 4, 2))
     _same(te, tt, arrays(5, 2, 3))
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_exported_attention_with_dynamic_axes_runs_at_other_sizes(batch_first):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from tests.oracle._onnx_helper import _export
+
+    em, _ = _pair(lambda lib: _attention(lib, batch_first, False, False))
+    x = ember.randn(2, 3, E)
+    data = _export(
+        ember, em, (x, x), input_names=["q", "kv"], dynamic_axes={"q": {0: "a", 1: "b"}}
+    )
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for shape in ((4, 5, E), (1, 2, E)):
+        x2 = ember.randn(*shape)
+        with ember.no_grad():
+            want = em(x2, x2).numpy()
+        got = sess.run(None, {"q": x2.numpy()})[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

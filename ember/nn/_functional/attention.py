@@ -71,7 +71,6 @@ def _padded_positions(mask: Tensor) -> np.ndarray:
 # ------------------------------------------------------------------------------ sdpa
 
 
-@python_level
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
