@@ -148,9 +148,7 @@ def test_exported_attention_with_dynamic_axes_runs_at_other_sizes(batch_first):
 
     em, _ = _pair(lambda lib: _attention(lib, batch_first, False, False))
     x = ember.randn(2, 3, E)
-    data = _export(
-        ember, em, (x, x), input_names=["q", "kv"], dynamic_axes={"q": {0: "a", 1: "b"}}
-    )
+    data = _export(ember, em, (x, x), input_names=["q", "kv"], dynamic_axes={"q": {0: "a", 1: "b"}})
     sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     for shape in ((4, 5, E), (1, 2, E)):
         x2 = ember.randn(*shape)
