@@ -845,10 +845,13 @@ def trace_to_graph(
     tracer = IRTracer(g, module, self_value)
     target = fn.forward if module is not None and fn is module else fn
     try:
-        params = list(inspect.signature(target).parameters)
+        sig = inspect.signature(target).parameters.values()
     except (TypeError, ValueError):
-        params = []
+        sig = []
+    # inputs past the named positionals (``forward(self, x, *masks)``) are unnamed, as torch's
+    params = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     kwargs = kwargs or {}
+    params += [None] * (len(args) - len(params))
     named = list(zip(params, args)) + list(kwargs.items())
     for name, a in named:
         if isinstance(a, Tensor):

@@ -156,3 +156,20 @@ def test_exported_attention_with_dynamic_axes_runs_at_other_sizes(batch_first):
             want = em(x2, x2).numpy()
         got = sess.run(None, {"q": x2.numpy()})[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_traced_forward_with_varargs_takes_every_input_as_torch():
+    # ``forward(self, q, *masks)``: the masks are graph inputs (torch's ``%4``, ``%5``), not
+    # the first one bound to ``masks`` and the second frozen as a constant
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, *masks):
+                return x + masks[0].to(lib.float32) * masks[-1]
+
+        return M()
+
+    arrays = [np.ones(2, np.float32), np.array([True, False]), np.full(2, 3, np.float32)]
+    te, tt = _trace_both(make(ember), make(torch), arrays)
+    names = [v.debugName() for v in list(te.graph.inputs())[1:]]
+    assert names == [v.debugName() for v in list(tt.graph.inputs())[1:]] == ["x", "4", "5"]
+    _same(te, tt, [np.zeros(3, np.float32), np.array([True, True, False]), np.ones(3, np.float32)])
