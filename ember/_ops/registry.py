@@ -695,6 +695,17 @@ def composite(name: str):
     return deco
 
 
+# code objects of the library functions torch writes in Python (``F.multi_head_attention_forward``)
+PYTHON_LEVEL: set = set()
+
+
+def python_level(fn):
+    """Mark ``fn`` as a function torch writes in Python: a trace records the sizes it reads
+    (``x.shape[0]``, ``x.size(-1)``) as graph values, as it records user code's."""
+    PYTHON_LEVEL.add(fn.__code__)
+    return fn
+
+
 def _observed(run, op, inputs, params, self=None):
     observers = tuple(_OBSERVERS)
     tokens = [o.enter(op, inputs, params, self) for o in observers]

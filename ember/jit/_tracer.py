@@ -108,7 +108,7 @@ def module_type(m) -> IR.ClassType:
 
 def _user_frame():
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
+    while f is not None and not _user_code(f):
         f = f.f_back
     return f
 
@@ -666,7 +666,12 @@ def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
 
 
 def _user_code(frame) -> bool:
-    return frame is not None and not frame.f_code.co_filename.startswith(_EMBER_DIR)
+    """Whether ``frame`` runs code whose Python a trace sees: the user's, or a library function
+    torch writes in Python (``registry.python_level``)."""
+    if frame is None:
+        return False
+    code = frame.f_code
+    return not code.co_filename.startswith(_EMBER_DIR) or code in registry.PYTHON_LEVEL
 
 
 def _size_method(original):
@@ -840,10 +845,13 @@ def trace_to_graph(
     tracer = IRTracer(g, module, self_value)
     target = fn.forward if module is not None and fn is module else fn
     try:
-        params = list(inspect.signature(target).parameters)
+        sig = inspect.signature(target).parameters.values()
     except (TypeError, ValueError):
-        params = []
+        sig = []
+    # inputs past the named positionals (``forward(self, x, *masks)``) are unnamed, as torch's
+    params = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     kwargs = kwargs or {}
+    params += [None] * (len(args) - len(params))
     named = list(zip(params, args)) + list(kwargs.items())
     for name, a in named:
         if isinstance(a, Tensor):

@@ -513,8 +513,8 @@ def test_transformer_layer_child_calls_take_what_their_graphs_take():
         name = node.inputs()[0].node().s("name")
         callee = getattr(getattr(te, "0"), name).graph
         assert len(list(node.inputs())) == len(list(callee.inputs())), name
-    # (same shape: ember's attention reads its sizes in library code, so they trace as constants)
-    x2 = np.random.default_rng(1).normal(size=(3, 2, 8)).astype(np.float32)
+    # another shape: the attention's size reads are graph values, as torch's
+    x2 = np.random.default_rng(1).normal(size=(5, 3, 8)).astype(np.float32)
     got = te(ember.tensor(x2))
     np.testing.assert_allclose(
         got.detach().numpy(), tt(torch.tensor(x2)).detach().numpy(), rtol=1e-5, atol=1e-5

@@ -20,6 +20,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor, _wrap
+from ember._ops.registry import python_level
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
@@ -36,6 +37,7 @@ def _none_or_dtype(input: Tensor | None):
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
 
+@python_level
 def _canonical_mask(
     mask: Tensor | None,
     mask_name: str,
@@ -56,10 +58,8 @@ def _canonical_mask(
             "Use same type for both instead.",
             stacklevel=3,
         )
-    if not is_float:
-        out = np.zeros(mask._data.shape, dtype=target_type.np)
-        out[mask._data] = -np.inf
-        mask = _wrap(out)
+    if not is_float:  # ops a trace records (0/1 then -inf for 1), so other masks flow through
+        mask = mask.to(target_type).masked_fill_(mask, -math.inf)
     return mask
 
 
@@ -143,6 +143,7 @@ def _repeat_heads(t: Tensor, rep: int) -> Tensor:
 # ------------------------------------------------------------------------------ checks
 
 
+@python_level
 def _mha_shape_check(
     query: Tensor,
     key: Tensor,
@@ -199,6 +200,7 @@ def _mha_shape_check(
     )
 
 
+@python_level
 def _check_key_padding_mask(key_padding_mask: Tensor, src_len: int, bsz: int) -> None:
     if key_padding_mask.shape[0] != bsz:
         raise AssertionError(
@@ -215,11 +217,12 @@ def _check_key_padding_mask(key_padding_mask: Tensor, src_len: int, bsz: int) ->
 
 
 def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    from ember.nn.modules.linear import _linear
+    from ember.nn.functional import linear  # the composite: a trace records ``aten::linear``
 
-    return _linear(x, w, b)
+    return linear(x, w, b)
 
 
+@python_level
 def _in_projection_packed(
     q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None = None
 ) -> list[Tensor]:
@@ -240,6 +243,7 @@ def _in_projection_packed(
     return [_linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)]
 
 
+@python_level
 def _in_projection(
     q: Tensor,
     k: Tensor,
@@ -269,6 +273,7 @@ def _in_projection(
 # ------------------------------------------------------------------------------ mha
 
 
+@python_level
 def multi_head_attention_forward(
     query: Tensor,
     key: Tensor,
@@ -328,6 +333,7 @@ def multi_head_attention_forward(
     )
 
 
+@python_level
 def _mha_forward(
     query,
     key,
@@ -517,6 +523,7 @@ def _mha_forward(
     return out, weights
 
 
+@python_level
 def _pad_masks(attn_mask, key_padding_mask):
     """Return both masks with one more (zero: attend) column for an appended key."""
     from ember.nn._functional.misc import pad
@@ -528,6 +535,7 @@ def _pad_masks(attn_mask, key_padding_mask):
     return attn_mask, key_padding_mask
 
 
+@python_level
 def _split_heads(x: Tensor, num_heads: int, head_dim: int, batch_first: bool) -> Tensor:
     """Return the ``(N, num_heads, length, head_dim)`` view of a ``(L, N, E)`` projection (or
     ``(N, L, E)`` with ``batch_first``)."""
@@ -537,6 +545,7 @@ def _split_heads(x: Tensor, num_heads: int, head_dim: int, batch_first: bool) ->
     return x.view(a, b, num_heads, head_dim).permute(1, 2, 0, 3)
 
 
+@python_level
 def _static(t: Tensor, name: str, bsz: int, num_heads: int, head_dim: int) -> Tensor:
     """Return a ``(N * num_heads, S, head_dim)`` static key/value as ``(N, num_heads, S, hd)``."""
     if t.size(0) != bsz * num_heads:
