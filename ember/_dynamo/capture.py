@@ -116,6 +116,7 @@ class Recorder:
         self.first_mutation: int | None = None  # call index of the first such write
         self.node_call: dict = {}  # id(autograd node) -> Call
         self.rng_expected = None  # the generator's state after the last recorded draw
+        self.rng_before = None  # ember.get_rng_state() before the run
         self.effects = False  # a recorded kernel wrote into data (running statistics)
         self.shape_read = False  # the user's code read a size (the program may depend on it)
 
@@ -699,6 +700,9 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
         rec.new_value("input", t)
     grad_before = STATE.grad_enabled
     rng_before = rec.rng_expected = _rng_state()
+    import ember
+
+    rec.rng_before = ember.get_rng_state()  # (the first compiled run replays the draws)
     w = _Watch(rec, _roots_of(fn, args, kwargs)) if watch else None
     old_trace, old_profile = sys.gettrace(), sys.getprofile()
     ACTIVE.append(rec)

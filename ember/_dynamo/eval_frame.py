@@ -227,6 +227,10 @@ class CompiledFunction:
             entry.split = _splitter(self) if self.module is not None else _resumer(self, rec)
         self._args = None
         self.entries.append(entry)
+        if entry.run is not None and not rec.mutated_roots and not rec.effects:
+            # the result comes from the compiled code, as every later call's does (its
+            # autograd node, its refusal of double backward): the capture's draws are replayed
+            result = _first_run(entry, tensors, rec.rng_before, result)
         return result
 
     def _dynamic_dims(self, entry, rec, tensors):
@@ -291,6 +295,21 @@ class CompiledFunction:
 
 class GuardFailure(Exception):
     pass
+
+
+def _first_run(entry, tensors, rng_before, eager):
+    """Run a just-compiled entry on the captured inputs with the generator rewound to its
+    state before the capture: the same draws (dropout masks), and the same state after. A
+    program that wrote into its inputs or buffers is not run twice (its eager result stays)."""
+    import ember
+
+    after = ember.get_rng_state()
+    ember.set_rng_state(rng_before)
+    try:
+        return entry.run(tensors)
+    except Exception:  # (never: the guards were made from these inputs) eager's result stands
+        ember.set_rng_state(after)
+        return eager
 
 
 _NO_FORWARD = object()
