@@ -137,8 +137,11 @@ _TENSOR_TYPE = re.compile(
 )
 
 
+_MANGLE = re.compile(r"___torch_mangle_[0-9]+\.")  # a class retraced gets a new name
+
+
 def _canonical(graph) -> str:
-    return _TENSOR_TYPE.sub("Tensor", str(graph))
+    return _MANGLE.sub("", _TENSOR_TYPE.sub("Tensor", str(graph)))
 
 
 def _diff(a: str, b: str) -> str:
