@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import re
 import warnings
 from typing import Any
 
@@ -15,7 +17,7 @@ from ember.jit._script import (
     deprecated,
 )
 from ember.jit._tracer import (
-    TracerWarning,  # noqa: F401  (re-exported)
+    TracerWarning,
     trace_to_graph,
 )
 
@@ -103,74 +105,203 @@ def trace(
             example = _as_tuple(example)
             deprecated("trace", "both")  # torch's check traces again, warning again
             again, _ = trace_to_graph(func, example, example_kwarg_inputs, strict=strict)
-            _check_same(graph, again)
-            if example_kwarg_inputs is None:
-                _check_outputs(graph, example, traced(*example), func, check_tolerance)
+            kw = example_kwarg_inputs
+            _check_trace(
+                graph, again, traced, ScriptFunction(func, again), func, example,
+                check_tolerance, kw,
+            )  # fmt: skip
     return traced
 
 
+def _indent(text: str) -> str:
+    return "\n".join("\t" + line for line in text.splitlines())
+
+
 class TracingCheckError(Exception):
-    """A second trace of the same code recorded different ops (as torch.jit.TracingCheckError)."""
+    """A second trace of the same code recorded a different graph (as
+    torch.jit.TracingCheckError)."""
 
     def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
-        self.message = "Tracing failed sanity checks!\n"
+        parts = ["Tracing failed sanity checks!\n"]
         if extra_msg is not None:
-            self.message += extra_msg + "\n"
+            parts.append(extra_msg + "\n")
         if graph_diff_error is not None:
-            self.message += "ERROR: Graphs differed across invocations!\n"
-            self.message += graph_diff_error + "\n"
+            parts.append("ERROR: Graphs differed across invocations!\n")
+            parts.append(_indent(graph_diff_error) + "\n")
         if tensor_compare_error is not None:
-            self.message += tensor_compare_error + "\n"
+            parts.append(
+                "ERROR: Tensor-valued Constant nodes differed in value across invocations. "
+                "This often indicates that the tracer has encountered untraceable code.\n"
+            )
+            parts.append(_indent(tensor_compare_error) + "\n")
+        self.message = "".join(parts)
         super().__init__(self.message)
 
 
-def _kinds(graph) -> list:
-    return [n.kind() for n in graph.nodes() if n.kind() != "prim::Constant"]
+# a complete tensor type (``Float(2, 3, strides=[3, 1], ...)``): the check compares graphs
+# with shapes erased, as torch's does
+_TENSOR_TYPE = re.compile(
+    r"\b(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool|ComplexFloat|"
+    r"ComplexDouble)\([^()]*\)"
+)
 
 
-def _check_same(first, second) -> None:
-    a, b = _kinds(first), _kinds(second)
+_MANGLE = re.compile(r"___torch_mangle_[0-9]+\.")  # a class retraced gets a new name
+
+
+def _canonical(graph) -> str:
+    return _MANGLE.sub("", _TENSOR_TYPE.sub("Tensor", str(graph)))
+
+
+def _diff(a: str, b: str) -> str:
+    return "".join(difflib.ndiff(a.splitlines(True), b.splitlines(True)))
+
+
+def _graph_errors(first, second):
+    """Return ``(graph_diff, tensor_diff)`` between two traces of one function (None where
+    they agree): the printed graphs, then the values of their tensor constants."""
+    a, b = _canonical(first), _canonical(second)
+    graph_diff = None
+    pairs = list(zip(first.nodes(), second.nodes()))
     if a != b:
-        raise TracingCheckError(
-            f"First trace ran: {', '.join(a)}\nSecond trace ran: {', '.join(b)}", None
-        )
+        graph_diff = "Graph diff:\n" + _indent(_diff(a, b)) + "\n"
+        for n, m in pairs:
+            sn, sm = _canonical(n), _canonical(m)
+            if sn != sm:
+                graph_diff += "First diverging operator:\nNode diff:\n" + _indent(_diff(sn, sm))
+                graph_diff += "\n"
+                for what, node in (("Trace", n), ("Check", m)):
+                    if node.sourceRange():
+                        graph_diff += f"{what} source location:\n" + _indent(node.sourceRange())
+                        graph_diff += "\n"
+                break
+    tensor_diff = None
+    for n, m in pairs:
+        if n.kind() != m.kind():
+            break
+        if n.kind() != "prim::Constant" or "value" not in n.attributeNames():
+            continue
+        if n.kindOf("value") != "t" or m.kindOf("value") != "t":
+            continue
+        problem = _tensor_mismatch(n.t("value"), m.t("value"))
+        if problem is not None:
+            tensor_diff = "Node:\n" + _indent(_canonical(n)) + "\n"
+            if n.sourceRange():
+                tensor_diff += "Source Location:\n" + _indent(n.sourceRange()) + "\n"
+            tensor_diff += "Comparison exception: " + _indent(problem)
+            break
+    return graph_diff, tensor_diff
 
 
-_NONDETERMINISTIC = ("aten::dropout", "aten::rand", "aten::randn", "aten::bernoulli")
+def _tensor_mismatch(actual, expected, **tol) -> str | None:
+    from ember.testing import assert_close
+
+    try:
+        assert_close(actual, expected, equal_nan=True, **tol)
+    except (AssertionError, RuntimeError) as e:
+        return str(e)
+    return None
 
 
-def _check_outputs(graph, inputs, traced_out, fn, tolerance) -> None:
-    """Compare the traced graph's outputs with the Python function's on ``inputs``."""
-    import numpy as np
+# the node kinds torch's ``Node.isNondeterministic`` reports (dropout only when training)
+_NONDETERMINISTIC = frozenset(
+    "aten::" + k
+    for k in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
+              "randperm", "bernoulli", "bernoulli_", "normal", "normal_", "uniform_",
+              "multinomial", "poisson", "random_", "exponential_", "geometric_",
+              "log_normal_", "cauchy_", "dropout", "feature_dropout", "alpha_dropout")
+)  # fmt: skip
 
-    from ember._core.tensor import Tensor
-    from ember.jit._tracer import _flatten
 
-    if any(graph.findNode(k) is not None for k in _NONDETERMINISTIC):
-        warnings.warn(
-            "Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
-            "Nodes:\n" + "".join(str(graph.findNode(k)) for k in _NONDETERMINISTIC
-                                 if graph.findNode(k) is not None)
-            + "\nThis may cause errors in trace checking. To disable trace checking, pass "
-            "check_trace=False to torch.jit.trace()",
-            TracerWarning,
-            stacklevel=4,
-        )  # fmt: skip
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TracerWarning)
-        expected = fn(*inputs)
-    for a, b in zip(_flatten(traced_out), _flatten(expected)):
-        if isinstance(a, Tensor) and isinstance(b, Tensor):
-            x, y = a.detach().numpy(), b.detach().numpy()
-            if x.shape != y.shape or not np.allclose(
-                x, y, rtol=tolerance, atol=tolerance, equal_nan=True
-            ):
-                raise TracingCheckError(
-                    None,
-                    "ERROR: Traced function outputs do not match the Python function outputs.",
-                    None,
+def _nondeterministic(graph) -> list:
+    found = []
+    for n in graph.nodes():
+        if n.kind() not in _NONDETERMINISTIC:
+            continue
+        if "dropout" in n.kind():
+            train = n.inputs()[-1].node()
+            if train.kind() == "prim::Constant" and not train.i("value"):
+                continue
+        found.append(n)
+    return found
+
+
+class _OutputCheck:
+    """Compare a traced graph's outputs with the Python function's (torch's check warns on
+    a mismatch, after warning once about nondeterministic nodes)."""
+
+    def __init__(self, graph, tolerance):
+        self.graph, self.tolerance, self.warned = graph, tolerance, False
+
+    def _warn_nondeterministic(self) -> None:
+        if self.warned:
+            return
+        self.warned = True
+        nodes = _nondeterministic(self.graph)
+        if nodes:
+            warnings.warn(
+                "Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+                "Nodes:\n" + "\n".join(_indent(str(n)) for n in nodes[:20])
+                + "\nThis may cause errors in trace checking. To disable trace checking, "
+                "pass check_trace=False to torch.jit.trace()",
+                TracerWarning,
+                stacklevel=5,
+            )  # fmt: skip
+
+    def compare(self, got, expected, what) -> bool:
+        from ember._core.tensor import Tensor
+        from ember.jit._tracer import _flatten
+
+        got = [t for t in _flatten(got) if isinstance(t, Tensor)]
+        expected = [t for t in _flatten(expected) if isinstance(t, Tensor)]
+        ok = True
+        for i, (a, b) in enumerate(zip(got, expected)):
+            problem = _tensor_mismatch(
+                a.detach().double(), b.detach().double(), rtol=self.tolerance, atol=1e-5
+            )
+            if problem is not None:
+                self._warn_nondeterministic()
+                warnings.warn(
+                    f"Output nr {i + 1}. of the traced function does not match the "
+                    f"corresponding output of the {what}. Detailed error:\n{problem}",
+                    TracerWarning,
+                    stacklevel=5,
                 )
+                ok = False
+        return ok
+
+
+def _check_trace(graph, again, traced, again_fn, fn, inputs, tolerance, kwargs=None) -> None:
+    """torch's trace check: outputs of the trace vs the function (then vs the repeated
+    trace), warning on mismatches; then the two graphs, raising ``TracingCheckError``."""
+    kwargs = kwargs or {}
+    check = _OutputCheck(graph, tolerance)
+
+    def run(f, what):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TracerWarning)
+                return f(*_clone(inputs), **kwargs)
+        except Exception as e:
+            gd, td = _graph_errors(graph, again)
+            msg = (
+                f"encountered an exception while running the {what} with test inputs.\n"
+                f"Exception:\n{_indent(str(e))}"
+            )
+            raise TracingCheckError(gd, td, extra_msg=msg) from e
+
+    out = run(traced, "trace")
+    if check.compare(out, run(fn, "Python function"), "Python function") and again_fn:
+        check.compare(out, run(again_fn, "repeated trace"), "repeated trace")
+    gd, td = _graph_errors(graph, again)
+    if gd is not None or td is not None:
+        raise TracingCheckError(gd, td)
+
+
+def _clone(inputs) -> tuple:
+    from ember._core.tensor import Tensor
+
+    return tuple(a.clone() if isinstance(a, Tensor) else a for a in inputs)
 
 
 def trace_module(
@@ -212,13 +343,12 @@ def trace_module(
             example = checks.get("forward")
             if example_inputs_is_kwarg:
                 again, _ = trace_to_graph(mod.forward, (), example, module=mod, strict=strict)
-                _check_same(graphs["forward"], again)
+                _check_trace(graphs["forward"], again, traced, None, mod, (), check_tolerance,
+                             example)  # fmt: skip
                 continue
             example = _as_tuple(example)
             again, _ = trace_to_graph(mod.forward, example, module=mod, strict=strict)
-            _check_same(graphs["forward"], again)
-            out = traced(*example)
-            _check_outputs(graphs["forward"], example, out, mod, check_tolerance)
+            _check_trace(graphs["forward"], again, traced, None, mod, example, check_tolerance)
     return traced
 
 

@@ -199,6 +199,66 @@ _COMPOSITE = {
 }  # fmt: skip
 
 
+def _sizes(a):
+    args, size = a.get("args", ()), a.get("size")
+    if size is not None:
+        return list(size)
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return list(args[0])
+    return list(args)
+
+
+def _dtype_code(dt):
+    return None if dt is None else DTYPE_CODES.get(str(dt), dt)
+
+
+def _device(dev):
+    return ember.device("cpu" if dev is None else str(dev))
+
+
+def _rec_factory(a):
+    """``aten::rand(size, dtype, layout, device, pin_memory)`` as torch's tracer records it."""
+    if a.get("generator") is not None or a.get("out") is not None or a.get("requires_grad"):
+        return None
+    tail = [_dtype_code(a["dtype"]), None, _device(a["device"]), bool(a["pin_memory"])]
+    return [_sizes(a), *tail]
+
+
+def _rec_randint(a):
+    """``aten::randint([low,] high, size, dtype=Long, layout, device, pin_memory)``."""
+    if a.get("generator") is not None or a.get("out") is not None or a.get("requires_grad"):
+        return None
+    args = list(a["args"])
+    size = a["size"]
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if a["high"] is not None:
+        args.append(a["high"])
+    if a["low"] is not None:
+        args.insert(0, a["low"])
+    if size is None or not 1 <= len(args) <= 2:
+        return None
+    dt = _dtype_code(a["dtype"] if a["dtype"] is not None else ember.int64)
+    return [*args, list(size), dt, None, _device(a["device"]), bool(a["pin_memory"])]
+
+
+def _rec_like(a):
+    """``aten::rand_like(input, dtype, layout, device, pin_memory, memory_format)``."""
+    if a.get("generator") is not None or a.get("requires_grad"):
+        return None
+    dev = None if a["device"] is None else _device(a["device"])
+    return [a["input"], _dtype_code(a["dtype"]), None, dev, False, None]
+
+
+_COMPOSITE.update({
+    "aten::rand": _rec_factory,
+    "aten::randn": _rec_factory,
+    "aten::randint": _rec_randint,
+    "aten::rand_like": _rec_like,
+    "aten::randn_like": _rec_like,
+})  # fmt: skip
+
+
 def record_composite(kind: str, bound: dict):
     """Return the node's arguments for composite ``kind`` called with ``bound`` (names ->
     values, defaults applied), or None to record the ops inside instead."""
@@ -246,7 +306,31 @@ def _inplace(name):
     return run
 
 
+def _factory(fn):
+    def run(sizes, dtype, layout, device, pin_memory):
+        return fn(sizes, dtype=_dtype(dtype))
+
+    return run
+
+
+def _randint(*args):
+    *bounds, sizes, dtype, _layout, _device, _pin = args
+    return ember.randint(*bounds, tuple(sizes), dtype=_dtype(dtype))
+
+
+def _like(fn):
+    def run(x, dtype, layout, device, pin_memory, memory_format):
+        return fn(x, dtype=_dtype(dtype))
+
+    return run
+
+
 RUN = {
+    "aten::rand": _factory(ember.rand),
+    "aten::randn": _factory(ember.randn),
+    "aten::randint": _randint,
+    "aten::rand_like": _like(ember.rand_like),
+    "aten::randn_like": _like(ember.randn_like),
     "aten::mul": ember.mul,
     "aten::div": ember.div,
     "aten::add": lambda a, b, alpha=1: ember.add(a, b) if alpha == 1

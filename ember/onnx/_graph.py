@@ -37,6 +37,11 @@ from ember.onnx.errors import OnnxExporterError
 __all__ = ["Graph", "Node", "Value", "TracingError", "ControlFlowError", "read", "trace", "flatten"]
 
 
+# kinds a graph of constants still runs at each call (random numbers): never folded
+_NOT_FOLDED = ("aten::dropout", "aten::rand", "aten::randn", "aten::randint",
+               "aten::rand_like", "aten::randn_like")  # fmt: skip
+
+
 class TracingError(RuntimeError):
     """The traced program did something the graph cannot represent."""
 
@@ -249,7 +254,7 @@ class _Reader:
             node.outputs.append(val)
             env[outs[0]] = (X._call(n, kind, conc), val)
             return
-        constant = all(_constant(s) for _, s in ins) and kind not in ("aten::dropout",)
+        constant = all(_constant(s) for _, s in ins) and kind not in _NOT_FOLDED
         if kind in _SIZE_KINDS or (constant and (self.fold or _is_size(ins))):
             if (kind == "aten::size" and isinstance(ins[0][1], Value)) or (
                 kind in ("aten::Int", "prim::NumToTensor") and n.inputs()[0] in self.sizes

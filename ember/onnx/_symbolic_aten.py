@@ -10,6 +10,7 @@ import numpy as np
 from ember.onnx import _symbolic as S
 from ember.onnx import _symbolic_more as M
 from ember.onnx import _symbolic_shape  # noqa: F401  (registers the shape ops' translations)
+from ember.onnx._context import onnx_type
 from ember.onnx.errors import OnnxExporterError
 
 ATEN: dict = {}
@@ -65,6 +66,23 @@ def _dropout(ctx, node, x, p, train, *_):
             "ember exports evaluation-mode graphs only: export with training=TrainingMode.EVAL"
         )
     return [ctx.add1("Identity", [x])]
+
+
+def _random(op_type: str, like: bool):
+    # torch's: the sampler ONNX has, shaped by the sizes (or the input), of the output's dtype
+    def sym(ctx, node, first, *rest):
+        dt = onnx_type(node.outputs[0].dtype)
+        if like:
+            return [ctx.add1(op_type + "Like", [first], dtype=dt)]
+        return [ctx.add1(op_type, [], dtype=dt, shape=[int(s) for s in first])]
+
+    return sym
+
+
+ATEN["aten::rand"] = _random("RandomUniform", False)
+ATEN["aten::randn"] = _random("RandomNormal", False)
+ATEN["aten::rand_like"] = _random("RandomUniform", True)
+ATEN["aten::randn_like"] = _random("RandomNormal", True)
 
 
 @aten("aten::linear")
