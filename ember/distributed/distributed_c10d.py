@@ -69,6 +69,16 @@ class Backend(str):
     MPI = "mpi"
     FAKE = "fake"
     backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI, FAKE]
+    # the backend each device type gets by default, and the device types each backend serves
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
+    backend_capability = {
+        GLOO: ["cpu", "cuda"],
+        NCCL: ["cuda"],
+        XCCL: ["xpu"],
+        UCC: ["cpu", "cuda"],
+        MPI: ["cpu", "cuda"],
+        FAKE: ["cpu", "cuda", "hpu", "xpu"],
+    }
 
     def __new__(cls, name: str):
         if not isinstance(name, str):

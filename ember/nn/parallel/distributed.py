@@ -615,6 +615,27 @@ class DistributedDataParallel(Module):
             if self.gradient_as_bucket_view:
                 self._grads_as_views()
 
+    def _get_ddp_logging_data(self) -> dict:
+        """The wrapper's configuration as torch's DDP logger reports it (its string and
+        integer fields; ember records no per-iteration timings)."""
+        pg = self.process_group
+        return {
+            "backend_name": dist.get_backend(pg),
+            "module_name": type(self.module).__name__,
+            "device_ids": "",
+            "broadcast_buffers": int(self.forward_sync_buffers),
+            "bucket_cap_bytes": self.bucket_bytes_cap,
+            "find_unused_parameters": int(self.find_unused_parameters),
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+            "has_sync_bn": int(any(isinstance(m, SyncBatchNorm) for m in self.module.modules())),
+            "is_multi_device_module": 0,
+            "num_parameter_tensors": len(self._params),
+            "output_device": -1,
+            "rank": pg.rank(),
+            "world_size": pg.size(),
+            "total_parameter_size_bytes": sum(p.numel() * p.element_size() for p in self._params),
+        }
+
     def __getstate__(self):
         # the group (sockets) and the hooks stay behind; unpickling joins the default group
         state = dict(self.__dict__)
