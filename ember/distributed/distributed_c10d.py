@@ -468,6 +468,11 @@ def _group_or_default(group) -> ProcessGroup:
     return _default_pg() if group is None else group
 
 
+def _get_default_group() -> ProcessGroup:
+    """Return the default (world) process group; ValueError before ``init_process_group``."""
+    return _default_pg()
+
+
 def get_rank(group: ProcessGroup | None = None) -> int:
     """Return this process's rank in ``group`` (default: the world); -1 if not a member."""
     if group is GroupMember.NON_GROUP_MEMBER:

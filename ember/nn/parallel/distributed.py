@@ -83,26 +83,9 @@ def _reached_leaves(outputs: list) -> set:
     return leaves
 
 
-def _flat_groups(tensors: list) -> dict:
-    """Group ``tensors`` by dtype: ``{dtype: [tensor, ...]}``, in order."""
-    groups: dict = {}
-    for t in tensors:
-        groups.setdefault(t.dtype, []).append(t)
-    return groups
-
-
 def _broadcast_flat(tensors: list, group, src: int = 0) -> None:
     """Broadcast ``tensors`` from group rank ``src``, one message per dtype (in place)."""
-    import ember
-
-    for ts in _flat_groups(tensors).values():
-        flat = np.concatenate([t._data.reshape(-1) for t in ts])
-        dist.broadcast(ember.from_numpy(flat), group=group, group_src=src)
-        offset = 0
-        for t in ts:
-            n = t._data.size
-            t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
-            offset += n
+    dist._broadcast_coalesced(group, tensors, 0, src)
 
 
 _BROADCAST_BUFFERS = (
