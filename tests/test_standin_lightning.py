@@ -148,3 +148,18 @@ def test_store_threads_are_not_python_threads():
         assert set(threading.enumerate()) == before
     finally:
         del client, master
+
+
+def test_cuda_device_block_enters_and_its_factories_raise_as_torch():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch here has CUDA")
+    for lib in (torch, ember):  # Lightning's init_module() enters the strategy's root device
+        with lib.device("cuda"):
+            with pytest.raises(AssertionError):
+                lib.empty(2)
+            with pytest.raises(AssertionError):
+                lib.nn.Linear(2, 2)
+            with pytest.raises(AssertionError):
+                lib.get_default_device()
+        assert lib.empty(2).device.type == "cpu"  # the block is left
