@@ -87,7 +87,7 @@ LIBRARIES = [
             *("lightning-utilities", "fsspec", "pyyaml", "tqdm", "typing-extensions"),
             # its test suite: the TensorBoard logger, cloudpickle'd checkpoints, pandas'd CSVs
             *("tensorboard", "cloudpickle", "pandas", "psutil", "scikit-learn", "jsonargparse"),
-            *("aiohttp", "requests"),  # fsspec's http:// (checkpoints loaded from a loopback server)
+            *("aiohttp", "requests"),  # fsspec's http:// (checkpoints from a loopback server)
         ),
         # `lightning` is the same code under `lightning.pytorch`/`lightning.fabric`, the names
         # its repository's tests import (its sdists ship no tests: --suite gives a checkout's)
