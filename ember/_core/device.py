@@ -63,8 +63,10 @@ class device:
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __enter__(self) -> device:
-        # ``with device("meta"):`` makes it the default device of the factories inside
-        DEFAULT.append(as_device(self))
+        # ``with device("meta"):`` makes it the default device of the factories inside. As in
+        # torch built without CUDA, ``with device("cuda"):`` is entered and the factories
+        # inside raise (``default_device()`` users resolve it with ``as_device``)
+        DEFAULT.append(self if self.type == "cuda" else as_device(self))
         return self
 
     def __exit__(self, *exc) -> None:
@@ -100,7 +102,8 @@ DEFAULT: list = []  # the default devices of enclosing ``with device(...)`` bloc
 
 def default_device() -> device:
     """Return the device factories use when given none (``with device(...)``,
-    ``set_default_device``)."""
+    ``set_default_device``): cpu or meta, or a cuda device whose block was entered (pass it
+    through ``as_device`` before holding tensors on it)."""
     return DEFAULT[-1] if DEFAULT else _SET_DEFAULT[0]
 
 

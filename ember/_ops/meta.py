@@ -112,7 +112,7 @@ def _wants_meta(device) -> bool:
         # (the common case: no device block, no default set: two list tests)
         if not _DEFAULT and _SET_DEFAULT[0] is not _META:
             return False
-        return _device.default_device() is _META
+        return _device.as_device(_device.default_device()) is _META  # (a cuda block raises)
     if device == "cpu" or device is _device.CPU:
         return False
     return _device.as_device(device) is _META

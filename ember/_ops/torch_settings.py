@@ -104,9 +104,9 @@ def set_default_device(device) -> None:
 
 def get_default_device():
     """Return the default device (``device(type='cpu')`` unless set or in a device block)."""
-    from ember._core.device import default_device
+    from ember._core.device import as_device, default_device
 
-    return default_device()
+    return as_device(default_device())  # in a ``with device("cuda")`` block: ember's CUDA error
 
 
 def set_warn_always(b: bool, /) -> None:

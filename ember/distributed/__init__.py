@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ember.distributed._collectives import *  # noqa: F403
 from ember.distributed._collectives import __all__ as _collectives_all
+from ember.distributed._collectives import _broadcast_coalesced  # noqa: F401
 from ember.distributed.distributed_c10d import *  # noqa: F403
 from ember.distributed.distributed_c10d import __all__ as _c10d_all
 from ember.distributed.distributed_c10d import get_node_local_rank

@@ -17,7 +17,7 @@ from datetime import timedelta
 import numpy as np
 
 from ember._core.dtype import scalar_type_name
-from ember._core.tensor import Tensor
+from ember._core.tensor import Tensor, _wrap
 from ember.distributed import _mpi
 from ember.distributed.distributed_c10d import (
     GroupMember,
@@ -960,3 +960,20 @@ def scatter_object_list(
     else:
         payload = pg._mesh.recv((pg._ranks[root],), key, pg._timeout)[1]
         scatter_object_output_list[0] = pickle.loads(payload)
+
+
+def _broadcast_coalesced(process_group, tensors, buffer_size: int, src: int = 0) -> None:
+    """Broadcast ``tensors`` in place from group rank ``src`` of ``process_group``, packed
+    into one flat message per dtype (``buffer_size``, the bucket bound of torch's, is not
+    needed: one message per dtype)."""
+    groups: dict = {}
+    for t in tensors:
+        groups.setdefault(t.dtype, []).append(t)
+    for ts in groups.values():
+        flat = np.concatenate([t._data.reshape(-1) for t in ts])
+        broadcast(_wrap(flat), group=process_group, group_src=src)
+        offset = 0
+        for t in ts:
+            n = t._data.size
+            t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
+            offset += n

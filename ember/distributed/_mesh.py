@@ -112,9 +112,7 @@ class Mesh:
     def _add(self, peer: int, sock: socket.socket, addr: str) -> None:
         self.socks[peer] = sock
         self.addrs[peer] = addr
-        threading.Thread(
-            target=self._receive, args=(peer, sock), daemon=True, name=f"ember-recv-{peer}"
-        ).start()
+        _wire.start_service_thread(self._receive, peer, sock)
 
     def _receive(self, peer: int, sock: socket.socket) -> None:
         try:

@@ -69,6 +69,16 @@ class Backend(str):
     MPI = "mpi"
     FAKE = "fake"
     backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI, FAKE]
+    # the backend each device type gets by default, and the device types each backend serves
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
+    backend_capability = {
+        GLOO: ["cpu", "cuda"],
+        NCCL: ["cuda"],
+        XCCL: ["xpu"],
+        UCC: ["cpu", "cuda"],
+        MPI: ["cpu", "cuda"],
+        FAKE: ["cpu", "cuda", "hpu", "xpu"],
+    }
 
     def __new__(cls, name: str):
         if not isinstance(name, str):
@@ -456,6 +466,11 @@ def _default_pg() -> ProcessGroup:
 
 def _group_or_default(group) -> ProcessGroup:
     return _default_pg() if group is None else group
+
+
+def _get_default_group() -> ProcessGroup:
+    """Return the default (world) process group; ValueError before ``init_process_group``."""
+    return _default_pg()
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:

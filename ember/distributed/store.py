@@ -315,7 +315,7 @@ class _StoreServer:
         self.sock = sock
         self.port = sock.getsockname()[1]
         self.closed = False
-        threading.Thread(target=self._accept, daemon=True, name="ember-store").start()
+        _wire.start_service_thread(self._accept)
 
     def _accept(self) -> None:
         while not self.closed:
@@ -324,7 +324,7 @@ class _StoreServer:
             except OSError:
                 return
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            _wire.start_service_thread(self._serve, conn)
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

@@ -98,8 +98,15 @@ LIBRARIES = [
     Library(
         "pytorch-lightning",
         "lightning",
-        deps=("lightning-utilities", "fsspec", "pyyaml", "tqdm", "typing-extensions"),
-        no_deps=("torchmetrics",),
+        deps=(
+            *("lightning-utilities", "fsspec", "pyyaml", "tqdm", "typing-extensions"),
+            # its test suite: the TensorBoard logger, cloudpickle'd checkpoints, pandas'd CSVs
+            *("tensorboard", "cloudpickle", "pandas", "psutil", "scikit-learn", "jsonargparse"),
+            *("aiohttp", "requests"),  # fsspec's http:// (checkpoints from a loopback server)
+        ),
+        # `lightning` is the same code under `lightning.pytorch`/`lightning.fabric`, the names
+        # its repository's tests import (its sdists ship no tests: --suite gives a checkout's)
+        no_deps=("torchmetrics", "lightning"),
     ),
 ]
 

@@ -83,26 +83,9 @@ def _reached_leaves(outputs: list) -> set:
     return leaves
 
 
-def _flat_groups(tensors: list) -> dict:
-    """Group ``tensors`` by dtype: ``{dtype: [tensor, ...]}``, in order."""
-    groups: dict = {}
-    for t in tensors:
-        groups.setdefault(t.dtype, []).append(t)
-    return groups
-
-
 def _broadcast_flat(tensors: list, group, src: int = 0) -> None:
     """Broadcast ``tensors`` from group rank ``src``, one message per dtype (in place)."""
-    import ember
-
-    for ts in _flat_groups(tensors).values():
-        flat = np.concatenate([t._data.reshape(-1) for t in ts])
-        dist.broadcast(ember.from_numpy(flat), group=group, group_src=src)
-        offset = 0
-        for t in ts:
-            n = t._data.size
-            t._data[...] = flat[offset : offset + n].reshape(t._data.shape)
-            offset += n
+    dist._broadcast_coalesced(group, tensors, 0, src)
 
 
 _BROADCAST_BUFFERS = (
@@ -614,6 +597,27 @@ class DistributedDataParallel(Module):
             self._init_buckets()
             if self.gradient_as_bucket_view:
                 self._grads_as_views()
+
+    def _get_ddp_logging_data(self) -> dict:
+        """The wrapper's configuration as torch's DDP logger reports it (its string and
+        integer fields; ember records no per-iteration timings)."""
+        pg = self.process_group
+        return {
+            "backend_name": dist.get_backend(pg),
+            "module_name": type(self.module).__name__,
+            "device_ids": "",
+            "broadcast_buffers": int(self.forward_sync_buffers),
+            "bucket_cap_bytes": self.bucket_bytes_cap,
+            "find_unused_parameters": int(self.find_unused_parameters),
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+            "has_sync_bn": int(any(isinstance(m, SyncBatchNorm) for m in self.module.modules())),
+            "is_multi_device_module": 0,
+            "num_parameter_tensors": len(self._params),
+            "output_device": -1,
+            "rank": pg.rank(),
+            "world_size": pg.size(),
+            "total_parameter_size_bytes": sum(p.numel() * p.element_size() for p in self._params),
+        }
 
     def __getstate__(self):
         # the group (sockets) and the hooks stay behind; unpickling joins the default group
