@@ -699,7 +699,7 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
             continue
         rec.new_value("input", t)
     grad_before = STATE.grad_enabled
-    rng_before = rec.rng_expected = _rng_state()
+    rec.rng_expected = _rng_state()
     import ember
 
     rec.rng_before = ember.get_rng_state()  # (the first compiled run replays the draws)
@@ -726,7 +726,6 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
             _remove_reads()
     if rec.failure is None and _rng_state() != rec.rng_expected:
         rec.failure = "random numbers drawn outside the op table (randn...): kept eager"
-    del rng_before
     if rec.failure is None and STATE.grad_enabled != grad_before:
         rec.failure = "grad mode changed and not restored"
     return result, rec

@@ -170,10 +170,10 @@ def _written_constants(graph) -> set:
     return out
 
 
-def _canonical_checked(graph) -> str:
+def _canonical_checked(graph, written: set) -> str:
     # the printed graph the check compares: shapes erased, written constants' values hidden
     text = _canonical(graph)
-    for c in _written_constants(graph):
+    for c in written:
         line = _canonical(c).rstrip("\n")
         text = text.replace(line, _CONSTANT_VALUE.sub("[value=<Tensor>]()", line))
     return text
@@ -186,8 +186,9 @@ def _diff(a: str, b: str) -> str:
 def _graph_errors(first, second):
     """Return ``(graph_diff, tensor_diff)`` between two traces of one function (None where
     they agree): the printed graphs, then the values of their tensor constants."""
-    a, b = _canonical_checked(first), _canonical_checked(second)
-    written = _written_constants(first) | _written_constants(second)
+    w1, w2 = _written_constants(first), _written_constants(second)
+    a, b = _canonical_checked(first, w1), _canonical_checked(second, w2)
+    written = w1 | w2
     graph_diff = None
     pairs = list(zip(first.nodes(), second.nodes()))
     if a != b:

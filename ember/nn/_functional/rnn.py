@@ -245,8 +245,7 @@ def _rnn_layer_backward(
             res.append(dc)
         elif i == 3:
             d, hp = dGh, hprev
-            t0 = T - 1 if reverse else 0
-            if T and not h0.any() and np.isfinite(d[t0]).all():
+            if T and not h0.any() and np.isfinite(d[_last_step(T, reverse)]).all():
                 # the first step's state is 0 and so is its part: leave its rows out
                 first = slice(0, T - 1) if reverse else slice(1, T)
                 d, hp = d[first], hp[first]
