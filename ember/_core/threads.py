@@ -104,3 +104,66 @@ def parallel_pair(first, second) -> None:
     future = _executor().submit(first)
     second()
     future.result()
+
+
+# ------------------------------------------------------------------------------ batch halves
+#
+# ember's NumPy kernels run on the calling thread; only BLAS has threads of its own. A kernel
+# whose rows are independent (im2col, an elementwise pass, a pooling window, a per-sample GEMM)
+# can instead run as two halves on two threads (NumPy releases the GIL in its loops), with BLAS
+# held to one thread meanwhile so that the two halves do not fight OpenBLAS's own threads for
+# the two cores. Each element is computed by the same code on the same operands either way, so
+# the results are bit-identical to a serial run (nothing is split that sums across the halves).
+
+_BLAS: dict = {"libs": None}
+_REGION = threading.Lock()  # one split region at a time; a nested or concurrent one runs whole
+
+
+def _blas_libs() -> list:
+    """The BLAS thread-pool controllers (threadpoolctl's), looked up once; [] without it."""
+    libs = _BLAS["libs"]
+    if libs is None:
+        tpc = _threadpool_limits()
+        libs = []
+        if tpc is not None:
+            import numpy  # noqa: F401  (loads the BLAS threadpoolctl looks for)
+
+            ctl = tpc.ThreadpoolController()
+            libs = [lib for lib in ctl.lib_controllers if lib.user_api == "blas"]
+        _BLAS["libs"] = libs
+    return libs
+
+
+def split_work(work: int, rows: int) -> bool:
+    """True when a kernel of ``work`` elements over ``rows`` independent rows is worth running
+    as two halves (two threads allowed, at least 2 rows, work above ``SPLIT_MIN``)."""
+    return rows > 1 and work >= SPLIT_MIN and get_num_threads() > 1 and not _on_worker()
+
+
+def run_halves(fn, rows: int) -> None:
+    """Call ``fn(lo, hi)`` on ``[0, rows // 2)`` on the pool's thread and on ``[rows // 2,
+    rows)`` on this one, BLAS held to one thread meanwhile; ``fn(0, rows)`` when a split region
+    is already running (nested, or on another thread)."""
+    if not _REGION.acquire(blocking=False):
+        fn(0, rows)
+        return
+    try:
+        libs = _blas_libs()
+        before = [lib.get_num_threads() for lib in libs]
+        for lib, n in zip(libs, before):
+            if n != 1:
+                lib.set_num_threads(1)
+        try:
+            mid = rows // 2
+            parallel_pair(lambda: fn(0, mid), lambda: fn(mid, rows))
+        finally:
+            for lib, n in zip(libs, before):
+                if n != 1:
+                    lib.set_num_threads(n)
+    finally:
+        _REGION.release()
+
+
+# a split pays from about this many elements per call (measured here: handing half the work to
+# the pool's thread and back costs 40-80 us, ~100k float32 elements of an elementwise pass)
+SPLIT_MIN = 1 << 17

@@ -24,6 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ember._core.dtype import cpp_type_name, scalar_type_name
 from ember._core.tensor import Tensor
+from ember._core.threads import run_halves, split_work
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 
@@ -385,25 +386,63 @@ def _conv2d_rows_transpose(x, w, padding, output_size):
 )
 def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size, groups):
     """Forward of every convolution; ``padding`` holds one (lo, hi) pair per spatial dim."""
-    out = None
     if transposed:
-        if _rows_apply(x, w.shape[-1], w.shape[1], padding, stride, dilation, groups) and (
-            math.prod(output_size) <= 1.5 * math.prod(x.shape[2:])
-        ):
-            # the flipped-kernel convolution works per OUTPUT position, col2im per input
-            # position: when the output is much larger (a 5x5 kernel's input gradient from a
-            # 10x10 map is 14x14), most of the former's products are with zero padding
-            # (LeNet's conv2 input gradient: 8.5 ms that way, 4.5 ms by col2im)
-            out = _conv2d_rows_transpose(x, w, padding, output_size)
-        if out is None:
-            out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+        work = x.size + math.prod(output_size) * w.shape[1] * groups * x.shape[0]
+
+        def part(lo, hi):
+            return _transposed_forward(x[lo:hi], w, padding, stride, dilation, groups, output_size)
+
+        out = _by_halves(part, x.shape[0], work)
         if b is not None:
             out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
-    elif _rows_apply(x, w.shape[-1], w.shape[0], padding, stride, dilation, groups):
-        out = _conv2d_unit(x, w, padding, b)
     else:
-        out = _conv_forward(x, w, b, stride, padding, dilation, groups)
+        work = x.size * w.shape[0] // max(1, x.shape[1] // groups)
+
+        def part(lo, hi):
+            return _forward(x[lo:hi], w, b, stride, padding, dilation, groups)
+
+        out = _by_halves(part, x.shape[0], work)
     return keep_layout_of(out, x, w)  # a channels-last input or weight: channels-last out
+
+
+def _by_halves(fn, n: int, work: int, total: bool = False) -> np.ndarray:
+    """Return ``fn(0, n)`` of a batch of ``n`` samples, computed as two batch halves on two
+    threads when that pays (``threads.split_work``): the halves concatenated, or with
+    ``total`` summed (a weight gradient's sum over the batch, in two partial sums)."""
+    if not split_work(work, n):
+        return fn(0, n)
+    parts = [None, None]
+
+    def run(lo, hi):
+        parts[lo != 0] = fn(lo, hi)
+
+    run_halves(run, n)
+    if parts[1] is None:  # the split region was busy: run whole
+        return parts[0]
+    if total:
+        return np.add(parts[0], parts[1], out=parts[0])
+    return np.concatenate(parts)
+
+
+def _forward(x, w, b, stride, padding, dilation, groups):
+    if _rows_apply(x, w.shape[-1], w.shape[0], padding, stride, dilation, groups):
+        return _conv2d_unit(x, w, padding, b)
+    return _conv_forward(x, w, b, stride, padding, dilation, groups)
+
+
+def _transposed_forward(x, w, padding, stride, dilation, groups, output_size):
+    out = None
+    if _rows_apply(x, w.shape[-1], w.shape[1], padding, stride, dilation, groups) and (
+        math.prod(output_size) <= 1.5 * math.prod(x.shape[2:])
+    ):
+        # the flipped-kernel convolution works per OUTPUT position, col2im per input
+        # position: when the output is much larger (a 5x5 kernel's input gradient from a
+        # 10x10 map is 14x14), most of the former's products are with zero padding
+        # (LeNet's conv2 input gradient: 8.5 ms that way, 4.5 ms by col2im)
+        out = _conv2d_rows_transpose(x, w, padding, output_size)
+    if out is None:
+        out = _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_size)
+    return out
 
 
 @_convolution.backward
@@ -434,6 +473,14 @@ def _(ctx, g, *, stride, padding, dilation, transposed, output_size, groups):
 )
 def _convolution_weight(x, g, *, weight_shape, stride, padding, dilation, groups):
     """Return the weight gradient of ``convolution(x, w)`` under upstream gradient ``g``."""
+
+    def part(lo, hi):
+        return _weight_grad(x[lo:hi], g[lo:hi], weight_shape, stride, padding, dilation, groups)
+
+    return _by_halves(part, x.shape[0], x.size + g.size, total=True)
+
+
+def _weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     if _rows_apply(x, weight_shape[-1], weight_shape[0], padding, stride, dilation, groups):
         return _conv2d_rows_weight(x, g, weight_shape, padding)
     out = g.shape[2:]
