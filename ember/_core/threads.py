@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import threading
 
+import numpy as np
+
 _state: dict = {"n": None, "limiter": None}
 
 
@@ -116,6 +118,9 @@ def parallel_pair(first, second) -> None:
 # the results are bit-identical to a serial run (nothing is split that sums across the halves).
 
 _BLAS: dict = {"libs": None}
+# OPENBLAS_NUM_THREADS=1 (the advice for an oversubscribed machine) keeps ember's kernels
+# serial too, whatever torch's own thread count reads
+_SERIAL_ENV = os.environ.get("OPENBLAS_NUM_THREADS", "").strip() == "1"
 _REGION = threading.Lock()  # one split region at a time; a nested or concurrent one runs whole
 
 
@@ -126,8 +131,6 @@ def _blas_libs() -> list:
         tpc = _threadpool_limits()
         libs = []
         if tpc is not None:
-            import numpy  # noqa: F401  (loads the BLAS threadpoolctl looks for)
-
             ctl = tpc.ThreadpoolController()
             libs = [lib for lib in ctl.lib_controllers if lib.user_api == "blas"]
         _BLAS["libs"] = libs
@@ -137,7 +140,13 @@ def _blas_libs() -> list:
 def split_work(work: int, rows: int) -> bool:
     """True when a kernel of ``work`` elements over ``rows`` independent rows is worth running
     as two halves (two threads allowed, at least 2 rows, work above ``SPLIT_MIN``)."""
-    return rows > 1 and work >= SPLIT_MIN and get_num_threads() > 1 and not _on_worker()
+    return (
+        rows > 1
+        and work >= SPLIT_MIN
+        and get_num_threads() > 1
+        and not _SERIAL_ENV
+        and not _on_worker()
+    )
 
 
 def run_halves(fn, rows: int) -> None:
@@ -167,3 +176,23 @@ def run_halves(fn, rows: int) -> None:
 # a split pays from about this many elements per call (measured here: handing half the work to
 # the pool's thread and back costs 40-80 us, ~100k float32 elements of an elementwise pass)
 SPLIT_MIN = 1 << 17
+
+
+def by_halves(fn, n: int, work: int, total: bool = False):
+    """Return ``fn(0, n)`` of a batch of ``n`` samples, computed as two batch halves on two
+    threads when that pays (``split_work``): the halves concatenated, or with
+    ``total`` summed (a weight gradient's sum over the batch, in two partial sums)."""
+    if not split_work(work, n):
+        return fn(0, n)
+    parts = [None, None]
+
+    def run(lo, hi):
+        parts[lo != 0] = fn(lo, hi)
+
+    run_halves(run, n)
+    if parts[1] is None:  # the split region was busy: run whole
+        return parts[0]
+    if total:
+        parts[0] += parts[1]
+        return parts[0]
+    return np.concatenate(parts)

@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ember._core.dtype import cpp_type_name, scalar_type_name
 from ember._core.tensor import Tensor
-from ember._core.threads import run_halves, split_work
+from ember._core.threads import by_halves as _by_halves
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import AUTOCAST, autocast_inputs, dispatch, op
 
@@ -403,25 +403,6 @@ def _convolution(x, w, b, *, stride, padding, dilation, transposed, output_size,
 
         out = _by_halves(part, x.shape[0], work)
     return keep_layout_of(out, x, w)  # a channels-last input or weight: channels-last out
-
-
-def _by_halves(fn, n: int, work: int, total: bool = False) -> np.ndarray:
-    """Return ``fn(0, n)`` of a batch of ``n`` samples, computed as two batch halves on two
-    threads when that pays (``threads.split_work``): the halves concatenated, or with
-    ``total`` summed (a weight gradient's sum over the batch, in two partial sums)."""
-    if not split_work(work, n):
-        return fn(0, n)
-    parts = [None, None]
-
-    def run(lo, hi):
-        parts[lo != 0] = fn(lo, hi)
-
-    run_halves(run, n)
-    if parts[1] is None:  # the split region was busy: run whole
-        return parts[0]
-    if total:
-        return np.add(parts[0], parts[1], out=parts[0])
-    return np.concatenate(parts)
 
 
 def _forward(x, w, b, stride, padding, dilation, groups):

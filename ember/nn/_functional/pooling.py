@@ -16,6 +16,7 @@ import numpy as np
 
 from ember._core.grad_mode import STATE
 from ember._core.tensor import Tensor, _wrap
+from ember._core.threads import by_halves
 from ember._ops.array_kernels import array_kernel
 from ember._ops.copying import keep_layout_of
 from ember._ops.registry import dispatch, op
@@ -82,6 +83,14 @@ def _max_views(x, kernel, stride, padding, dilation, ceil_mode):
 
 def _max_values(x, kernel, stride, padding, dilation, ceil_mode):
     """Return the window maxima of array ``x`` (NaN where a window holds one), no indices."""
+
+    def part(lo, hi):
+        return _max_values_whole(x[lo:hi], kernel, stride, padding, dilation, ceil_mode)
+
+    return by_halves(part, x.shape[0] if x.ndim > len(kernel) else 1, x.size)
+
+
+def _max_values_whole(x, kernel, stride, padding, dilation, ceil_mode):
     views = _max_views(x, kernel, stride, padding, dilation, ceil_mode)[1]
     best = views[0].copy()
     for v in views[1:]:
@@ -91,6 +100,16 @@ def _max_values(x, kernel, stride, padding, dilation, ceil_mode):
 
 def _max_indices(x, kernel, stride, padding, dilation, ceil_mode):
     """Return torch's flat (per-plane) indices of the window maxima of array ``x``."""
+
+    # the leading axis holds whole planes (samples or channels): the halves' indices are
+    # the same as the whole's
+    def part(lo, hi):
+        return _max_indices_whole(x[lo:hi], kernel, stride, padding, dilation, ceil_mode)
+
+    return by_halves(part, x.shape[0] if x.ndim > len(kernel) else 1, x.size)
+
+
+def _max_indices_whole(x, kernel, stride, padding, dilation, ceil_mode):
     (_, _, _, koff, it, base), views = _max_views(x, kernel, stride, padding, dilation, ceil_mode)
     # whole-array passes per kernel offset (an argmax over a short last axis is slow, and so
     # are masked copies): a strictly greater value takes the window, so the first offset
