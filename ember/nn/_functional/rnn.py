@@ -20,6 +20,7 @@ import numpy as np
 
 import ember
 from ember._core.tensor import Tensor
+from ember._core.threads import run_halves, split_work
 from ember._ops.registry import dispatch, op
 
 __all__: list[str] = []  # private: used by nn.modules.rnn
@@ -37,6 +38,15 @@ def _buffer(batch_sizes):
     # a packed batch leaves the rows of finished sequences unwritten: zero them, as backward
     # reads whole arrays (garbage there could be inf or nan, and nan * 0 is nan)
     return np.empty if batch_sizes is None else np.zeros
+
+
+def _over_rows(run, B: int, work: int, batch_sizes, split: bool = True) -> None:
+    """Call ``run(lo, hi)`` over the batch rows: as two halves on two threads when that pays
+    (``threads.split_work``; a packed batch runs whole, its rows finish at different steps)."""
+    if split and batch_sizes is None and split_work(work, B):
+        run_halves(run, B)
+    else:
+        run(0, B)
 
 
 # ------------------------------------------------------------------------------ forward
@@ -87,17 +97,24 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
     hpre = new((T, B, H), dt) if w_hr is not None else None
     w_rt = w_hr.T if w_hr is not None else None
     h, c = h0.copy(), c0.copy()
-    hh_buf = np.empty((G, B), dt)
     # the usual zero initial state: the first step's product is 0 (unless W_hh holds inf or
     # nan, whose product with 0 is nan)
-    zero_h = not h.any() and bool(np.isfinite(w_hh).all())
-    with np.errstate(over="ignore"):
+    zero_first = not h.any() and bool(np.isfinite(w_hh).all())
+
+    def run(lo, hi):
+        # the rows [lo, hi) over all steps: each batch row's recurrence is its own
+        hh_buf = np.empty((G, hi - lo), dt)
+        zero_h = zero_first
+        with np.errstate(over="ignore"):  # (per thread)
+            steps(lo, hi, hh_buf, zero_h)
+
+    def steps(lo, hi, hh_buf, zero_h):
         for t in _steps(T, reverse):
-            n = _rows(batch_sizes, t, B)
-            hp, cp = h[:n], c[:n]
-            hprev[t, :n] = hp
-            cprev[t, :n] = cp
-            g, hh = gates[t, :n], hh_buf[:, :n]
+            n = min(_rows(batch_sizes, t, B), hi) - lo
+            hp, cp = h[lo : lo + n], c[lo : lo + n]
+            hprev[t, lo : lo + n] = hp
+            cprev[t, lo : lo + n] = cp
+            g, hh = gates[t, lo : lo + n], hh_buf[:, :n]
             if zero_h:
                 zero_h = False
             else:
@@ -114,15 +131,17 @@ def _lstm_forward(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
             ig = hh.T[:, :H]  # the product is spent: reuse its buffer
             np.multiply(i, gg, out=ig)
             cp += ig
-            tc = tanh_c[t, :n]
+            tc = tanh_c[t, lo : lo + n]
             np.tanh(cp, out=tc)
             if w_hr is None:
                 np.multiply(o, tc, out=hp)
             else:
-                hq = hpre[t, :n]
+                hq = hpre[t, lo : lo + n]
                 np.multiply(o, tc, out=hq)
                 np.matmul(hq, w_rt, out=hp)
-            out[t, :n] = hp
+            out[t, lo : lo + n] = hp
+
+    _over_rows(run, B, gates.size, batch_sizes)
     saved = {"gates": gates, "hprev": hprev, "cprev": cprev, "tanh_c": tanh_c, "hpre": hpre}
     return out, h, c, saved
 
@@ -269,39 +288,52 @@ def _lstm_backward(cache, w_hh, w_hr, dout, dh, dc, reverse, batch_sizes, h0_gra
     # the activations' derivatives for all steps at once (few large NumPy calls rather than
     # many small ones per step): sigmoid' = s (1 - s), tanh' = (1 - y)(1 + y); dG holds them
     # until step t overwrites its slice with the gradient of the pre-activations
-    dG = np.subtract(1, gates)
-    dG[..., : 2 * H] *= gates[..., : 2 * H]
-    dG[..., 3 * H :] *= gates[..., 3 * H :]
-    dG[..., 2 * H : 3 * H] *= 1 + gates[..., 2 * H : 3 * H]
-    k = np.multiply(tanh_c, tanh_c)  # d c / d h = o (1 - tanh(c)^2)
-    np.subtract(1, k, out=k)
-    k *= gates[..., 3 * H :]
-    buf = np.empty((B, G), gates.dtype)
+    dG = np.empty_like(gates)
+    k = np.empty_like(tanh_c)  # d c / d h = o (1 - tanh(c)^2)
     w_hh_t = w_hh.T
     dw_hr = np.zeros(w_hr.shape, w_hr.dtype) if w_hr is not None else None
     last = _last_step(T, reverse)
-    for t in _steps(T, not reverse):
-        n = _rows(batch_sizes, t, B)
-        g = gates[t, :n]
-        d_h = dh[:n]
-        d_h += dout[t, :n]
-        if w_hr is not None:
-            dw_hr += d_h.T @ hpre[t, :n]
-            d_h = d_h @ w_hr
-        d, tmp, d_c = dG[t, :n], buf[:n], dc[:n]
-        np.multiply(d_h, tanh_c[t, :n], out=tmp[:, 3 * H :])  # d o
-        d_h *= k[t, :n]
-        d_c += d_h
-        np.multiply(d_c, g[:, 2 * H : 3 * H], out=tmp[:, :H])  # d i
-        np.multiply(d_c, cprev[t, :n], out=tmp[:, H : 2 * H])  # d f
-        np.multiply(d_c, g[:, :H], out=tmp[:, 2 * H : 3 * H])  # d g
-        d_c *= g[:, H : 2 * H]
-        d *= tmp
-        if n < B:
-            dG[t, n:] = 0
-        if t == last and not h0_grad:
-            break
-        np.matmul(w_hh_t, d.T, out=dh[:n].T)  # transposed, as in the forward
+
+    def run(lo, hi):
+        # the rows [lo, hi) over all steps (each row's gradient flows through its own row)
+        rows = slice(lo, hi)
+        ga, da = gates[:, rows], dG[:, rows]
+        np.subtract(1, ga, out=da)
+        da[..., : 2 * H] *= ga[..., : 2 * H]
+        da[..., 3 * H :] *= ga[..., 3 * H :]
+        da[..., 2 * H : 3 * H] *= 1 + ga[..., 2 * H : 3 * H]
+        ka = k[:, rows]
+        np.multiply(tanh_c[:, rows], tanh_c[:, rows], out=ka)
+        np.subtract(1, ka, out=ka)
+        ka *= ga[..., 3 * H :]
+        buf = np.empty((hi - lo, G), gates.dtype)
+        for t in _steps(T, not reverse):
+            end = min(_rows(batch_sizes, t, B), hi)
+            n = end - lo
+            r = slice(lo, end)
+            g = gates[t, r]
+            d_h = dh[r]
+            d_h += dout[t, r]
+            if w_hr is not None:
+                np.add(dw_hr, d_h.T @ hpre[t, r], out=dw_hr)
+                d_h = d_h @ w_hr
+            d, tmp, d_c = dG[t, r], buf[:n], dc[r]
+            np.multiply(d_h, tanh_c[t, r], out=tmp[:, 3 * H :])  # d o
+            d_h *= k[t, r]
+            d_c += d_h
+            np.multiply(d_c, g[:, 2 * H : 3 * H], out=tmp[:, :H])  # d i
+            np.multiply(d_c, cprev[t, r], out=tmp[:, H : 2 * H])  # d f
+            np.multiply(d_c, g[:, :H], out=tmp[:, 2 * H : 3 * H])  # d g
+            d_c *= g[:, H : 2 * H]
+            d *= tmp
+            if end < hi:
+                dG[t, end:hi] = 0
+            if t == last and not h0_grad:
+                break
+            np.matmul(w_hh_t, d.T, out=dh[r].T)  # transposed, as in the forward
+
+    # (with a projection, dW_hr sums over the rows: run whole)
+    _over_rows(run, B, gates.size, batch_sizes, split=w_hr is None)
     return dG, dh, dc, dw_hr
 
 
