@@ -1,9 +1,16 @@
-"""Intra-op thread count: ``set_num_threads`` / ``get_num_threads``, as torch's.
+"""Intra-op thread count: ``set_num_threads`` / ``get_num_threads``, as torch's, and ember's
+one thread policy.
 
 ember's parallel work is NumPy's: BLAS (matmul, linalg) and any OpenMP pools loaded in the
 process. With ``threadpoolctl`` installed (``pip install ember[threads]``) the count is applied
 to all of them; without it the count is still recorded and read back, and BLAS keeps the size
 it started with (set ``OMP_NUM_THREADS`` before starting Python instead).
+
+Besides BLAS, large kernels whose batch rows are independent (convolutions, max pooling, the
+LSTM recurrence) run as two batch halves on one pool thread and the caller (``run_halves``,
+``by_halves``), BLAS held to one thread meanwhile, when ``get_num_threads() > 1`` and the work
+is at least ``SPLIT_MIN`` elements. ``set_num_threads(1)`` (or ``OPENBLAS_NUM_THREADS=1`` in
+the environment) makes everything serial.
 """
 
 from __future__ import annotations
@@ -64,9 +71,9 @@ __all__ = ["get_num_threads", "set_num_threads"]
 
 _POOL: dict = {"executor": None}
 # below this many elements a second thread costs more than it saves (measured here: handing
-# work to the pool's thread and back costs 40-80 us). Elementwise kernels are not split: between
-# GEMMs, OpenBLAS's own threads spin on the second core and a split max pooling or relu inside
-# a training step came out no faster (alone, 1.5x)
+# work to the pool's thread and back costs 40-80 us). (A lone elementwise kernel split between
+# multi-threaded GEMMs came out no faster: OpenBLAS's own threads spin on the second core after
+# a GEMM. The batch halves below hold BLAS to one thread for the whole kernel instead.)
 PARALLEL_MIN = 1 << 19
 
 
