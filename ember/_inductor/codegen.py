@@ -12,6 +12,7 @@ import numpy as np
 
 from ember._dynamo.capture import OUT_TARGET, read_value
 from ember._inductor import kernels
+from ember._inductor import numba_kernels as NK
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
@@ -92,6 +93,16 @@ def _values_only_pool(n, rets_set, meta, pools) -> bool:
     if kernels.window_max("x", "y", "", meta.get(x), consts) is None:
         return False
     pools[user] = (meta.get(x), consts)
+    return True
+
+
+def _c_contiguous(m) -> bool:
+    # whether capture value ``m``'s strides are C order's (dims of size 1 may have any)
+    step = m.dtype.itemsize
+    for n, st in zip(reversed(m.shape), reversed(m.strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
     return True
 
 
@@ -211,7 +222,9 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
     nbuf = 0
     consts = 0
     pools: dict = {}  # max-pool value node -> (its input's Value, its window geometry)
-    group: list = []  # the pending fused run: (line, label, output value, input values)
+    group: list = []  # the pending fused run: (line, label, output, inputs, numba operands)
+    numba_srcs: list = []
+    use_numba = NK.enabled()
 
     def put(text):
         flush()
@@ -284,26 +297,106 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             lines.append(f"    {group[0][0]}  # {group[0][1]}")
             group.clear()
             return
-        members = {o._node for _, _, o, _ in group}
+        members = {o._node for _, _, o, _, _ in group}
         made, params, results = set(), [], []
-        for _, _, o, ins in group:
+        for _, _, o, ins, _ in group:
             for v in ins:
                 nm = names.get(v)
                 if nm is not None and v not in made and nm not in params:
                     params.append(nm)
             made.add(o)
-        for _, _, o, _ in group:
+        for _, _, o, _, _ in group:
             if o in rets_set or any(u.user not in members for u in o._uses):
                 results.append(names[o])
-        labels = list(dict.fromkeys(lb for _, lb, _, _ in group))
+        labels = list(dict.fromkeys(lb for _, lb, _, _, _ in group))
         kname = f"fused_{'_'.join(labels[:6])}_{len(kernels_src)}"
         body = [f"def {kname}({', '.join(params)}):"]
-        body += [f"    {ln}  # {lb}" for ln, lb, _, _ in group]
+        body += fused_body()
         body.append(f"    return {', '.join(results)}{',' if len(results) == 1 else ''}")
         kernels_src.append("\n".join(body) + "\n")
         lhs = ", ".join(results) + ("," if len(results) == 1 else "")
         lines.append(f"    {lhs} = {kname}({', '.join(params)})  # {' '.join(labels)}")
         group.clear()
+
+    def fused_body():
+        # the group's lines, each maximal run of two or more IEEE-exact ops (``fz``) as one
+        # numba kernel call (numba_kernels): its intermediates never reach memory
+        out, run = [], []
+        for entry in [*group, None]:
+            if entry is not None and entry[4] is not None:
+                run.append(entry)
+                continue
+            if len(run) >= 2:
+                out += numba_call(run)
+            else:
+                out += [f"    {ln}  # {lb}" for ln, lb, _, _, _ in run]
+            run = []
+            if entry is not None:
+                out.append(f"    {entry[0]}  # {entry[1]}")
+        return out
+
+    def numba_call(run):
+        members = {o._node for _, _, o, _, _ in run}
+        step_of = {o: k for k, (_, _, o, _, _) in enumerate(run)}
+        arrays, numbers, steps, stored = [], [], [], []
+        for _, _, _, _, (uf, operands, _) in run:
+            ops = []
+            for kind, x in operands:
+                if kind == "v" and x in step_of:
+                    ops.append(("t", step_of[x]))
+                elif kind == "v":
+                    nm = names[x]
+                    if nm not in arrays:
+                        arrays.append(nm)
+                    ops.append(("i", arrays.index(nm)))
+                else:  # (equal numbers are one argument)
+                    z = env[x]
+                    key = next((y for y in numbers if env[y].tobytes() == z.tobytes()), x)
+                    if key not in numbers:
+                        numbers.append(key)
+                    ops.append(("c", numbers.index(key)))
+            steps.append((NK.SYMBOLS.get(uf) or NK.UNARY.get(uf) or NK.FAST[uf], ops))
+        lines_ = []
+        outs = []
+        for k, (_, _, o, _, (_, _, buf)) in enumerate(run):
+            if o in rets_set or any(u.user not in members for u in o._uses):
+                stored.append(k)
+                m = meta[o]
+                if buf is None:  # (an array that leaves the function: a new one per call)
+                    env.setdefault("np_empty", np.empty)
+                    env[f"_shape{m.id}"], env[f"_dtype{m.id}"] = m.shape, m.dtype
+                    lines_.append(f"    {names[o]} = np_empty(_shape{m.id}, _dtype{m.id})")
+                else:
+                    lines_.append(f"    {names[o]} = {buf}")
+                outs.append(names[o])
+        m = meta[run[0][2]]
+        src = NK.source(steps, len(arrays), len(numbers), stored, m.dtype, len(m.shape))
+        kn = f"_nk{len(numba_srcs)}"
+        numba_srcs.append(src)
+        env[kn] = NK.compiled(src)
+        for z in numbers:
+            env[f"{z}s"] = env[z][()]  # (the number as a scalar of the dtype)
+        args_ = [*arrays, *(f"{z}s" for z in numbers), *outs]
+        labels = " ".join(lb for _, lb, _, _, _ in run)
+        lines_.append(f"    {kn}({', '.join(args_)})  # {labels} (one numba loop)")
+        return lines_
+
+    def fusable(uf, ins, args, om, buf):
+        # (ufunc, operands, buffer) when the op may join a numba kernel, else None
+        if not use_numba or not NK.exact(uf) or om.dtype not in _FLOATS or not om.shape:
+            return None
+        operands = []
+        for v, a in zip(ins, args):
+            m = meta.get(v)
+            if m is not None:
+                if m.dtype != om.dtype or m.shape != om.shape or not _c_contiguous(m):
+                    return None
+                operands.append(("v", v))
+            elif a in zeros:
+                operands.append(("c", a))
+            else:
+                return None
+        return (uf, operands, buf)
 
     def special(n, em, args, pos, label, params=None):
         # an inlined kernel (kernels.py); True when it emitted the node
@@ -463,7 +556,13 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         # (the output positional: a keyword costs the call a dict)
         tail = f", {buf}" if buf is not None else ""
         group.append(
-            (f"{om.name} = {_ufunc_name(env, uf)}({', '.join(args)}{tail})", label, out, ins)
+            (
+                f"{om.name} = {_ufunc_name(env, uf)}({', '.join(args)}{tail})",
+                label,
+                out,
+                ins,
+                fusable(uf, ins, args, om, buf),
+            )
         )
     flush()
     out_src = []
