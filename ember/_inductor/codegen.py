@@ -8,6 +8,8 @@ preallocated buffer of its shape and dtype whose previous value is dead.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ember._dynamo.capture import OUT_TARGET, read_value
@@ -129,6 +131,8 @@ def generate(
 
     low = to_ir.to_graph(params, calls, outputs)
     optimize(low, n_results)
+    if NK.enabled():
+        _pointwise_backwards(low)
     env["graph"] = low.graph
     return emit(name, low, escapes, env)
 
@@ -165,6 +169,91 @@ def optimize(low, n_results: int | None = None) -> None:
 
 
 _OWNED = object()
+
+
+def _pointwise_backwards(low) -> None:
+    """Spell the array-level backwards of ``sin`` and ``mul`` as their ufunc calls (``cos``
+    then ``mul``; ``mul`` per needed input), each the same NumPy call on the same operands as
+    the formula's (products commute exactly), so the fused kernels take them into their runs.
+    Only with numba kernels (the NumPy code keeps the formulas' inlined kernels)."""
+    from ember._dynamo.capture import Value
+    from ember._ops import pointwise as P
+    from ember._ops import unary as U
+
+    g, meta = low.graph, low.meta
+    sin_bw = U._sin.array_backward_fn.np_fn
+    mul_bw = P._mul.array_backward_fn.np_fn
+    fresh = [max((m.id for m in meta.values()), default=0) + 1]
+
+    def value_like(m):
+        # a new capture value of ``m``'s shape and dtype, row-major
+        like = types.SimpleNamespace(
+            shape=m.shape, dtype=m.dtype, strides=_row_major(m.shape, m.dtype.itemsize)
+        )
+        fresh[0] += 1
+        return Value(fresh[0] - 1, "op", like, None)
+
+    def op_node(op, ins, anchor, m):
+        n = g.create(f"aten::{op.name}", ins, 1)
+        n._op, n._inplace, n._multi = op, 0, False
+        n.insertBefore(anchor)
+        o = n.output()
+        meta[o] = m
+        o.setDebugName(m.name)
+        return o
+
+    for n in list(g.nodes()):
+        pay = getattr(n, "_payload", None)
+        func = getattr(pay, "func", None)
+        if func not in (sin_bw, mul_bw) or pay.keywords or len(pay.args) != 1:
+            continue
+        ms = [meta.get(v) for v in n._inputs]
+        if ms[0] is None or ms[0].dtype not in _FLOATS:
+            continue
+        if any(m is not None and m.dtype != ms[0].dtype for m in ms):
+            continue
+        outs = n._outputs
+        if func is sin_bw:
+            gv, xv = n._inputs
+            if len(outs) != 1 or outs[0] not in meta or ms[1] is None:
+                continue
+            t = op_node(U._cos, [xv], n, value_like(ms[1]))
+            new = [op_node(P._mul, [t, gv], n, meta[outs[0]])]
+        else:
+            ctx = pay.args[0]
+            need = ctx.needs_input_grad
+            if need[0] and need[1] and ctx.next_functions[0] == ctx.next_functions[1]:
+                continue  # (x * x: its shortcut)
+            gv, xv, yv = n._inputs
+            if len(outs) != 2:
+                continue
+            pairs = ((0, yv, ms[2]), (1, xv, ms[1]))  # (gradient k is g times the other)
+            if any(
+                outs[k]._uses
+                and not (
+                    need[k]
+                    and outs[k] in meta
+                    and (m is not None or type(_attr(v._node, "value")) in (int, float))
+                )
+                for k, v, m in pairs
+            ):
+                continue  # (an operand neither an array of g's dtype nor a number)
+            new = [
+                op_node(P._mul, [gv, other], n, meta[outs[k]]) if outs[k]._uses else None
+                for k, other in ((0, yv), (1, xv))
+            ]
+        for old, o in zip(outs, new):
+            if o is not None:
+                old.replaceAllUsesWith(o)
+        n.destroy()
+
+
+def _row_major(shape, itemsize) -> tuple:
+    out, step = [], itemsize
+    for k in reversed(shape):
+        out.append(step)
+        step *= k
+    return tuple(reversed(out))
 
 
 def _attr(n, name, default=None):
