@@ -381,3 +381,12 @@ def test_eval_batch_norm_under_autograd_is_one_graph():
             m2[1].running_var.mul_(2)
     (e,) = c.forward.entries
     assert e.failure is None and e.backward_source
+
+
+def test_explain_reports_the_guards():
+    # out_guards: what a compiled entry of the run checks (torch lists its Guard objects)
+    out = ember._dynamo.explain(p_break_in_else)(ember, ember.arange(1.0, 4.0))
+    guards = out.out_guards
+    assert any("shape == (3,)" in g for g in guards)
+    assert any("grad_enabled" in g for g in guards)
+    assert any(g.startswith("__bool__(") and g.endswith("== True") for g in guards)

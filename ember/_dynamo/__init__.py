@@ -163,7 +163,8 @@ def explain(f, *extra_args, **extra_kwargs):
         finally:
             COMPILING[0] -= 1
         graphs, reasons, ops = X.cut(f, rec, result)
-        return ExplainOutput(graphs, reasons, ops, [])
+        guards = X.guards(f if isinstance(f, Module) else None, rec, tensors)
+        return ExplainOutput(graphs, reasons, ops, guards)
 
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)

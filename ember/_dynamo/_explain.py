@@ -122,3 +122,19 @@ def _graph(calls, a, b, seg, leaves):
         return to_ir.to_fx(ins, seg, outs)
     except Exception:  # (a call the fx frontend cannot spell: the labels stand for it)
         return None
+
+
+def guards(module, rec, tensors) -> list:
+    """What a compiled entry of this run would check, one condition a line: the inputs'
+    shapes, dtypes, strides and flags, grad mode, the default dtype, the modules' training
+    flags, the parameters' identity, and each value read from a tensor (a data guard)."""
+    from ember._dynamo.eval_frame import _make_check
+
+    refs = [v for v in rec.values if v.kind == "ref"]
+    src = _make_check(types.SimpleNamespace(module=module), rec, tensors, refs).source
+    body = src.split("return (", 1)[1].rsplit(")", 1)[0]
+    out = [c.strip() for c in body.split("\n        and ") if c.strip()]
+    for c in rec.calls:
+        if type(c) is C.Read:
+            out.append(f"{c.kind}({c.value.name}) == {c.result!r}")
+    return out
