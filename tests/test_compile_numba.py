@@ -131,3 +131,24 @@ def test_backward_formulas_fuse_equal_to_eager(mode):
     else:
         for a, b in zip(grads[None], grads[mode]):
             np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_backward_kernel_reads_a_broadcast_incoming_gradient():
+    # the result's gradient arrives as a broadcast (sum's backward, outside the compiled code):
+    # its layout is no guard's, so the kernel reads it row-major (a copy), never as if it were
+    def f(x, y):
+        return ((x * y + 1.0).sin() * x - y) / 2
+
+    grads = {}
+    for m in (None, "reduce-overhead"):
+        ember.manual_seed(2)
+        x = ember.randn(4, 4, requires_grad=True)
+        y = ember.randn(4, 4, requires_grad=True)
+        c = ember.compile(f, mode=m)
+        for _ in range(2):
+            x.grad = y.grad = None
+            c(x, y).sum().backward()
+        grads[m] = (x.grad.numpy(), y.grad.numpy())
+    assert "np_contiguous(g0)" in _entry(c).backward_source
+    for a, b in zip(grads[None], grads["reduce-overhead"]):
+        _same_bits(a, b)

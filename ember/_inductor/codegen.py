@@ -314,6 +314,10 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
     group: list = []  # the pending fused run: (line, label, output, inputs, numba operands)
     numba_srcs: list = []
     use_numba = NK.enabled()
+    # the inputs whose layout no guard fixes (a backward's incoming gradients, which may be
+    # broadcasts; parameters): a kernel reads them through np.ascontiguousarray (row-major:
+    # the same array; else a copy)
+    unguarded = set() if name == "forward" else set(g.inputs())
 
     def put(text):
         flush()
@@ -435,6 +439,9 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
                     ops.append(("t", step_of[x]))
                 elif kind == "v":
                     nm = names[x]
+                    if x in unguarded or meta[x].kind == "ref":  # (parameters: no stride guard)
+                        env.setdefault("np_contiguous", np.ascontiguousarray)
+                        nm = f"np_contiguous({nm})"
                     if nm not in arrays:
                         arrays.append(nm)
                     ops.append(("i", arrays.index(nm)))
