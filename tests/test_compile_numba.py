@@ -152,3 +152,14 @@ def test_backward_kernel_reads_a_broadcast_incoming_gradient():
     assert "np_contiguous(g0)" in _entry(c).backward_source
     for a, b in zip(grads[None], grads["reduce-overhead"]):
         _same_bits(a, b)
+
+
+def test_a_run_changing_shape_splits_into_loops_of_one_shape():
+    def f(x, b):
+        return (-x * x) * 0.5 + (b * b - 1.0)  # (2, 3) ops, then (3,) ops, then a broadcast
+
+    x, b = ember.randn(2, 3), ember.randn(3)
+    c = ember.compile(f, mode="reduce-overhead")
+    for _ in range(2):
+        _same_bits(f(x, b).numpy(), c(x, b).numpy())
+    assert _entry(c).failure is None and _entry(c).source.count("one numba loop") == 2

@@ -415,15 +415,22 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         # the group's lines, each maximal run of two or more IEEE-exact ops (``fz``) as one
         # numba kernel call (numba_kernels): its intermediates never reach memory
         out, run = [], []
+
+        def end_run():
+            if len(run) >= 2:
+                out.extend(numba_call(run))
+            else:
+                out.extend(f"    {ln}  # {lb}" for ln, lb, _, _, _ in run)
+            run.clear()
+
         for entry in [*group, None]:
             if entry is not None and entry[4] is not None:
+                m, first = meta[entry[2]], run and meta[run[0][2]]
+                if first and (m.shape != first.shape or m.dtype != first.dtype):
+                    end_run()  # (one loop runs over one shape)
                 run.append(entry)
                 continue
-            if len(run) >= 2:
-                out += numba_call(run)
-            else:
-                out += [f"    {ln}  # {lb}" for ln, lb, _, _, _ in run]
-            run = []
+            end_run()
             if entry is not None:
                 out.append(f"    {entry[0]}  # {entry[1]}")
         return out
