@@ -140,6 +140,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 repeats per case (CI smoke)")
     ap.add_argument("--torch-compile", action="store_true")
+    ap.add_argument(
+        "--mode", default=None, help="ember.compile(mode=...): reduce-overhead, max-autotune"
+    )
     ap.add_argument("--repeat", type=int, default=None, help="timed repeats per case (default 15)")
     ap.add_argument("--json", metavar="PATH", help="also write one JSON record per case here")
     ap.add_argument(
@@ -182,6 +185,11 @@ def main(argv=None) -> int:
         f"load average {os.getloadavg()[0]:.2f}; torch threads {threads}, OPENBLAS_NUM_THREADS "
         f"{blas} (modes interleaved; {'CPU' if args.cpu_time else 'wall'} time)"
     )
+
+    if args.mode is not None:  # (ember's compiled modes only; torch.compile keeps its default)
+        import functools
+
+        ember.compile = functools.partial(ember.compile, mode=args.mode)
 
     def bench(name, make):
         if args.only and args.only not in name:

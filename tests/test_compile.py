@@ -139,6 +139,12 @@ def _prints(x):
     return x + 1
 
 
+def _prints_between(x):
+    y = x * 2
+    print("side effect")
+    return y + 1
+
+
 def _appends(x):
     LOG.append(1)
     return x + 1
@@ -281,7 +287,10 @@ def test_fullgraph_raises_on_break():
 def test_explain_counts_graphs_and_breaks():
     out = ember._dynamo.explain(lambda x: x.sin() + 1)(ember.ones(2))
     assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 2
+    # a break with no graph before it reports no reason (torch 2.13: 1 graph, 0 reasons)
     out = ember._dynamo.explain(_prints)(ember.ones(2))
+    assert (out.graph_count, out.graph_break_count, len(out.break_reasons)) == (1, 0, 0)
+    out = ember._dynamo.explain(_prints_between)(ember.ones(2))
     assert len(out.break_reasons) == 1 and "print" in out.break_reasons[0].reason
 
 

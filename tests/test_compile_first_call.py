@@ -127,10 +127,6 @@ def test_explain_without_break_runs_side_effect_free_program_as_torch():
     assert out["ember"] == out["torch"] == (1, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explain discovers a broken program's pieces over several calls (see the guide)",
-)
 def test_explain_runs_side_effects_once_as_torch():
     torch = pytest.importorskip("torch")
     counts = {}

@@ -142,45 +142,33 @@ class ExplainOutput:
 
 
 def explain(f, *extra_args, **extra_kwargs):
-    """Return ``fn(*args) -> ExplainOutput``: capture ``f`` once and report what was found."""
+    """Return ``fn(*args) -> ExplainOutput``: run ``f`` once, captured past each graph break,
+    and report its graphs, the breaks and their reasons (``ember._dynamo.explain``)."""
 
     @functools.wraps(f)
     def inner(*args, **kwargs):
-        from ember._dynamo.eval_frame import CompiledFunction
+        from ember._dynamo import _explain as X
+        from ember._dynamo import capture as C
+        from ember._dynamo.eval_frame import COMPILING, _flatten
         from ember.nn.modules.module import Module
 
-        cf = CompiledFunction(f.__call__, f) if isinstance(f, Module) else CompiledFunction(f)
-        # a program that broke compiles its pieces (children, resume functions) on its next
-        # call, and a piece that breaks in turn on the call after: call until nothing new
-        seen = -1
-        for _ in range(config.cache_size_limit):
-            n = _count(cf)
-            if n == seen:
-                break
-            seen = n
-            cf(*args, **kwargs)
-        graphs, reasons, ops = [], [], []
-
-        def walk(cf):
-            for e in cf.entries:
-                if e.failure is not None:
-                    reasons.append(GraphCompileReason(e.failure, e.where))
-                elif e.ops:  # (a piece without a kernel call compiles no graph)
-                    graphs.append(e.source)
-                    ops.append(e.ops)
-            for kid in cf.children.values():
-                walk(kid)
-
-        walk(cf)
-        return ExplainOutput(graphs, reasons, ops, [])
+        fn = f.__call__ if isinstance(f, Module) else f
+        tensors: list = []
+        _flatten(args, tensors, [])
+        if kwargs:
+            _flatten(kwargs, tensors, [])
+        COMPILING[0] += 1
+        try:
+            result, rec = C.capture(fn, args, kwargs, tensors, explaining=True)
+        finally:
+            COMPILING[0] -= 1
+        graphs, reasons, ops = X.cut(f, rec, result)
+        guards = X.guards(f if isinstance(f, Module) else None, rec, tensors)
+        return ExplainOutput(graphs, reasons, ops, guards)
 
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner
-
-
-def _count(cf) -> int:
-    return len(cf.entries) + sum(_count(k) for k in cf.children.values())
 
 
 def __getattr__(name: str):

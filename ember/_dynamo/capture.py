@@ -119,6 +119,12 @@ class Recorder:
         self.rng_before = None  # ember.get_rng_state() before the run
         self.effects = False  # a recorded kernel wrote into data (running statistics)
         self.shape_read = False  # the user's code read a size (the program may depend on it)
+        # ``explain``: record past each break instead of stopping at the first; each break is
+        # an event (its cuts, reason, user stack, line in ``code``) and cuts the calls
+        self.explaining = False
+        self.events: list = []  # ([cut positions], reason, user stack, line in code)
+        self.cuts: list = []  # positions in calls where a graph ends (breaks, frame returns)
+        self.watch = None  # the _Watch running (its user frames and where they began)
 
     @property
     def failure(self) -> str | None:
@@ -127,12 +133,41 @@ class Recorder:
 
     @failure.setter
     def failure(self, reason: str | None) -> None:
+        if reason is not None and self.explaining:
+            self._break_event(reason, sys._getframe(1))
+            return
         if reason is not None and self._failure is None and self.code is not None:
             f = sys._getframe(1)  # the captured function's frame: where to resume
             while f is not None and f.f_code is not self.code:
                 f = f.f_back
             self.break_line = None if f is None else f.f_lineno
         self._failure = reason
+
+    def _break_event(self, reason: str, f) -> None:
+        # a break while explaining: the graph so far ends here, and so does the graph of every
+        # user frame between the captured function's and the breaking one (torch compiles a
+        # frame whose callee broke up to the call, then the callee as its own frame), whose
+        # return ends a graph again
+        starts = self.watch.starts if self.watch is not None else {}
+        chain, line = [], None
+        while f is not None:
+            if f.f_code is self.code:
+                line = f.f_lineno
+                break
+            if id(f) in starts:
+                chain.append(f)
+            f = f.f_back
+        stack = [] if line is None else [(self.code.co_filename, line, self.code.co_name)]
+        stack += [(g.f_code.co_filename, g.f_lineno, g.f_code.co_name) for g in reversed(chain)]
+        positions = []
+        for g in reversed(chain):
+            st = starts[id(g)]
+            if not st[1]:  # (its start cuts once; its return cuts too)
+                st[1] = True
+                positions.append(st[0])
+        positions.append(len(self.calls))
+        self.cuts += positions
+        self.events.append((positions, reason, stack, line))
 
     # -- values ----------------------------------------------------------------------------
 
@@ -364,9 +399,10 @@ def _refusing(name):
     def read(self, *args, **kwargs):
         rec = ACTIVE[-1] if ACTIVE else None
         if rec is not None and not rec.depth and rec.failure is None and _caller_is_user():
-            rec.failure = f"Tensor.{name}() hands a tensor's data to Python"
+            reason = f"Tensor.{name}() hands a tensor's data to Python"
             if name == "tolist" and self.dtype.is_floating_point:  # torch's headline
-                rec.failure = "Tensor.tolist() with non-integer tensor\n  " + rec.failure
+                reason = "Tensor.tolist() with non-integer tensor\n  " + reason
+            rec.failure = reason
         return orig(self, *args, **kwargs)
 
     read.__name__ = name
@@ -457,17 +493,30 @@ class _Watch:
         self.fresh: list = []
         self.frames: list = []
         self.eager_codes = _eager_codes()
+        self.starts: dict = {}  # explaining: id(user frame) -> [calls before it, cuts on return]
+        self.suspended = None  # explaining: the frame of the eager library call running
+        rec.watch = self
 
     def _user(self, frame) -> bool:
         fn = frame.f_code.co_filename
         return not fn.startswith(_NOT_USER)
 
     def trace(self, frame, event, arg):
+        if self.rec.explaining and (self.suspended or frame.f_code in self.eager_codes):
+            # (its op calls are eager, in no graph, until it returns)
+            if not self.suspended:
+                self.rec.failure = self.eager_codes[frame.f_code]
+                self.suspended = frame
+                self.rec.depth += 1
+                return self.eager_return
+            return None
         if self.rec.failure is None and frame.f_code in self.eager_codes:
             self.rec.failure = self.eager_codes[frame.f_code]
         if event == "call" and self._user(frame) and frame.f_code.co_name != "<genexpr>":
             code = frame.f_code
             self.frames.append(frame)
+            if self.rec.explaining:
+                self.starts[id(frame)] = [len(self.rec.calls), False]
             if code.co_name in ("__init__", "__post_init__") and code.co_argcount:
                 self.fresh.append(frame.f_locals.get(code.co_varnames[0]))
             frame.f_trace_opcodes = True
@@ -494,8 +543,18 @@ class _Watch:
     def _preexisting(self, obj, frame) -> bool:
         return any(obj is r for r in self.roots) or _in_globals(obj, frame)
 
+    def eager_return(self, frame, event, arg):
+        if event == "return" and frame is self.suspended:
+            self.suspended = None
+            self.rec.depth -= 1
+        return self.eager_return
+
     def local(self, frame, event, arg):
         rec = self.rec
+        if event == "return" and rec.explaining:
+            st = self.starts.pop(id(frame), None)
+            if st is not None and st[1]:
+                rec.cuts.append(len(rec.calls))
         if event != "opcode" or rec.failure is not None:
             return self.local
         if self.pending is not None:
@@ -519,6 +578,8 @@ class _Watch:
 
     def profile(self, frame, event, arg):
         if event != "c_call" or self.rec.failure is not None or not self._user(frame):
+            return
+        if self.suspended is not None:
             return
         if arg in _IMPURE:
             self.rec.failure = (
@@ -687,13 +748,15 @@ def _rng_state():
     return (s["pos"], s["key"].tobytes(), g._normal_cache, g._float_normal_cache)
 
 
-def capture(fn, args, kwargs, input_tensors, watch: bool = True):
+def capture(fn, args, kwargs, input_tensors, watch: bool = True, explaining: bool = False):
     """Run ``fn(*args, **kwargs)`` eagerly, recording it; return ``(result, recorder)``.
 
     ``input_tensors`` become the trace's inputs, in order. ``recorder.failure`` says why the
-    run cannot be compiled (None if it can)."""
+    run cannot be compiled (None if it can). ``explaining``: each break is recorded as an
+    event and the recording goes on past it (``recorder.events``, ``recorder.cuts``)."""
     rec = Recorder()
     rec.code = getattr(fn, "__code__", None)
+    rec.explaining = explaining
     for t in input_tensors:
         if id(t) in rec.by_tensor:  # one tensor passed twice: one value
             continue
@@ -724,10 +787,12 @@ def capture(fn, args, kwargs, input_tensors, watch: bool = True):
         ACTIVE.pop()
         if not ACTIVE:
             _remove_reads()
+    rec.explaining = False  # (a failure found at the end concerns the whole run)
     if rec.failure is None and _rng_state() != rec.rng_expected:
         rec.failure = "random numbers drawn outside the op table (randn...): kept eager"
     if rec.failure is None and STATE.grad_enabled != grad_before:
         rec.failure = "grad mode changed and not restored"
+    rec.watch = None
     return result, rec
 
 

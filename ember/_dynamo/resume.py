@@ -119,7 +119,8 @@ class Plan:
         self.tagged = False  # the prefix returns (0, result) or (1, *live)
         self.rest = None
         self.branches: list = []
-        self.pieces: list = []  # the CompiledFunctions made (explain walks them)
+        self.pieces: list = []  # the CompiledFunctions made
+        self.span = None  # the lines of the breaking statement (run eagerly)
 
     def _function(self, name, params, body, line):
         args = _NO_ARGS()
@@ -274,6 +275,9 @@ def _finish(plan, s, live, after):
     """The breaking statement ``s`` (eager) and what follows it (resumed) of a plan."""
     name = plan.piece.name
     at = f"torch_dynamo_resume_in_{name}_at_{s.lineno}"
+    plan.span = (s.lineno, s.end_lineno)
+    if isinstance(s, ast.If):  # (only its test runs eagerly)
+        plan.span = (s.test.lineno, s.test.end_lineno)
     if isinstance(s, ast.Return):
         plan.kind = "return"
         plan.eager = plan._function(f"{name}_eager", live, [s], s.lineno)

@@ -277,10 +277,17 @@ def _verify(bw, used, seeds_vals):
     ones = [np.ones(s, d) for s, d in bw.seeds]
     got = bw.fn(*saved, *ones)
     for a, b in zip(got, bw.expected):
-        if (a is None) != (b is None) or (
-            a is not None and not np.array_equal(a, b, equal_nan=True)
-        ):
+        if (a is None) != (b is None) or (a is not None and not _equal(a, b)):
             raise C.Unsupported("generated backward did not reproduce eager's (a bug)")
+
+
+def _equal(a, b) -> bool:
+    # bit for bit, but within a tolerance for kernels that are not bit-exact (max-autotune)
+    from ember._inductor import numba_kernels
+
+    if numba_kernels.MODE[0] == "fast" and a.dtype.kind == "f":
+        return np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+    return np.array_equal(a, b, equal_nan=True)
 
 
 def _array_of(v):

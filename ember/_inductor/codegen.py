@@ -8,10 +8,13 @@ preallocated buffer of its shape and dtype whose previous value is dead.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from ember._dynamo.capture import OUT_TARGET, read_value
 from ember._inductor import kernels
+from ember._inductor import numba_kernels as NK
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _UFUNC_DTYPES = {np.dtype(t) for t in ("float32", "float64", "int64", "int32", "bool")}
@@ -95,6 +98,16 @@ def _values_only_pool(n, rets_set, meta, pools) -> bool:
     return True
 
 
+def _c_contiguous(m) -> bool:
+    # whether capture value ``m``'s strides are C order's (dims of size 1 may have any)
+    step = m.dtype.itemsize
+    for n, st in zip(reversed(m.shape), reversed(m.strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
 def _same(a, b) -> bool:
     return a == b or (a != a and b != b)
 
@@ -118,6 +131,8 @@ def generate(
 
     low = to_ir.to_graph(params, calls, outputs)
     optimize(low, n_results)
+    if NK.enabled():
+        _pointwise_backwards(low)
     env["graph"] = low.graph
     return emit(name, low, escapes, env)
 
@@ -154,6 +169,91 @@ def optimize(low, n_results: int | None = None) -> None:
 
 
 _OWNED = object()
+
+
+def _pointwise_backwards(low) -> None:
+    """Spell the array-level backwards of ``sin`` and ``mul`` as their ufunc calls (``cos``
+    then ``mul``; ``mul`` per needed input), each the same NumPy call on the same operands as
+    the formula's (products commute exactly), so the fused kernels take them into their runs.
+    Only with numba kernels (the NumPy code keeps the formulas' inlined kernels)."""
+    from ember._dynamo.capture import Value
+    from ember._ops import pointwise as P
+    from ember._ops import unary as U
+
+    g, meta = low.graph, low.meta
+    sin_bw = U._sin.array_backward_fn.np_fn
+    mul_bw = P._mul.array_backward_fn.np_fn
+    fresh = [max((m.id for m in meta.values()), default=0) + 1]
+
+    def value_like(m):
+        # a new capture value of ``m``'s shape and dtype, row-major
+        like = types.SimpleNamespace(
+            shape=m.shape, dtype=m.dtype, strides=_row_major(m.shape, m.dtype.itemsize)
+        )
+        fresh[0] += 1
+        return Value(fresh[0] - 1, "op", like, None)
+
+    def op_node(op, ins, anchor, m):
+        n = g.create(f"aten::{op.name}", ins, 1)
+        n._op, n._inplace, n._multi = op, 0, False
+        n.insertBefore(anchor)
+        o = n.output()
+        meta[o] = m
+        o.setDebugName(m.name)
+        return o
+
+    for n in list(g.nodes()):
+        pay = getattr(n, "_payload", None)
+        func = getattr(pay, "func", None)
+        if func not in (sin_bw, mul_bw) or pay.keywords or len(pay.args) != 1:
+            continue
+        ms = [meta.get(v) for v in n._inputs]
+        if ms[0] is None or ms[0].dtype not in _FLOATS:
+            continue
+        if any(m is not None and m.dtype != ms[0].dtype for m in ms):
+            continue
+        outs = n._outputs
+        if func is sin_bw:
+            gv, xv = n._inputs
+            if len(outs) != 1 or outs[0] not in meta or ms[1] is None:
+                continue
+            t = op_node(U._cos, [xv], n, value_like(ms[1]))
+            new = [op_node(P._mul, [t, gv], n, meta[outs[0]])]
+        else:
+            ctx = pay.args[0]
+            need = ctx.needs_input_grad
+            if need[0] and need[1] and ctx.next_functions[0] == ctx.next_functions[1]:
+                continue  # (x * x: its shortcut)
+            gv, xv, yv = n._inputs
+            if len(outs) != 2:
+                continue
+            pairs = ((0, yv, ms[2]), (1, xv, ms[1]))  # (gradient k is g times the other)
+            if any(
+                outs[k]._uses
+                and not (
+                    need[k]
+                    and outs[k] in meta
+                    and (m is not None or type(_attr(v._node, "value")) in (int, float))
+                )
+                for k, v, m in pairs
+            ):
+                continue  # (an operand neither an array of g's dtype nor a number)
+            new = [
+                op_node(P._mul, [gv, other], n, meta[outs[k]]) if outs[k]._uses else None
+                for k, other in ((0, yv), (1, xv))
+            ]
+        for old, o in zip(outs, new):
+            if o is not None:
+                old.replaceAllUsesWith(o)
+        n.destroy()
+
+
+def _row_major(shape, itemsize) -> tuple:
+    out, step = [], itemsize
+    for k in reversed(shape):
+        out.append(step)
+        step *= k
+    return tuple(reversed(out))
 
 
 def _attr(n, name, default=None):
@@ -211,7 +311,13 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
     nbuf = 0
     consts = 0
     pools: dict = {}  # max-pool value node -> (its input's Value, its window geometry)
-    group: list = []  # the pending fused run: (line, label, output value, input values)
+    group: list = []  # the pending fused run: (line, label, output, inputs, numba operands)
+    numba_srcs: list = []
+    use_numba = NK.enabled()
+    # the inputs whose layout no guard fixes (a backward's incoming gradients, which may be
+    # broadcasts; parameters): a kernel reads them through np.ascontiguousarray (row-major:
+    # the same array; else a copy)
+    unguarded = set() if name == "forward" else set(g.inputs())
 
     def put(text):
         flush()
@@ -284,26 +390,116 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
             lines.append(f"    {group[0][0]}  # {group[0][1]}")
             group.clear()
             return
-        members = {o._node for _, _, o, _ in group}
+        members = {o._node for _, _, o, _, _ in group}
         made, params, results = set(), [], []
-        for _, _, o, ins in group:
+        for _, _, o, ins, _ in group:
             for v in ins:
                 nm = names.get(v)
                 if nm is not None and v not in made and nm not in params:
                     params.append(nm)
             made.add(o)
-        for _, _, o, _ in group:
+        for _, _, o, _, _ in group:
             if o in rets_set or any(u.user not in members for u in o._uses):
                 results.append(names[o])
-        labels = list(dict.fromkeys(lb for _, lb, _, _ in group))
+        labels = list(dict.fromkeys(lb for _, lb, _, _, _ in group))
         kname = f"fused_{'_'.join(labels[:6])}_{len(kernels_src)}"
         body = [f"def {kname}({', '.join(params)}):"]
-        body += [f"    {ln}  # {lb}" for ln, lb, _, _ in group]
+        body += fused_body()
         body.append(f"    return {', '.join(results)}{',' if len(results) == 1 else ''}")
         kernels_src.append("\n".join(body) + "\n")
         lhs = ", ".join(results) + ("," if len(results) == 1 else "")
         lines.append(f"    {lhs} = {kname}({', '.join(params)})  # {' '.join(labels)}")
         group.clear()
+
+    def fused_body():
+        # the group's lines, each maximal run of two or more IEEE-exact ops (``fz``) as one
+        # numba kernel call (numba_kernels): its intermediates never reach memory
+        out, run = [], []
+
+        def end_run():
+            if len(run) >= 2:
+                out.extend(numba_call(run))
+            else:
+                out.extend(f"    {ln}  # {lb}" for ln, lb, _, _, _ in run)
+            run.clear()
+
+        for entry in [*group, None]:
+            if entry is not None and entry[4] is not None:
+                m, first = meta[entry[2]], run and meta[run[0][2]]
+                if first and (m.shape != first.shape or m.dtype != first.dtype):
+                    end_run()  # (one loop runs over one shape)
+                run.append(entry)
+                continue
+            end_run()
+            if entry is not None:
+                out.append(f"    {entry[0]}  # {entry[1]}")
+        return out
+
+    def numba_call(run):
+        members = {o._node for _, _, o, _, _ in run}
+        step_of = {o: k for k, (_, _, o, _, _) in enumerate(run)}
+        arrays, numbers, steps, stored = [], [], [], []
+        for _, _, _, _, (uf, operands, _) in run:
+            ops = []
+            for kind, x in operands:
+                if kind == "v" and x in step_of:
+                    ops.append(("t", step_of[x]))
+                elif kind == "v":
+                    nm = names[x]
+                    if x in unguarded or meta[x].kind == "ref":  # (parameters: no stride guard)
+                        env.setdefault("np_contiguous", np.ascontiguousarray)
+                        nm = f"np_contiguous({nm})"
+                    if nm not in arrays:
+                        arrays.append(nm)
+                    ops.append(("i", arrays.index(nm)))
+                else:  # (equal numbers are one argument)
+                    z = env[x]
+                    key = next((y for y in numbers if env[y].tobytes() == z.tobytes()), x)
+                    if key not in numbers:
+                        numbers.append(key)
+                    ops.append(("c", numbers.index(key)))
+            steps.append((NK.SYMBOLS.get(uf) or NK.UNARY.get(uf) or NK.FAST[uf], ops))
+        lines_ = []
+        outs = []
+        for k, (_, _, o, _, (_, _, buf)) in enumerate(run):
+            if o in rets_set or any(u.user not in members for u in o._uses):
+                stored.append(k)
+                m = meta[o]
+                if buf is None:  # (an array that leaves the function: a new one per call)
+                    env.setdefault("np_empty", np.empty)
+                    env[f"_shape{m.id}"], env[f"_dtype{m.id}"] = m.shape, m.dtype
+                    lines_.append(f"    {names[o]} = np_empty(_shape{m.id}, _dtype{m.id})")
+                else:
+                    lines_.append(f"    {names[o]} = {buf}")
+                outs.append(names[o])
+        m = meta[run[0][2]]
+        src = NK.source(steps, len(arrays), len(numbers), stored, m.dtype, len(m.shape))
+        kn = f"_nk{len(numba_srcs)}"
+        numba_srcs.append(src)
+        env[kn] = NK.compiled(src)
+        for z in numbers:
+            env[f"{z}s"] = env[z][()]  # (the number as a scalar of the dtype)
+        args_ = [*arrays, *(f"{z}s" for z in numbers), *outs]
+        labels = " ".join(lb for _, lb, _, _, _ in run)
+        lines_.append(f"    {kn}({', '.join(args_)})  # {labels} (one numba loop)")
+        return lines_
+
+    def fusable(uf, ins, args, om, buf):
+        # (ufunc, operands, buffer) when the op may join a numba kernel, else None
+        if not use_numba or not NK.exact(uf) or om.dtype not in _FLOATS or not om.shape:
+            return None
+        operands = []
+        for v, a in zip(ins, args):
+            m = meta.get(v)
+            if m is not None:
+                if m.dtype != om.dtype or m.shape != om.shape or not _c_contiguous(m):
+                    return None
+                operands.append(("v", v))
+            elif a in zeros:
+                operands.append(("c", a))
+            else:
+                return None
+        return (uf, operands, buf)
 
     def special(n, em, args, pos, label, params=None):
         # an inlined kernel (kernels.py); True when it emitted the node
@@ -463,7 +659,13 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         # (the output positional: a keyword costs the call a dict)
         tail = f", {buf}" if buf is not None else ""
         group.append(
-            (f"{om.name} = {_ufunc_name(env, uf)}({', '.join(args)}{tail})", label, out, ins)
+            (
+                f"{om.name} = {_ufunc_name(env, uf)}({', '.join(args)}{tail})",
+                label,
+                out,
+                ins,
+                fusable(uf, ins, args, om, buf),
+            )
         )
     flush()
     out_src = []

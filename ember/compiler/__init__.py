@@ -53,10 +53,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None,
 
     if isinstance(model, Module):
         cf = CompiledFunction(model.__call__, model, fullgraph, backend, options)
-        cf.dynamic = dynamic
+        cf.dynamic, cf.mode = dynamic, mode
         return OptimizedModule(model, cf)
     cf = CompiledFunction(model, None, fullgraph, backend, options)
-    cf.dynamic = dynamic
+    cf.dynamic, cf.mode = dynamic, mode
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
