@@ -399,12 +399,14 @@ def _make_check(cf, rec, tensors, refs, dims=None):
         env[f"_dt{i}"] = a.dtype
         if dims and any(j == i for j, _ in dims):
             shape = dynamic.shape_guard(i, a.shape, dims)
-        else:
-            shape = f"ts[{i}]._data.shape == {a.shape!r} and ts[{i}]._data.strides == {a.strides!r}"
+            arr = f"ts[{i}]._data"
+        else:  # (the array bound once: each guard reads it by name)
+            shape = f"(_a{i} := ts[{i}]._data).shape == {a.shape!r} and _a{i}.strides == {a.strides!r}"
+            arr = f"_a{i}"
         conds.append(
-            f"{shape} and ts[{i}]._data.dtype == _dt{i}"
+            f"{shape} and {arr}.dtype == _dt{i}"
             f" and ts[{i}]._requires_grad is {t._requires_grad}"
-            f" and (ts[{i}]._base is None) is {t._base is None}"
+            f" and ts[{i}]._base is {'' if t._base is None else 'not '}None"
         )
     # one tensor passed in two places must be so again (and distinct ones distinct)
     ids = [id(t) for t in tensors]
@@ -433,7 +435,7 @@ def _make_check(cf, rec, tensors, refs, dims=None):
             env[f"_r{v.id}"] = t
             env[f"_rdt{v.id}"] = t._data.dtype
             conds.append(
-                f"_r{v.id}._data.shape == {t._data.shape!r} and _r{v.id}._data.dtype == "
+                f"(_ra := _r{v.id}._data).shape == {t._data.shape!r} and _ra.dtype == "
                 f"_rdt{v.id} and _r{v.id}._requires_grad is {t._requires_grad}"
             )
             own = owners.get(id(t))
@@ -536,11 +538,12 @@ def _compile_entry(cf, entry, rec, tensors, result, dims=None):
                 b = ("ref", base)
         meta.append((t._vc[0], b, t._view_fn))
     nout = len(out_vals)
+    out_dtypes = [D.FROM_NP[t._data.dtype] for kind, _k, t in out_plan if kind == "val"]
     # keep nothing of the capture alive (its arrays, its autograd graph)
     out_plan = [(kind, k, None) for kind, k, _ in out_plan]
 
     entry.run = _make_runner(
-        fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
+        fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, out_dtypes, out_plan, rspec,
         any(type(c) is C.Read for c in calls),
     )  # fmt: skip
     entry.check = _make_check(cf, rec, tensors, refs)
@@ -564,15 +567,19 @@ def _compile_entry(cf, entry, rec, tensors, result, dims=None):
         v.arr = None
 
 
-def _make_runner(fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, out_plan, rspec,
-                 guarded):  # fmt: skip
+def _make_runner(fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, out_dtypes, out_plan,
+                 rspec, guarded):  # fmt: skip
     """Generate an entry's ``run(ts)``: call the forward on the inputs' arrays, bump the
     versions of what it wrote, wrap the results (views keep their bases), attach the
     backward node, and rebuild the result's structure. One straight-line function: the
-    per-call cost of a compiled program is this and its guards."""
+    per-call cost of a compiled program is this and its guards. ``out_dtypes``: the results'
+    dtypes (the generated code's results have them on every run: each result is wrapped as
+    ``_wrap`` would, its dtype known)."""
     from ember._inductor import codegen
 
-    env: dict = {"fwd": fwd, "bw": bw, "_wrap": _wrap, "GuardFail": codegen.GuardFail}
+    nout = len(out_dtypes)
+    env: dict = {"fwd": fwd, "bw": bw, "_new": object.__new__, "Tensor": Tensor}
+    env["GuardFail"] = codegen.GuardFail
     env["GuardFailure"] = GuardFailure
     body = []
     call = ", ".join(f"ts[{i}]._data" for i in first_of) if n_in else ""
@@ -584,7 +591,13 @@ def _make_runner(fwd, bw, first_of, n_in, bump_inputs, bump_refs, meta, nout, ou
         body.append(f"_bump{k}._vc[0] += {n}")
     vals = [m for m in meta if m is not None]
     for k in range(nout):
-        body.append(f"o{k} = _wrap(arrays[{k}])")
+        env[f"_odt{k}"] = out_dtypes[k]
+        body.append(f"o{k} = _new(Tensor)")
+        body.append(f"o{k}._data = arrays[{k}]")
+        body.append(f"o{k}.dtype = _odt{k}")
+        body.append(f"o{k}._requires_grad = False")
+        body.append(f"o{k}._grad_fn = None")
+        body.append(f"o{k}._vc = [0]")
         vc, b, vf = vals[k]
         if b is not None:
             if b[0] == "input":
