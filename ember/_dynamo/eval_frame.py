@@ -401,7 +401,9 @@ def _make_check(cf, rec, tensors, refs, dims=None):
             shape = dynamic.shape_guard(i, a.shape, dims)
             arr = f"ts[{i}]._data"
         else:  # (the array bound once: each guard reads it by name)
-            shape = f"(_a{i} := ts[{i}]._data).shape == {a.shape!r} and _a{i}.strides == {a.strides!r}"
+            shape = (
+                f"(_a{i} := ts[{i}]._data).shape == {a.shape!r} and _a{i}.strides == {a.strides!r}"
+            )
             arr = f"_a{i}"
         conds.append(
             f"{shape} and {arr}.dtype == _dt{i}"
@@ -537,7 +539,6 @@ def _compile_entry(cf, entry, rec, tensors, result, dims=None):
             elif any(base is r.tensor for r in refs):
                 b = ("ref", base)
         meta.append((t._vc[0], b, t._view_fn))
-    nout = len(out_vals)
     out_dtypes = [D.FROM_NP[t._data.dtype] for kind, _k, t in out_plan if kind == "val"]
     # keep nothing of the capture alive (its arrays, its autograd graph)
     out_plan = [(kind, k, None) for kind, k, _ in out_plan]
