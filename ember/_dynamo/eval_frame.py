@@ -403,12 +403,16 @@ def _make_check(cf, rec, tensors, refs, dims=None):
         env[f"_dt{i}"] = a.dtype
         if dims and any(j == i for j, _ in dims):
             shape = dynamic.shape_guard(i, a.shape, dims)
-        else:
-            shape = f"ts[{i}]._data.shape == {a.shape!r} and ts[{i}]._data.strides == {a.strides!r}"
+            arr = f"ts[{i}]._data"
+        else:  # (the array bound once: each guard reads it by name)
+            shape = (
+                f"(_a{i} := ts[{i}]._data).shape == {a.shape!r} and _a{i}.strides == {a.strides!r}"
+            )
+            arr = f"_a{i}"
         conds.append(
-            f"{shape} and ts[{i}]._data.dtype == _dt{i}"
+            f"{shape} and {arr}.dtype == _dt{i}"
             f" and ts[{i}]._requires_grad is {t._requires_grad}"
-            f" and (ts[{i}]._base is None) is {t._base is None}"
+            f" and ts[{i}]._base is {'' if t._base is None else 'not '}None"
         )
     # one tensor passed in two places must be so again (and distinct ones distinct)
     ids = [id(t) for t in tensors]
@@ -437,7 +441,7 @@ def _make_check(cf, rec, tensors, refs, dims=None):
             env[f"_r{v.id}"] = t
             env[f"_rdt{v.id}"] = t._data.dtype
             conds.append(
-                f"_r{v.id}._data.shape == {t._data.shape!r} and _r{v.id}._data.dtype == "
+                f"(_ra := _r{v.id}._data).shape == {t._data.shape!r} and _ra.dtype == "
                 f"_rdt{v.id} and _r{v.id}._requires_grad is {t._requires_grad}"
             )
             own = owners.get(id(t))

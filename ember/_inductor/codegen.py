@@ -508,9 +508,12 @@ def emit(name: str, low, escapes: set, env: dict) -> str:
         oms = [meta.get(o) for o in n._outputs]
         placed: dict = {}
 
-        def out(k):
+        def out(k, reuse=()):
+            # (``reuse``: input positions whose buffer the result may take when it dies here)
             if k not in placed:
-                buf = place(oms[k], pos) if oms[k] is not None and outs[k] != "_" else None
+                ins = [n._inputs[i] for i in reuse]
+                ok = oms[k] is not None and outs[k] != "_"
+                buf = place(oms[k], pos, ins) if ok else None
                 placed[k] = f", out={buf}" if buf else ""
             return placed[k]
 

@@ -49,7 +49,7 @@ def _relu(s: Site):
     # unary._np_relu on a float array: np.maximum(x, 0) (the astype is a no-op)
     if not _float(s.ins[0]):
         return None
-    return [f"{s.outs[0]} = np.maximum({s.args[0]}, 0{s.out(0)})"]
+    return [f"{s.outs[0]} = np.maximum({s.args[0]}, 0{s.out(0, reuse=(0,))})"]
 
 
 def _addmm(s: Site):
