@@ -1,0 +1,153 @@
+"""Differential checks (ember against torch) for behaviour the provenance rewrites of issue 21
+touched and the older oracle tests did not pin down: each scenario is written once as
+``fn(lib)`` and run with ``lib=torch`` and ``lib=ember``."""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.fx
+
+torch = pytest.importorskip("torch")
+import torch.fx  # noqa: E402
+
+LIBS = (torch, ember)
+
+
+def _both(fn):
+    return [fn(lib) for lib in LIBS]
+
+
+def _raises(fn):
+    """The exception class (and rendered message) ``fn(lib)`` raises in each library."""
+    out = []
+    for lib in LIBS:
+        try:
+            fn(lib)
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            out.append((type(e), str(e).replace("ember", "torch")))
+        else:
+            out.append(None)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# fx
+
+
+def test_fx_wrap_rejects_non_callables():
+    t, e = _raises(lambda lib: lib.fx.wrap(3))
+    assert t == e and t[0] is RuntimeError
+
+
+def _square_plus(x, y):
+    return x * x + y
+
+
+def test_fx_symbolic_trace_names_the_graph_module():
+    def run(lib):
+        class Net(lib.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+        return (
+            type(lib.fx.symbolic_trace(Net())).__name__,
+            type(lib.fx.symbolic_trace(_square_plus)).__name__,
+        )
+
+    t, e = _both(run)
+    assert t == e == ("Net", "_square_plus")
+
+
+def test_fx_concrete_args_and_replace_input_with():
+    def run(lib):
+        def f(x, flag, *rest, scale=2.0, **extra):
+            return x * scale if flag else x
+
+        gm = lib.fx.symbolic_trace(f, concrete_args={"flag": True})
+        ops = [(n.op, getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes]
+        x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+        mul = next(n for n in gm.graph.nodes if n.target is operator.mul)
+        with gm.graph.inserting_before(mul):
+            neg = gm.graph.call_function(operator_neg, (x,))
+        mul.replace_input_with(x, neg)
+        gm.recompile()
+        out = gm(lib.ones(2), True, scale=3.0)
+        return ops, [str(a) for a in mul.args], out.tolist()
+
+    t, e = _both(run)
+    assert t == e
+
+
+def operator_neg(a):
+    return -a
+
+
+def test_fx_delete_all_unused_submodules_keeps_paths_and_insides():
+    def run(lib):
+        nn = lib.nn
+
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(2, 2)
+                self.unused = nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = nn.Sequential(Inner(), nn.ReLU())
+                self.side = nn.Linear(2, 2)
+                self.holder = nn.Module()
+                self.holder.weight = nn.Parameter(lib.ones(2))
+                self.dead = nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.block(x) + self.side(x) + self.holder.weight
+
+        gm = lib.fx.symbolic_trace(Net())
+        for node in list(gm.graph.nodes):
+            if node.op == "call_module" and node.target == "side":
+                node.replace_all_uses_with(node.args[0])
+                gm.graph.erase_node(node)
+        gm.delete_all_unused_submodules()
+        return sorted(name for name, _ in gm.named_modules())
+
+    t, e = _both(run)
+    assert t == e
+
+
+# ---------------------------------------------------------------------------------------------
+# the deprecated interpolate aliases
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x: F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False),
+        lambda F, x: F.upsample(x, size=(3, 5)),
+        lambda F, x: F.upsample_nearest(x, size=3),
+        lambda F, x: F.upsample_bilinear(x, scale_factor=(2, 1.5)),
+    ],
+)
+def test_deprecated_upsample_aliases_warn_at_the_caller(call):
+    data = np.random.default_rng(1).random((1, 2, 3, 4), dtype=np.float32)
+    outs = []
+    for lib in LIBS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = call(lib.nn.functional, lib.from_numpy(data.copy()))
+        w = [c for c in caught if "deprecated" in str(c.message)]
+        assert len(w) == 1 and w[0].filename == __file__
+        outs.append((y.detach().numpy(), str(w[0].message), w[0].category))
+    (ty, tm, tc), (ey, em, ec) = outs
+    np.testing.assert_allclose(ey, ty, rtol=1e-5, atol=1e-6)
+    assert (tm, tc) == (em, ec)
