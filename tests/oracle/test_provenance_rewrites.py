@@ -14,7 +14,7 @@ import ember
 import ember.fx
 
 torch = pytest.importorskip("torch")
-import torch.fx  # noqa: E402
+pytest.importorskip("torch.fx")
 
 LIBS = (torch, ember)
 
