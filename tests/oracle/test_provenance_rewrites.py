@@ -151,3 +151,101 @@ def test_deprecated_upsample_aliases_warn_at_the_caller(call):
     (ty, tm, tc), (ey, em, ec) = outs
     np.testing.assert_allclose(ey, ty, rtol=1e-5, atol=1e-6)
     assert (tm, tc) == (em, ec)
+
+
+# ---------------------------------------------------------------------------------------------
+# nn: layers, utils, optimizers
+
+
+def test_consume_prefix_strips_keys_and_metadata():
+    from collections import OrderedDict
+
+    def run(lib):
+        sd = OrderedDict([("module.0.weight", 1), ("module.0.bias", 2), ("other", 3)])
+        sd._metadata = OrderedDict([("", {"r": 0}), ("module", {"v": 1}), ("module.0", {})])
+        sd._metadata["x"] = {}
+        lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+        return list(sd.items()), list(sd._metadata.items())
+
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda nn: nn.FractionalMaxPool2d(2),
+        lambda nn: nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5),
+        lambda nn: nn.FractionalMaxPool3d(0, output_size=2),
+        lambda nn: nn.FractionalMaxPool3d((2, 0, 2), output_size=2),
+        lambda nn: nn.FractionalMaxPool3d([2, 2, 2], output_ratio=(0.5, 0.5, 0.5)),
+    ],
+)
+def test_fractional_pool_argument_checks(make):
+    t, e = _raises(lambda lib: make(lib.nn))
+    assert t == e
+
+
+def test_upsample_repr_and_lazy_conv_unbatched():
+    def run(lib):
+        nn = lib.nn
+        reprs = [
+            repr(nn.Upsample(scale_factor=2)),
+            repr(nn.Upsample(size=(3, 4), mode="bilinear")),
+            repr(nn.UpsamplingNearest2d(scale_factor=(2.0, 3.0))),
+        ]
+        lib.manual_seed(0)
+        conv = nn.LazyConv2d(4, 3)
+        conv(lib.ones(3, 5, 5))  # unbatched: the channels are dim 0
+        lin = nn.LazyLinear(2)
+        lin(lib.ones(4, 6))
+        return reprs, conv.weight.shape, conv.in_channels, lin.weight.shape, lin.bias.shape
+
+    t, e = _both(run)
+    assert t == e
+
+
+def test_sparse_adam_rejects_complex_parameters_by_position():
+    def run(lib):
+        dense = lib.nn.Parameter(lib.ones(2))
+        cplx = lib.nn.Parameter(lib.ones(2, dtype=lib.complex64))
+        groups = [{"params": [dense]}, {"params": [dense.detach().clone(), cplx]}]
+        return lib.optim.SparseAdam(groups)
+
+    t, e = _raises(run)
+    assert t == e and t[0] is ValueError
+
+
+def test_stack_module_state_checks_modes_and_classes():
+    def mixed_modes(lib):
+        a, b = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2)
+        b.eval()
+        return lib.func.stack_module_state([a, b])
+
+    def mixed_classes(lib):
+        return lib.func.stack_module_state([lib.nn.Linear(2, 2), lib.nn.Identity()])
+
+    for case in (mixed_modes, mixed_classes):
+        t, e = _raises(case)
+        assert t == e and t[0] is RuntimeError
+
+
+def test_custom_function_with_backward_and_vjp_is_refused():
+    def run(lib):
+        class Both(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g * 2
+
+        Both.apply(lib.ones(2, requires_grad=True)).sum().backward()
+
+    t, e = _raises(run)
+    assert t == e and t[0] is RuntimeError
