@@ -249,3 +249,35 @@ def test_custom_function_with_backward_and_vjp_is_refused():
 
     t, e = _raises(run)
     assert t == e and t[0] is RuntimeError
+
+
+@pytest.mark.parametrize("which", ["spectral_norm", "weight_norm"])
+def test_hook_reparametrizations_refuse_lazy_and_doubled(which):
+    def lazy(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            getattr(lib.nn.utils, which)(lib.nn.LazyLinear(3))
+
+    def doubled(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = getattr(lib.nn.utils, which)(lib.nn.Linear(2, 3))
+            getattr(lib.nn.utils, which)(m)
+
+    for case in (lazy, doubled):
+        t, e = _raises(case)
+        assert t == e and t is not None
+
+
+def test_spectral_norm_state_dict_hooks_come_and_go():
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.utils.spectral_norm(lib.nn.Linear(3, 2))
+        sd = m.state_dict()
+        with_hooks = (sorted(sd), dict(sd._metadata[""]))
+        lib.nn.utils.remove_spectral_norm(m)
+        sd = m.state_dict()
+        return with_hooks, sorted(sd), dict(sd._metadata[""])
+
+    t, e = _both(run)
+    assert t == e
