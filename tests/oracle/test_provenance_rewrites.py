@@ -281,3 +281,46 @@ def test_spectral_norm_state_dict_hooks_come_and_go():
 
     t, e = _both(run)
     assert t == e
+
+
+@pytest.mark.parametrize("size_average", [None, True, False])
+@pytest.mark.parametrize("reduce", [None, True, False])
+def test_legacy_reduction_flags(size_average, reduce):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer = lib.nn.MSELoss(size_average=size_average, reduce=reduce)
+            x = lib.arange(4.0).reshape(2, 2)
+            value = lib.nn.functional.l1_loss(x, x * 2, size_average=size_average, reduce=reduce)
+        return layer.reduction, value.tolist(), [str(w.message) for w in caught]
+
+    t, e = _both(run)
+    assert t == e
+
+
+@pytest.mark.parametrize("epochs", [-1, 2.0, "3"])
+def test_swalr_anneal_epochs_check(epochs):
+    def run(lib):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        return lib.optim.swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=epochs)
+
+    t, e = _raises(run)
+    assert t == e and t[0] is ValueError
+
+
+def test_cyclic_lr_writes_base_lrs_only_on_a_fresh_start():
+    def run(lib):
+        out = []
+        for last_epoch in (-1, 0):
+            p = lib.nn.Parameter(lib.ones(1))
+            opt = lib.optim.SGD([{"params": [p]}, {"params": [p.detach().clone()]}], lr=1.0)
+            for g in opt.param_groups:
+                g["initial_lr"] = 1.0
+            sched = lib.optim.lr_scheduler.CyclicLR(
+                opt, base_lr=[0.1, 0.2], max_lr=1.0, last_epoch=last_epoch, cycle_momentum=False
+            )
+            out.append(([g["lr"] for g in opt.param_groups], sched.base_lrs))
+        return out
+
+    t, e = _both(run)
+    assert t == e
