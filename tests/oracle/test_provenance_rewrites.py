@@ -324,3 +324,33 @@ def test_cyclic_lr_writes_base_lrs_only_on_a_fresh_start():
 
     t, e = _both(run)
     assert t == e
+
+
+def test_fx_plain_tensor_attributes_become_get_attr_nodes():
+    def run(lib):
+        nn = lib.nn
+
+        class Leaf(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = lib.arange(3.0)
+
+            def forward(self, x):
+                return x + self.table
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Leaf()
+                self.b = self.a  # the same module under a second path
+                self.top = lib.ones(3)
+
+            def forward(self, x):
+                return self.b(x) * self.top
+
+        gm = lib.fx.symbolic_trace(Net())
+        targets = [n.target for n in gm.graph.nodes if n.op in ("get_attr", "call_module")]
+        return targets, gm(lib.ones(3)).tolist()
+
+    t, e = _both(run)
+    assert t == e
