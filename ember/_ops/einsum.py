@@ -17,7 +17,7 @@ import numpy as np
 
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.pointwise import _conj
-from ember._ops.registry import _type_name, dispatch, op, publish
+from ember._ops.registry import _type_name, dispatch, op, packed_items, publish
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
@@ -291,8 +291,9 @@ def einsum(equation, *operands) -> Tensor:
     ``equation`` (labels a-z A-Z, ``...`` for broadcast dimensions, ``->`` for the output)."""
     if not isinstance(equation, str):
         equation, operands = _from_sublists((equation,) + operands)
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+    packed = packed_items(operands)
+    if packed is not None:
+        operands = packed
     for i, t in enumerate(operands):
         if not isinstance(t, Tensor):
             raise TypeError(

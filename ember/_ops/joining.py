@@ -17,15 +17,17 @@ from ember._core import dtype as D
 from ember._core.tensor import Size, Tensor, _wrap, wrap_dim
 from ember._ops.cat_split import cat, stack
 from ember._ops.reduce import check_out, write_out
-from ember._ops.registry import SAME, dispatch, op, publish
+from ember._ops.registry import SAME, dispatch, op, packed_items, publish
 from ember._ops.shape import _unsafe_view, expand, reshape, unsqueeze, view
 from ember._ops.slicing import slice_dim
 from ember._ops.strides import _sizes
 
 
 def _tensor_args(args) -> tuple:
-    if len(args) == 1 and isinstance(args[0], (list, tuple)):
-        return tuple(args[0]), True
+    # the tensors, and whether they came as a sequence (one bare tensor did not)
+    items = packed_items(args)
+    if items is not None:
+        return items, True
     return tuple(args), len(args) != 1
 
 

@@ -121,10 +121,9 @@ def _wants_meta(device) -> bool:
 def _size_of(args, kwargs) -> tuple:
     if "size" in kwargs:
         size = kwargs["size"]
-    elif len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        size = args[0]
     else:
-        size = args
+        packed = registry.packed_items(args, (tuple, list, Size))
+        size = args if packed is None else packed
     return (size,) if isinstance(size, int) else tuple(size)
 
 

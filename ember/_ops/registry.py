@@ -962,6 +962,14 @@ def _dispatch_inplace(op: Op, self: Tensor, inputs: tuple, params: dict = _EMPTY
     return self
 
 
+def packed_items(args: tuple, kinds: tuple = (list, tuple)) -> tuple | None:
+    """The items of ``args`` when they are one sequence of ``kinds`` (``f([a, b])`` rather
+    than ``f(a, b)``), else None: the spelling shared by the varargs entry points."""
+    if len(args) == 1 and isinstance(args[0], kinds):
+        return tuple(args[0])
+    return None
+
+
 def _type_name(dt: D.dtype) -> str:
     return D.scalar_type_name(dt)
 

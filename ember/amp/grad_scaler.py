@@ -62,7 +62,13 @@ class GradScaler:
         self._growth_interval = growth_interval
         self._init_growth_tracker = 0
         self._growth_tracker: int | None = None
-        self._per_optimizer_states: defaultdict = defaultdict(_refresh_per_optimizer_state)
+        self._per_optimizer_states: defaultdict
+        self._forget_optimizers()
+
+    def _forget_optimizers(self) -> None:
+        # a new iteration (and an unpickled scaler) starts with no optimizer seen: each gets
+        # a fresh READY record, keyed by id, on first use
+        self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
     # ------------------------------------------------------------------ scaling
     def scale(self, outputs):
@@ -170,7 +176,7 @@ class GradScaler:
                 if self._growth_tracker == self._growth_interval:
                     self._scale = float(np.float32(self._scale * self._growth_factor))
                     self._growth_tracker = 0
-        self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
+        self._forget_optimizers()
 
     # ------------------------------------------------------------------ queries and settings
     def get_scale(self) -> float:
@@ -258,7 +264,7 @@ class GradScaler:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
+        self._forget_optimizers()
 
 
 _NOT_SCALED = (

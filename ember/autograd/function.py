@@ -143,13 +143,14 @@ class BackwardCFunction(Node, FunctionCtx):
     # ---------------------------------------------------------------------- backward
     def _get_user_fn(self):
         cls = self._forward_cls
-        backward_fn, vjp_fn = cls.backward, cls.vjp
-        if backward_fn is not Function.backward and vjp_fn is not Function.vjp:
+        # the one of the two the class overrides (neither: the base backward, which raises)
+        own = [fn for fn in (cls.backward, cls.vjp) if fn not in (Function.backward, Function.vjp)]
+        if len(own) > 1:
             raise RuntimeError(
                 "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
                 "You should only implement one of them."
             )
-        return vjp_fn if vjp_fn is not Function.vjp else backward_fn
+        return own[0] if own else cls.backward
 
     def apply(self, grads) -> tuple:
         """Run the user's ``backward`` on the output gradients (materialized as zeros unless

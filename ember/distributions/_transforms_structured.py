@@ -49,6 +49,11 @@ def _at_least(shape, n: int):
     return shape
 
 
+def _from_base(name: str) -> property:
+    # a member read from the wrapped ``base_transform`` (a method comes back bound to it)
+    return property(lambda self: getattr(self.base_transform, name))
+
+
 class IndependentTransform(Transform):
     """Wrapper around another transform to treat ``reinterpreted_batch_ndims``-many extra of the
     right most dimensions as dependent. This has no effect on the forward or backward transforms,
@@ -76,13 +81,12 @@ class IndependentTransform(Transform):
     def codomain(self):
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
-    @property
-    def bijective(self) -> bool:
-        return self.base_transform.bijective
-
-    @property
-    def sign(self) -> int:
-        return self.base_transform.sign
+    # reinterpreting batch dims changes neither the map's shape rules nor its monotonicity:
+    # these come from the base transform as they are
+    bijective = _from_base("bijective")
+    sign = _from_base("sign")
+    forward_shape = _from_base("forward_shape")
+    inverse_shape = _from_base("inverse_shape")
 
     def _call(self, x):
         _at_least(x.shape, self.domain.event_dim)
@@ -98,12 +102,6 @@ class IndependentTransform(Transform):
 
     def __repr__(self):
         return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
-
-    def forward_shape(self, shape):
-        return self.base_transform.forward_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self.base_transform.inverse_shape(shape)
 
 
 class ReshapeTransform(Transform):
@@ -336,9 +334,13 @@ class _SliceFunctor(Transform):
             for part, a, b in zip(self.transforms, self._cut(x), self._cut(y))
         ]
 
+    def _parts(self, attr: str) -> list:
+        # one member of every part, in order
+        return [getattr(t, attr) for t in self.transforms]
+
     @property
     def bijective(self) -> bool:
-        return all(t.bijective for t in self.transforms)
+        return all(self._parts("bijective"))
 
     # the constraint of the whole: the parts' constraints joined the way the tensor is
     domain = constraints.dependent_property(lambda self: self._joined("domain"))
@@ -366,7 +368,7 @@ class CatTransform(_SliceFunctor):
 
     @lazy_property
     def event_dim(self) -> int:
-        return max(t.event_dim for t in self.transforms)
+        return max(self._parts("event_dim"))
 
     @lazy_property
     def length(self) -> int:
@@ -399,7 +401,7 @@ class CatTransform(_SliceFunctor):
         return ember.cat(terms, dim=dim) if dim < 0 else sum(terms)
 
     def _joined(self, side):
-        return constraints.cat([getattr(t, side) for t in self.transforms], self.dim, self.lengths)
+        return constraints.cat(self._parts(side), self.dim, self.lengths)
 
 
 class StackTransform(_SliceFunctor):
@@ -433,7 +435,7 @@ class StackTransform(_SliceFunctor):
         return self._glue(self._jacobians(x, y))
 
     def _joined(self, side):
-        return constraints.stack([getattr(t, side) for t in self.transforms], self.dim)
+        return constraints.stack(self._parts(side), self.dim)
 
 
 class CumulativeDistributionTransform(Transform):

@@ -481,12 +481,11 @@ def stack_module_state(models) -> tuple[dict, dict]:
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
-    if not (all(m.training for m in models) or all(not m.training for m in models)):
+    if len({bool(m.training) for m in models}) > 1:
         raise RuntimeError(
             "stack_module_state: Expected all models to have the same training/eval mode."
         )
-    first = type(models[0])
-    if not all(type(m) is first for m in models):
+    if len({type(m) for m in models}) > 1:
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
 
     def stacked(named):

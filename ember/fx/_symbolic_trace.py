@@ -459,16 +459,18 @@ class Tracer(TracerBase):
                     f"{len(concrete_args)} concrete arguments"
                 )
             concrete_args = dict(zip(named, concrete_args))
-        args.extend(self._proxy_placeholder(name, concrete_args, sig, fn) for name in named)
-        args.extend(self._proxy_placeholder("*" + n, None, sig, fn) for n in star)
-        args.extend(self._proxy_placeholder("**" + n, None, sig, fn) for n in stars)
+        # the values given for named parameters, as one dict (the star parameters take none)
+        given = dict(concrete_args or {})
+        args.extend(self._proxy_placeholder(name, given, sig, fn) for name in named)
+        args.extend(self._proxy_placeholder("*" + n, {}, sig, fn) for n in star)
+        args.extend(self._proxy_placeholder("**" + n, {}, sig, fn) for n in stars)
         if star or stars or any(sig.parameters[n].kind is kinds.KEYWORD_ONLY for n in named):
             root_fn = _patch_function(root_fn, len(args))
         return root_fn, args
 
-    def _proxy_placeholder(self, name: str, concrete_args, sig, fn) -> Any:
-        if concrete_args is not None and name in concrete_args:
-            value = concrete_args[name]
+    def _proxy_placeholder(self, name: str, given: dict, sig, fn) -> Any:
+        if name in given:
+            value = given[name]
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
             out = self.create_proxy("placeholder", f"{name}_1", default, {})
@@ -612,11 +614,14 @@ def _patch_function(fn: types.FunctionType, nargs: int) -> types.FunctionType:
 def wrap(fn_or_name: str | Callable) -> str | Callable:
     """Record calls of the module-level function ``fn_or_name`` as call_function nodes
     instead of tracing through them. Call it at the top level of a module."""
-    if not callable(fn_or_name) and not isinstance(fn_or_name, str):
-        raise AssertionError(
+    if isinstance(fn_or_name, str):
+        fn_name = fn_or_name
+    elif callable(fn_or_name):
+        fn_name = fn_or_name.__name__
+    else:
+        raise RuntimeError(
             "Unsupported type for global function! Must be either a callable or string name"
         )
-    fn_name = fn_or_name.__name__ if callable(fn_or_name) else fn_or_name
     frame = inspect.currentframe().f_back
     if frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
@@ -630,10 +635,9 @@ def symbolic_trace(root, concrete_args: dict[str, Any] | None = None):
 
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
-    from ember.nn import Module
-
-    name = root.__class__.__name__ if isinstance(root, Module) else root.__name__
-    return GraphModule(tracer.root, graph, name)
+    # a function names the graph module after itself, a module after its class (an instance
+    # has no __name__ of its own)
+    return GraphModule(tracer.root, graph, getattr(root, "__name__", type(root).__name__))
 
 
 has_side_effect(_assert)  # (torch._assert: traced calls are kept by dead code elimination)

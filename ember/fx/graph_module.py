@@ -204,23 +204,22 @@ class GraphModule(Module):
 
     def delete_all_unused_submodules(self) -> None:
         """Remove every submodule no call_module / get_attr node refers to."""
-        used: list[str] = []
+        used: set[str] = set()
         for node in self.graph.nodes:
-            if node.op in ("call_module", "get_attr"):
-                fullpath = node.target.split(".")
-                for i in range(1, len(fullpath) + 1):
-                    used.append(".".join(fullpath[:i]))
-                if node.op == "call_module":
-                    try:
-                        submod = self.get_submodule(node.target)
-                    except AttributeError:
-                        continue
-                    for submod_name, _ in submod.named_modules():
-                        if submod_name != "":
-                            used.append(".".join([node.target, submod_name]))
-        used_set = set(used)
-        to_delete = [name for name, _ in self.named_modules() if name not in used_set and name]
-        for name in to_delete:
+            if node.op not in ("call_module", "get_attr"):
+                continue
+            # the target keeps every module on the path to it ...
+            parts = node.target.split(".")
+            used.update(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+            if node.op != "call_module":
+                continue
+            # ... and a called module everything inside it
+            try:
+                called = self.get_submodule(node.target)
+            except AttributeError:
+                continue
+            used.update(f"{node.target}.{inner}" for inner, _ in called.named_modules() if inner)
+        for name in [n for n, _ in self.named_modules() if n and n not in used]:
             self.delete_submodule(name)
 
     # ------------------------------------------------------------------ copying

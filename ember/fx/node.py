@@ -307,16 +307,14 @@ class Node:
             if delete_user_cb is not None and not delete_user_cb(user):
                 continue
             result.append(user)
-            user._replace_input_with(self, replace_with)
+            user.replace_input_with(self, replace_with)
         return result
 
     def replace_input_with(self, old_input: Node, new_input: Node) -> None:
         """Replace every use of ``old_input`` in this node's arguments with ``new_input``."""
-        self._replace_input_with(old_input, new_input)
 
-    def _replace_input_with(self, old: Node, new: Node) -> None:
         def swap(n: Node) -> Node:
-            return new if n is old else n
+            return new_input if n is old_input else n
 
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 

@@ -10,6 +10,7 @@ from typing import Any
 from ember.optim.lr_scheduler import (
     LRScheduler,
     _callable_state,
+    _expect_int,
     _Flag,
     _format_param,
     _group_values,
@@ -26,21 +27,6 @@ def _nonpositive(value) -> bool:
 
 def _below_one(value) -> bool:
     return value < 1
-
-
-def _expect_int(value, too_small, message: str, *, compare_first: bool = False) -> None:
-    """ValueError(message) unless ``value`` is an int and not ``too_small``.
-
-    torch checks some arguments by comparing first (a non-number then fails with the
-    comparison's own TypeError) and others by type first; ``compare_first`` keeps each one's
-    order, ``too_small`` its comparison.
-    """
-    if compare_first:
-        bad = too_small(value) or not isinstance(value, int)
-    else:
-        bad = not isinstance(value, int) or too_small(value)
-    if bad:
-        raise ValueError(message)
 
 
 def _set_momentum(group: dict, use_beta1: bool, momentum: float) -> None:
@@ -101,10 +87,9 @@ class CyclicLR(LRScheduler):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        base_lrs = _format_param("base_lr", optimizer, base_lr)
-        if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+        # a fresh start also sets each group's lr to its base
+        fresh = last_epoch == -1
+        base_lrs = _format_param("base_lr", optimizer, base_lr, write_as="lr" if fresh else None)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up

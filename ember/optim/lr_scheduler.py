@@ -59,9 +59,10 @@ def _per_group(value, optimizer: Optimizer, mismatch) -> list:
     raise mismatch(len(value), groups)
 
 
-def _format_param(name: str, optimizer: Optimizer, param) -> list:
-    """Return ``param`` as one value per param group."""
-    return _per_group(
+def _format_param(name: str, optimizer: Optimizer, param, write_as: str | None = None) -> list:
+    """Return ``param`` as one value per param group; with ``write_as``, also store each
+    group's value in the group under that key."""
+    values = _per_group(
         param,
         optimizer,
         lambda given, groups: ValueError(
@@ -69,6 +70,25 @@ def _format_param(name: str, optimizer: Optimizer, param) -> list:
             f"{name} has {given} values, param_groups has {groups}."
         ),
     )
+    if write_as is not None:
+        for group, value in zip(optimizer.param_groups, values):
+            group[write_as] = value
+    return values
+
+
+def _expect_int(value, too_small, message: str, *, compare_first: bool = False) -> None:
+    """ValueError(message) unless ``value`` is an int and not ``too_small``.
+
+    torch checks some arguments by comparing first (a non-number then fails with the
+    comparison's own TypeError) and others by type first; ``compare_first`` keeps each one's
+    order, ``too_small`` its comparison.
+    """
+    if compare_first:
+        bad = too_small(value) or not isinstance(value, int)
+    else:
+        bad = not isinstance(value, int) or too_small(value)
+    if bad:
+        raise ValueError(message)
 
 
 def _group_values(optimizer: Optimizer, key: str) -> list:

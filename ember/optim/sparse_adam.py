@@ -43,13 +43,14 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize}
         super().__init__(params, defaults)
-        sparse_params, complex_params = [], []
-        for index, param_group in enumerate(self.param_groups):
-            for d_index, d_param in enumerate(param_group["params"]):
-                if d_param.is_sparse:
-                    sparse_params.append([index, d_index])
-                if d_param.is_complex():
-                    complex_params.append([index, d_index])
+        # [group, position] of every parameter; the messages list the offending ones
+        where = [
+            ([g, i], p)
+            for g, group in enumerate(self.param_groups)
+            for i, p in enumerate(group["params"])
+        ]
+        sparse_params = [at for at, p in where if p.is_sparse]
+        complex_params = [at for at, p in where if p.is_complex()]
         if sparse_params:
             raise ValueError(
                 f"Sparse params at indices {sparse_params}: SparseAdam requires dense parameter "

@@ -14,7 +14,7 @@ from ember._core.grad_mode import no_grad
 from ember._ops import API
 from ember.nn import Module
 from ember.nn.modules.batchnorm import _BatchNorm
-from ember.optim.lr_scheduler import LRScheduler, _format_param
+from ember.optim.lr_scheduler import LRScheduler, _expect_int, _format_param
 from ember.optim.optimizer import Optimizer
 
 __all__ = [
@@ -201,16 +201,14 @@ class SWALR(LRScheduler):
         anneal_strategy: str = "cos",
         last_epoch: int = -1,
     ) -> None:
-        swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
-        for lr, group in zip(swa_lrs, optimizer.param_groups):
-            group["swa_lr"] = lr
+        _format_param("swa_lr", optimizer, swa_lr, write_as="swa_lr")
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._set_anneal_func(anneal_strategy)
-        if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
+        message = f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}"
+        _expect_int(anneal_epochs, lambda epochs: epochs < 0, message)
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 

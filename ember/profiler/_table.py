@@ -3,6 +3,8 @@ dashed separators and ``Self CPU time total`` footer)."""
 
 from __future__ import annotations
 
+import itertools
+
 from ember.profiler._events import (
     EventList,
     _format_memory,
@@ -128,26 +130,17 @@ def _build_table(
         lines += ["=" * line_length, "This report only display top-level ops statistics"]
     lines += [header_sep, row_format.format(*headers), header_sep]
 
-    shown = 0
-    for evt in events:
-        if shown == row_limit:
-            break
-        if top_level_events_only and evt.cpu_parent is not None:
-            continue
-        shown += 1
-        name = evt.key
-        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
-            name = name[: max_name_column_width - 3] + "..."
+    # the first row_limit events shown (all of them for a negative limit)
+    listed = (e for e in events if not (top_level_events_only and e.cpu_parent is not None))
+    for evt in itertools.islice(listed, row_limit if row_limit >= 0 else None):
+        name = _clip(evt.key, max_name_column_width)
         evt.self_cpu_percent = _format_time_share(evt.self_cpu_time_total, self_total)
         evt.total_cpu_percent = (
             _format_time_share(evt.cpu_time_total, self_total) if not evt.is_async else 0
         )
         row = [name]
         if has_overload_names:
-            overload = evt.overload_name
-            if max_name_column_width is not None and len(overload) >= max_name_column_width - 3:
-                overload = overload[: max_name_column_width - 3] + "..."
-            row.append(overload)
+            row.append(_clip(evt.overload_name, max_name_column_width))
         row += [
             evt.self_cpu_percent,
             _with_unit(evt.self_cpu_time_total, evt.self_cpu_time_total_str, time_unit),
@@ -180,6 +173,13 @@ def _build_table(
         "Self CPU time total: " + _with_unit(self_total, _format_time(self_total), time_unit)
     )
     return "".join(line + "\n" for line in lines)
+
+
+def _clip(text: str, width: int | None) -> str:
+    # a name too wide for its column (within 3 of the width) is cut to width - 3 and ends "..."
+    if width is None or len(text) < width - 3:
+        return text
+    return text[: width - 3] + "..."
 
 
 def _flops_scale(flops: float) -> tuple[float, str]:

@@ -211,6 +211,13 @@ def rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return set_state(make_parameter(data, bool(requires_grad)), state)
 
 
+def split_state(state) -> tuple:
+    """pickle's BUILD convention: a state is a ``__dict__`` update, or a pair of it and a
+    dict of slot values; return ``(dict_part, slots_part)``."""
+    pair = isinstance(state, tuple) and len(state) == 2
+    return state if pair else (state, None)
+
+
 def set_state(obj, state):
     """Set the attributes ``state`` (a dict, or a (dict, slots dict) pair) on a tensor.
 
@@ -218,11 +225,7 @@ def set_state(obj, state):
     never replace ember's own (``_data``, ``grad_fn``...)."""
     if state is None:
         return obj
-    if isinstance(state, tuple) and len(state) == 2:
-        dict_state, slots_state = state
-    else:
-        dict_state, slots_state = state, None
-    for part in (dict_state, slots_state):
+    for part in split_state(state):
         if not part:
             continue
         if not isinstance(part, dict):

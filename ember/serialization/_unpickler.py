@@ -443,9 +443,7 @@ class WeightsUnpickler:
             if setstate is not None:
                 setstate(inst, state)
                 return
-            slotstate = None
-            if isinstance(state, tuple) and len(state) == 2:
-                state, slotstate = state
+            state, slotstate = R.split_state(state)
             if state:
                 inst.__dict__.update(state)
             if slotstate:

@@ -165,7 +165,8 @@ class _NonePair:
         self.actual, self.expected = actual, expected
 
     def compare(self, id_):
-        if not (self.actual is None and self.expected is None):
+        # one side is None (the constructor made sure): they match only if both are
+        if self.actual is not self.expected:
             raise _Failure(
                 AssertionError, f"None mismatch: {self.actual} is not {self.expected}", id_
             )

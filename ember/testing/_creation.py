@@ -56,11 +56,10 @@ def make_tensor(
     ``[low, high)`` (defaults by dtype: bool [0, 2), unsigned [0, 10), signed [-9, 10), floating
     and complex [-9, 9)); ``noncontiguous`` gives a strided view, ``exclude_zero`` replaces zeros
     by the smallest positive value of the dtype."""
-    from ember._ops.registry import API
+    from ember._ops.registry import API, packed_items
 
-    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
-        shape = shape[0]
-    shape = tuple(shape)
+    packed = packed_items(shape, collections.abc.Sequence)
+    shape = tuple(shape) if packed is None else packed
     if noncontiguous and memory_format is not None:
         raise ValueError(
             "The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "

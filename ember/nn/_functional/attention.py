@@ -256,12 +256,10 @@ def _in_projection(
     b_v: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Return ``(q', k', v')``: three separate projections to the query's embedding size."""
-    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
-    for name, w, want in (
-        ("query", w_q, (Eq, Eq)),
-        ("key", w_k, (Eq, Ek)),
-        ("value", w_v, (Eq, Ev)),
-    ):
+    Eq = q.size(-1)
+    # each weight maps its input's embedding size to the query's
+    for name, w, x in (("query", w_q, q), ("key", w_k, k), ("value", w_v, v)):
+        want = (Eq, x.size(-1))
         if tuple(w.shape) != want:
             raise AssertionError(f"expecting {name} weights shape of {want}, but got {w.shape}")
     for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
@@ -528,11 +526,7 @@ def _pad_masks(attn_mask, key_padding_mask):
     """Return both masks with one more (zero: attend) column for an appended key."""
     from ember.nn._functional.misc import pad
 
-    if attn_mask is not None:
-        attn_mask = pad(attn_mask, (0, 1))
-    if key_padding_mask is not None:
-        key_padding_mask = pad(key_padding_mask, (0, 1))
-    return attn_mask, key_padding_mask
+    return tuple(None if m is None else pad(m, (0, 1)) for m in (attn_mask, key_padding_mask))
 
 
 @python_level

@@ -52,16 +52,11 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 def legacy_reduction(size_average, reduce, emit_warning: bool = True) -> str:
     """Map the deprecated ``size_average``/``reduce`` pair to a ``reduction`` string."""
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
+    # an unset flag counts as True: reduce=False keeps every element's loss, otherwise
+    # size_average chooses the mean over the sum
+    keep_all = reduce is not None and not reduce
+    averaged = size_average is None or size_average
+    ret = "none" if keep_all else ("mean" if averaged else "sum")
     if emit_warning:
         warnings.warn(
             f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
@@ -72,8 +67,13 @@ def legacy_reduction(size_average, reduce, emit_warning: bool = True) -> str:
     return ret
 
 
+def legacy_given(size_average, reduce) -> bool:
+    """Whether a call passed the deprecated pair (either of them overrides ``reduction``)."""
+    return size_average is not None or reduce is not None
+
+
 def _reduction(size_average, reduce, reduction: str) -> str:
-    if size_average is not None or reduce is not None:
+    if legacy_given(size_average, reduce):
         return legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -704,7 +704,7 @@ def kl_div(
     """Return the Kullback-Leibler divergence of ``target`` from log-probabilities ``input``."""
     if AUTOCAST:
         input, target = autocast_inputs("kl_div", (input, target))
-    if size_average is not None or reduce is not None:
+    if legacy_given(size_average, reduce):
         reduction = legacy_reduction(size_average, reduce)
     elif reduction == "mean":
         warnings.warn(

@@ -411,7 +411,8 @@ def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
     """Return ``input / max(||input||_p, eps)`` along ``dim``."""
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    # the norm keeps ``dim`` (size 1) and broadcasts back over it
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
     if out is None:
         return input / denom
     return ember.div(input, denom, out=out)

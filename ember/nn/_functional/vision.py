@@ -260,30 +260,44 @@ def interpolate(
     return dispatch(_OPS[(mode, nd)], (input,), {"mats": mats, "nearest": nearest})
 
 
-def _deprecated(name: str) -> None:
+def _deprecated_alias(name: str, input: Tensor, **how) -> Tensor:
+    # the three old names warn at the user's call (level 3: here, the alias, its caller) and
+    # resample through interpolate
     warnings.warn(
         f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
         UserWarning,
         stacklevel=3,
     )
+    return interpolate(input, **how)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Upsample the input (deprecated alias of :func:`interpolate`)."""
-    _deprecated("upsample")
-    return interpolate(input, size, scale_factor, mode, align_corners)
+    return _deprecated_alias(
+        "upsample",
+        input,
+        size=size,
+        scale_factor=scale_factor,
+        mode=mode,
+        align_corners=align_corners,
+    )
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Upsample with nearest neighbours (deprecated: :func:`interpolate`)."""
-    _deprecated("upsample_nearest")
-    return interpolate(input, size, scale_factor, mode="nearest")
+    return _deprecated_alias("upsample_nearest", input, size=size, scale_factor=scale_factor)
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Upsample bilinearly with ``align_corners=True`` (deprecated: :func:`interpolate`)."""
-    _deprecated("upsample_bilinear")
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+    return _deprecated_alias(
+        "upsample_bilinear",
+        input,
+        size=size,
+        scale_factor=scale_factor,
+        mode="bilinear",
+        align_corners=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

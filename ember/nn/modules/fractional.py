@@ -32,12 +32,14 @@ class _FractionalMaxPoolNd(Module):
         self.register_buffer("_random_samples", _random_samples)
         self.output_size = self._tuple(output_size) if output_size is not None else None
         self.output_ratio = self._tuple(output_ratio) if output_ratio is not None else None
-        if output_size is None and output_ratio is None:
+        # the output is fixed by exactly one of its size and its ratio to the input
+        given = (output_size is not None) + (output_ratio is not None)
+        if given == 0:
             raise ValueError(
                 f"{type(self).__name__} requires specifying either an output size, or a "
                 "pooling ratio"
             )
-        if output_size is not None and output_ratio is not None:
+        if given == 2:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
@@ -74,7 +76,9 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     @staticmethod
     def _check_kernel(kernel_size) -> None:
         # (torch's 3-d module checks the kernel itself; the 2-d one leaves it to the function)
-        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
-            isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)
-        ):
+        if isinstance(kernel_size, int):
+            sizes = (kernel_size,)
+        else:
+            sizes = kernel_size if isinstance(kernel_size, (tuple, list)) else ()
+        if any(k <= 0 for k in sizes):
             raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")

@@ -127,6 +127,14 @@ class LazyModuleMixin:
             f"initialize_parameters is not implemented for {self.__class__.__name__}"
         )
 
+    def _materialize(self, weight_shape: tuple, outputs: int) -> None:
+        # the weight takes the inferred shape and the bias (when there is one) one entry per
+        # output; then the layer's usual initialisation runs on them
+        self.weight.materialize(weight_shape)
+        if self.bias is not None:
+            self.bias.materialize((outputs,))
+        self.reset_parameters()
+
     def _sized(self, size: int) -> bool:
         # a lazy layer initialises its parameters once they exist and their inferred size is
         # known (a state dict may materialise them before the first forward)
@@ -166,10 +174,7 @@ class LazyLinear(LazyModuleMixin, Linear):
         if self.has_uninitialized_params():
             with ember.no_grad():
                 self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
+                self._materialize((self.out_features, self.in_features), self.out_features)
         if self.in_features == 0:  # loaded from a state dict before the first forward
             if input.shape[-1] != self.weight.shape[-1]:
                 raise AssertionError(
@@ -186,26 +191,24 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
     def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
         if self.has_uninitialized_params():
-            self.in_channels = self._get_in_channels(input)
+            self.in_channels = self._channels_of(input)
             if self.in_channels % self.groups != 0:
                 raise ValueError("in_channels must be divisible by groups")
             if self.transposed:
                 shape = (self.in_channels, self.out_channels // self.groups)
             else:
                 shape = (self.out_channels, self.in_channels // self.groups)
-            self.weight.materialize(shape + tuple(self.kernel_size))
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            self.reset_parameters()
+            self._materialize(shape + tuple(self.kernel_size), self.out_channels)
 
-    def _get_in_channels(self, input: Tensor) -> int:
-        no_batch = self._nd + 1
-        if input.dim() not in (no_batch, no_batch + 1):
+    def _channels_of(self, input: Tensor) -> int:
+        # the channel dim stands just before the spatial ones, with or without a batch dim
+        unbatched = self._nd + 1
+        if input.dim() not in (unbatched, unbatched + 1):
             raise RuntimeError(
-                f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
                 f"{self.__class__.__name__}, but got input of size: {input.shape}"
             )
-        return input.shape[1] if input.dim() == no_batch + 1 else input.shape[0]
+        return input.shape[-unbatched]
 
     def _lazy_weights(self, bias: bool, out_channels: int, device, dtype) -> None:
         self.weight = UninitializedParameter(device=device, dtype=dtype)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from ember._core.tensor import Tensor
 from ember.nn import functional as F
-from ember.nn._functional.loss import legacy_reduction
+from ember.nn._functional.loss import legacy_given, legacy_reduction
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _functional
 
@@ -40,9 +40,9 @@ class _Loss(Module):
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        # the deprecated size_average/reduce pair, when either is given, overrides reduction
-        legacy = (size_average, reduce) != (None, None)
-        self.reduction = legacy_reduction(size_average, reduce) if legacy else reduction
+        if legacy_given(size_average, reduce):
+            reduction = legacy_reduction(size_average, reduce)
+        self.reduction = reduction
 
 
 # Losses whose only options are the reduction (and a weight), and the two margin losses of a

@@ -51,11 +51,9 @@ class Upsample(Module):
         )
 
     def extra_repr(self) -> str:
-        if self.scale_factor is not None:
-            info = "scale_factor=" + repr(self.scale_factor)
-        else:
-            info = "size=" + repr(self.size)
-        return info + ", mode=" + repr(self.mode)
+        # the scale factor when there is one, else the size
+        name = "size" if self.scale_factor is None else "scale_factor"
+        return f"{name}={getattr(self, name)!r}, mode={self.mode!r}"
 
 
 class UpsamplingNearest2d(Upsample):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 __all__ = ["consume_prefix_in_state_dict_if_present"]
@@ -60,7 +60,7 @@ def _constants_repr(module) -> str:
 
 def _reverse_repeat_tuple(t, n: int) -> tuple:
     """Reverse ``t`` and repeat each element ``n`` times (conv padding to ``F.pad`` order)."""
-    return tuple(x for x in reversed(t) for _ in range(n))
+    return tuple(chain.from_iterable(repeat(x, n) for x in reversed(t)))
 
 
 def _list_with_default(out_size, defaults):
@@ -74,13 +74,18 @@ def _list_with_default(out_size, defaults):
 def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: str) -> None:
     """Strip ``prefix`` (e.g. DataParallel's ``"module."``) from the keys of ``state_dict``
     and of its ``_metadata``, in place."""
-    for key in list(state_dict.keys()):
-        if key.startswith(prefix):
-            state_dict[key[len(prefix) :]] = state_dict.pop(key)
+    _strip_prefix(state_dict, prefix, lambda key: key.startswith(prefix))
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
-        for key in list(metadata.keys()):
-            if len(key) == 0:
-                continue
-            if key == prefix.replace(".", "") or key.startswith(prefix):
-                metadata[key[len(prefix) :]] = metadata.pop(key)
+        # the metadata also has an entry for the wrapped module itself, under its bare name
+        # ("module" for "module."), which becomes the root's entry ""; the root's own stays
+        bare = prefix.replace(".", "")
+        _strip_prefix(
+            metadata, prefix, lambda key: key != "" and (key == bare or key.startswith(prefix))
+        )
+
+
+def _strip_prefix(mapping: dict, prefix: str, renamed) -> None:
+    # move each key ``renamed`` selects to the key without the prefix (at the end, in order)
+    for key in [k for k in mapping if renamed(k)]:
+        mapping[key[len(prefix) :]] = mapping.pop(key)

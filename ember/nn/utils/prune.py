@@ -461,30 +461,32 @@ class CustomFromMask(BasePruningMethod):
 # the functional interface
 
 
+def _pruned(method: type[BasePruningMethod], module: Module, name: str, **options) -> Module:
+    # every functional form: install ``method`` on ``module.<name>`` and hand the module back
+    method.apply(module, name, **options)
+    return module
+
+
 def identity(module: Module, name: str) -> Module:
     """Apply an all-ones mask to ``module.<name>``; return ``module``."""
-    Identity.apply(module, name)
-    return module
+    return _pruned(Identity, module, name)
 
 
 def random_unstructured(module: Module, name: str, amount: int | float) -> Module:
     """Prune ``amount`` random entries of ``module.<name>``; return ``module``."""
-    RandomUnstructured.apply(module, name, amount)
-    return module
+    return _pruned(RandomUnstructured, module, name, amount=amount)
 
 
 def l1_unstructured(
     module: Module, name: str, amount: int | float, importance_scores: Tensor | None = None
 ) -> Module:
     """Prune the ``amount`` smallest-magnitude entries of ``module.<name>``."""
-    L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
-    return module
+    return _pruned(L1Unstructured, module, name, amount=amount, importance_scores=importance_scores)
 
 
 def random_structured(module: Module, name: str, amount: int | float, dim: int) -> Module:
     """Prune ``amount`` random channels of ``module.<name>`` along ``dim``."""
-    RandomStructured.apply(module, name, amount, dim)
-    return module
+    return _pruned(RandomStructured, module, name, amount=amount, dim=dim)
 
 
 def ln_structured(
@@ -496,14 +498,14 @@ def ln_structured(
     importance_scores: Tensor | None = None,
 ) -> Module:
     """Prune the ``amount`` channels of ``module.<name>`` along ``dim`` of lowest L``n`` norm."""
-    LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
-    return module
+    return _pruned(
+        LnStructured, module, name, amount=amount, n=n, dim=dim, importance_scores=importance_scores
+    )
 
 
 def custom_from_mask(module: Module, name: str, mask: Tensor) -> Module:
     """Prune ``module.<name>`` with ``mask``; return ``module``."""
-    CustomFromMask.apply(module, name, mask)
-    return module
+    return _pruned(CustomFromMask, module, name, mask=mask)
 
 
 def global_unstructured(

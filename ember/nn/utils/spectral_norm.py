@@ -12,8 +12,8 @@ from ember._core.tensor import Tensor
 from ember.nn._functional.normalization import normalize
 from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.modules.module import Module
-from ember.nn.parameter import Parameter, UninitializedParameter
-from ember.nn.utils._reparam_hooks import hook_key
+from ember.nn.parameter import Parameter
+from ember.nn.utils._reparam_hooks import check_materialized, check_unclaimed, hook_key
 
 __all__ = [
     "SpectralNorm",
@@ -108,19 +108,12 @@ class SpectralNorm:
         module: Module, name: str, n_power_iterations: int, dim: int, eps: float
     ) -> SpectralNorm:
         """Install the reparametrization of ``module.<name>`` and its hooks."""
-        if hook_key(module._forward_pre_hooks, SpectralNorm, name) is not None:
-            raise RuntimeError(
-                f"Cannot register two spectral_norm hooks on the same parameter {name}"
-            )
+        check_unclaimed(module, SpectralNorm, name, "spectral_norm")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        if isinstance(weight, UninitializedParameter):
-            raise ValueError(
-                "The module passed to `SpectralNorm` can't have uninitialized parameters. "
-                "Make sure to run the dummy forward before applying spectral normalization"
-            )
+        check_materialized(weight, SpectralNorm, "spectral_norm")
         rows, cols = _as_matrix(weight, dim).shape
         with ember.no_grad():
             # random unit starting vectors, u drawn before v (torch's generator order)
@@ -134,9 +127,8 @@ class SpectralNorm:
         module.register_buffer(f"{name}_u", u)
         module.register_buffer(f"{name}_v", v)
         module.register_forward_pre_hook(fn)
-        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
-        # the load hook takes no module argument (torch's private registration)
-        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
+        for register, hook_class, _ in _state_dict_hooks(module):
+            register(hook_class(fn))
         return fn
 
 
@@ -190,6 +182,20 @@ class SpectralNormStateDictHook:
         versions[key] = self.fn._version
 
 
+def _state_dict_hooks(module: Module) -> tuple:
+    """The two state-dict hooks that travel with the forward pre-hook, as ``(registration,
+    hook class, the table it lands in)``: the version record on saving, and the version-0
+    conversion on loading (registered without the module argument, as torch does)."""
+    return (
+        (module._register_state_dict_hook, SpectralNormStateDictHook, module._state_dict_hooks),
+        (
+            module._register_load_state_dict_pre_hook,
+            SpectralNormLoadStateDictPreHook,
+            module._load_state_dict_pre_hooks,
+        ),
+    )
+
+
 T_module = TypeVar("T_module", bound=Module)
 
 _TRANSPOSED = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
@@ -218,10 +224,7 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     module._forward_pre_hooks.pop(key).remove(module)
     # the two state-dict hooks that came with it
-    for table, kind in (
-        (module._state_dict_hooks, SpectralNormStateDictHook),
-        (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook),
-    ):
+    for _, kind, table in _state_dict_hooks(module):
         key = hook_key(table, kind, name, name_of=lambda hook: hook.fn.name)
         if key is not None:
             del table[key]

@@ -7,8 +7,8 @@ import warnings
 
 from ember._core.tensor import Tensor
 from ember.nn.modules.module import Module
-from ember.nn.parameter import Parameter, UninitializedParameter
-from ember.nn.utils._reparam_hooks import hook_key
+from ember.nn.parameter import Parameter
+from ember.nn.utils._reparam_hooks import check_materialized, check_unclaimed, hook_key
 from ember.nn.utils.parametrizations import _norm_except_dim
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -39,17 +39,10 @@ class WeightNorm:
             FutureWarning,
             stacklevel=3,
         )
-        if hook_key(module._forward_pre_hooks, WeightNorm, name) is not None:
-            raise RuntimeError(
-                f"Cannot register two weight_norm hooks on the same parameter {name}"
-            )
+        check_unclaimed(module, WeightNorm, name, "weight_norm")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
-        if isinstance(weight, UninitializedParameter):
-            raise ValueError(
-                "The module passed to `WeightNorm` can't have uninitialized parameters. "
-                "Make sure to run the dummy forward before applying weight normalization"
-            )
+        check_materialized(weight, WeightNorm, "weight_norm")
         # the Parameter splits into magnitude g and direction v (initially the weight itself)
         del module._parameters[name]
         magnitude = _norm_except_dim(weight, fn.dim).data

@@ -169,18 +169,9 @@ class DataLoader(Generic[_T_co]):
                     )
         else:
             shuffle = bool(shuffle)
-        batch_size, drop_last = _check_batching(
-            batch_size, shuffle, sampler, batch_sampler, drop_last
+        self.batch_size, self.drop_last, self.sampler, self.batch_sampler = _sampling_plan(
+            dataset, iterable, batch_size, shuffle, sampler, batch_sampler, drop_last, generator
         )
-        if sampler is None:
-            sampler = self._default_sampler(shuffle, generator)
-        if batch_sampler is None and batch_size is not None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
         self.generator = generator
         # batches of samples are collated; single samples (batch_size=None) only converted
         self.collate_fn = collate_fn or (
@@ -192,13 +183,6 @@ class DataLoader(Generic[_T_co]):
         self._IterableDataset_len_called = None
         self._iterator = None
         self.check_worker_number_rationality()
-
-    def _default_sampler(self, shuffle: bool, generator):
-        if self._dataset_kind == _DatasetKind.Iterable:
-            return _InfiniteConstantSampler()
-        if shuffle:
-            return RandomSampler(self.dataset, generator=generator)
-        return SequentialSampler(self.dataset)
 
     def _get_iterator(self) -> _BaseDataLoaderIter:
         if not self.num_workers:
@@ -335,24 +319,42 @@ def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_work
     return prefetch_factor
 
 
-def _check_batching(batch_size, shuffle, sampler, batch_sampler, drop_last):
-    """Validate how batches are formed; return ``(batch_size, drop_last)`` as the loader keeps
-    them (a ``batch_sampler`` makes both None/False)."""
+def _sampling_plan(
+    dataset, iterable: bool, batch_size, shuffle, sampler, batch_sampler, drop_last, generator
+):
+    """Check how indices and batches are to be formed; return the loader's ``(batch_size,
+    drop_last, sampler, batch_sampler)``.  A given ``batch_sampler`` decides what the other
+    four options would (they must be left at their defaults) and makes the first two
+    None/False; a missing sampler is the dataset kind's default; a ``batch_size`` batches the
+    sampler's indices (``None`` turns batching off)."""
     if sampler is not None and shuffle:
         raise ValueError("sampler option is mutually exclusive with shuffle")
-    if batch_sampler is not None:
-        if batch_size != 1 or shuffle or sampler is not None or drop_last:
-            raise ValueError(
-                "batch_sampler option is mutually exclusive "
-                "with batch_size, shuffle, sampler, and "
-                "drop_last"
-            )
-        return None, False
-    if batch_size is None and drop_last:
+    if batch_sampler is not None and any(
+        (batch_size != 1, shuffle, sampler is not None, drop_last)
+    ):
+        raise ValueError(
+            "batch_sampler option is mutually exclusive "
+            "with batch_size, shuffle, sampler, and "
+            "drop_last"
+        )
+    if batch_sampler is None and batch_size is None and drop_last:
         raise ValueError(
             "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
         )
-    return batch_size, drop_last
+    if sampler is None:
+        sampler = _default_sampler(dataset, iterable, shuffle, generator)
+    if batch_sampler is not None:
+        return None, False, sampler, batch_sampler
+    batches = None if batch_size is None else BatchSampler(sampler, batch_size, drop_last)
+    return batch_size, drop_last, sampler, batches
+
+
+def _default_sampler(dataset, iterable: bool, shuffle, generator):
+    if iterable:
+        return _InfiniteConstantSampler()
+    if shuffle:
+        return RandomSampler(dataset, generator=generator)
+    return SequentialSampler(dataset)
 
 
 class _BaseDataLoaderIter:
