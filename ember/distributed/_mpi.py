@@ -321,23 +321,27 @@ def _work(request, finish, result, what: str = "", timeout=None) -> Work:
 
 
 class _Job:
-    """One asynchronous collective of a lane: MPI's blocking call and what to do after it."""
+    """One asynchronous collective of a lane: MPI's blocking call and what to do after it.
+    ``span`` holds the ``time.perf_counter()`` at the call's start and end once it ran."""
 
-    __slots__ = ("call", "args", "finish", "what", "timeout", "done", "error")
+    __slots__ = ("call", "args", "finish", "what", "timeout", "done", "error", "span")
 
     def __init__(self, call, args, finish, what: str, timeout) -> None:
         self.call, self.args, self.finish = call, args, finish
         self.what, self.timeout = what, timeout
         self.done = False
         self.error: BaseException | None = None
+        self.span: tuple[float, float] | None = None
 
     def run(self) -> None:
+        start = time.perf_counter()
         try:
             with _watch(self.what, self.timeout):
                 self.call(*self.args)
             self.finish()
         except BaseException as e:  # raised again by the Work's wait
             self.error = e
+        self.span = (start, time.perf_counter())
         self.done = True
 
 
@@ -354,8 +358,9 @@ class _Lane:
     the calls not started yet itself, the wait after ``backward`` never depends on the worker
     being woken (what costs most on a loaded machine)."""
 
-    def __init__(self, comm) -> None:
+    def __init__(self, comm, nice: int = 0) -> None:
         self.comm = comm
+        self.nice = nice
         self.jobs: collections.deque = collections.deque()
         self.running = threading.Lock()  # held while a job's MPI call runs: one at a time
         self.wake = threading.Condition()
@@ -377,6 +382,11 @@ class _Lane:
                 job.run()
 
     def _work(self) -> None:
+        if self.nice:  # (Linux: a thread is a task with its own nice value)
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+            except (AttributeError, OSError):
+                pass
         while True:
             with self.wake:
                 while not self.jobs and not self.closed:
@@ -406,12 +416,14 @@ _LANES: list[_Lane] = []
 
 def _lane(pg) -> _Lane:
     """``pg``'s lane, made on its first asynchronous collective (``Comm.Dup`` is collective:
-    every rank of the group makes it at the same call)."""
+    every rank of the group makes it at the same call). ``EMBER_MPI_LANE_NICE`` (Linux) lowers
+    the worker thread's priority by that many steps (benchmarks: the lane then runs on cycles
+    ``backward`` leaves idle)."""
     lane = pg.__dict__.get("_lane")
     if lane is None:
         with _watch(f"MPI_Comm_dup on a group of {pg.size()}", pg._timeout):
             comm = pg._comm.Dup()
-        lane = pg._lane = _Lane(comm)
+        lane = pg._lane = _Lane(comm, int(os.environ.get("EMBER_MPI_LANE_NICE", "0")))
         _LANES.append(lane)
     return lane
 
@@ -437,7 +449,9 @@ def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     lane = _lane(pg)
     job = _Job(getattr(lane.comm, blocking), args, finish, what, pg._timeout)
     lane.submit(job)
-    return Work(Future(), lambda: lane.wait(job), lambda: job.done, result)
+    work = Work(Future(), lambda: lane.wait(job), lambda: job.done, result)
+    work._span = lambda: job.span  # (when the MPI call ran: DDP's overlap record)
+    return work
 
 
 _HALF_OPS: dict = {}
