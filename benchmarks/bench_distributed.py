@@ -103,11 +103,11 @@ def worker(
                 from mpi4py import MPI
 
                 raw, ours = [], []
-                for _ in range(5):
+                for _ in range(15):
                     dist.barrier()
-                    raw.append(_timeit(lambda a=a: comm.Allreduce(MPI.IN_PLACE, a._data), 20))
+                    raw.append(_timeit(lambda a=a: comm.Allreduce(MPI.IN_PLACE, a._data), 10))
                     dist.barrier()
-                    ours.append(_timeit(lambda a=a: dist.all_reduce(a), 20))
+                    ours.append(_timeit(lambda a=a: dist.all_reduce(a), 10))
                 row["overhead"] = min(ours) / min(raw) - 1
             out.append(row)
         if not allreduce_only:
@@ -465,7 +465,7 @@ def main(argv=None) -> int:
         over = [r for r in rows.get("ember-mpi", []) if "overhead" in r]
         if over:
             cells = ", ".join(f"{_size(r['bytes'])} {100 * r['overhead']:+.1f}%" for r in over)
-            print(f"ember-mpi vs mpi4py on the same communicator, interleaved (min of 5): {cells}")
+            print(f"ember-mpi vs mpi4py on the same communicator, interleaved (min of 15 x 10 calls): {cells}")
         for k in kinds:
             _print_ddp([r for r in rows[k] if "ddp_step_s" in r])
         print(f"({_load()} after)", flush=True)

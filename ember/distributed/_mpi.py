@@ -261,8 +261,8 @@ class _Watchdog:
         while True:
             time.sleep(0.5)
             now = time.monotonic()
-            with self.lock:
-                late = [(what, t) for deadline, what, t in self.calls.values() if deadline <= now]
+            calls = self.calls.copy()  # (one call under the GIL: the callers add and remove)
+            late = [(what, t) for deadline, what, t in calls.values() if deadline <= now]
             if late and not MPI.Is_finalized():
                 what, t = late[0]
                 rank = MPI.COMM_WORLD.Get_rank()
@@ -276,7 +276,8 @@ class _Watchdog:
 
 
 class _Watched:
-    """The ``with`` block of one blocking call the watchdog keeps an eye on."""
+    """The ``with`` block of one blocking call the watchdog keeps an eye on (a dict entry
+    added and removed: single operations under the GIL, no lock on a collective's path)."""
 
     __slots__ = ("dog", "what", "timeout")
 
@@ -284,17 +285,18 @@ class _Watched:
         self.dog, self.what, self.timeout = dog, what, timeout
 
     def __enter__(self) -> None:
-        if self.timeout is not None and self.timeout > 0:
+        timeout = self.timeout
+        if timeout is not None and timeout > 0:
             dog = self.dog
-            with dog.lock:
-                dog.calls[self] = (time.monotonic() + self.timeout, self.what, self.timeout)
-                if dog.thread is None:
-                    dog._start()
+            dog.calls[self] = (time.monotonic() + timeout, self.what, timeout)
+            if dog.thread is None:
+                with dog.lock:
+                    if dog.thread is None:
+                        dog._start()
 
     def __exit__(self, *exc) -> None:
         if self.timeout is not None and self.timeout > 0:
-            with self.dog.lock:
-                del self.dog.calls[self]
+            self.dog.calls.pop(self, None)
 
 
 _WATCHDOG = _Watchdog()
@@ -434,11 +436,22 @@ def close_lanes() -> None:
         _LANES.pop().close()
 
 
+_WHAT: dict = {}
+
+
+def _what(blocking: str, n: int) -> str:
+    """The watchdog's name of a call (cached: built on every collective otherwise)."""
+    what = _WHAT.get((blocking, n))
+    if what is None:
+        what = _WHAT[(blocking, n)] = f"MPI_{blocking} on a group of {n}"
+    return what
+
+
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     """Run MPI's ``blocking`` call now; with ``async_op``, return a :class:`Work` of it run
     on the group's :class:`_Lane` (``EMBER_MPI_ASYNC=requests``: MPI's ``nonblocking`` call
     tested by the progress thread, the previous design, kept for comparison)."""
-    what = f"MPI_{blocking} on a group of {pg.size()}"
+    what = _what(blocking, pg.size())
     if not async_op:
         with _watch(what, pg._timeout):
             getattr(pg._comm, blocking)(*args)
@@ -481,7 +494,14 @@ def _half_op(dtype: np.dtype, op):
 
 def all_reduce(pg, tensor, op, async_op: bool):
     a = tensor._data
-    if _name(a.dtype) in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
+    name = _name(a.dtype)
+    if not async_op and op is not ReduceOp.AVG and name not in _WIDEN and a.flags.c_contiguous:
+        # the common case in few steps (it is most of a small all-reduce's cost)
+        MPI = _mpi()
+        with _Watched(_WATCHDOG, _what("Allreduce", pg.size()), pg._timeout):
+            pg._comm.Allreduce(MPI.IN_PLACE, a, MPI.SUM if op is ReduceOp.SUM else _op(op))
+        return None
+    if name in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
         raw = a.reshape(-1).view(np.uint16)
         n = pg.size()
 
