@@ -465,7 +465,10 @@ def main(argv=None) -> int:
         over = [r for r in rows.get("ember-mpi", []) if "overhead" in r]
         if over:
             cells = ", ".join(f"{_size(r['bytes'])} {100 * r['overhead']:+.1f}%" for r in over)
-            print(f"ember-mpi vs mpi4py on the same communicator, interleaved (min of 15 x 10 calls): {cells}")
+            print(
+                "ember-mpi vs mpi4py on the same communicator, interleaved (min of 15 x 10 "
+                f"calls): {cells}"
+            )
         for k in kinds:
             _print_ddp([r for r in rows[k] if "ddp_step_s" in r])
         print(f"({_load()} after)", flush=True)
