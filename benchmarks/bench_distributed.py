@@ -110,6 +110,8 @@ def worker(
                     ours.append(_timeit(lambda a=a: dist.all_reduce(a), 10))
                 row["overhead"] = min(ours) / min(raw) - 1
             out.append(row)
+        if comm is not None and not ddp_only:
+            out += _half(ember, dist, comm, 1 << 20 if quick else 1 << 22)
         if not allreduce_only:
             out += _ddp(kind, ember, dist, quick, rounds, cases)
         rank = dist.get_rank()
@@ -117,6 +119,41 @@ def worker(
     if rank == 0:
         for row in out:
             print("BENCH " + json.dumps(row), flush=True)
+
+
+def _half(ember, dist, comm, count: int) -> list:
+    """All-reduce of ``count`` bfloat16 / float16 values both ways MPI can do it: a custom MPI
+    operation summing the 16-bit values in NumPy, and widening to float32 around one float32
+    ``Allreduce`` (rounding back); with ember's ``all_reduce`` (which picks one) alongside.
+    Interleaved, min of 7."""
+    import numpy as np
+    from mpi4py import MPI
+
+    from ember.distributed import _mpi
+
+    rows = []
+    for dt in (ember.bfloat16, ember.float16):
+        t = ember.ones(count, dtype=dt)
+        op = _mpi._half_op(t._data.dtype, dist.ReduceOp.SUM)
+
+        def custom(t=t, op=op):
+            comm.Allreduce(MPI.IN_PLACE, [t._data.view(np.uint16), MPI.UINT16_T], op)
+
+        def widened(t=t):
+            wide = t._data.astype(np.float32)
+            comm.Allreduce(MPI.IN_PLACE, wide)
+            t._data[...] = wide
+
+        got = {"custom_op_s": [], "widened_s": [], "ember_s": []}
+        for _ in range(7):
+            for key, fn in (("custom_op_s", custom), ("widened_s", widened)):
+                dist.barrier()
+                got[key].append(_timeit(fn, 3))
+            dist.barrier()
+            got["ember_s"].append(_timeit(lambda t=t: dist.all_reduce(t), 3))
+        row = {"kind": "half", "dtype": str(dt), "count": count}
+        rows.append(row | {k: min(v) for k, v in got.items()})
+    return rows
 
 
 def _workload(ember, name: str):
@@ -469,6 +506,15 @@ def main(argv=None) -> int:
                 "ember-mpi vs mpi4py on the same communicator, interleaved (min of 15 x 10 "
                 f"calls): {cells}"
             )
+        for r in rows.get("ember-mpi", []):
+            if r.get("kind") == "half":
+                print(
+                    f"all_reduce of {r['count'] >> 20}M {r['dtype']}: custom MPI op "
+                    f"{r['custom_op_s'] * 1e3:.1f} ms, widened to float32 "
+                    f"{r['widened_s'] * 1e3:.1f} ms (custom "
+                    f"{r['widened_s'] / r['custom_op_s']:.2f}x faster); ember's all_reduce "
+                    f"{r['ember_s'] * 1e3:.1f} ms"
+                )
         for k in kinds:
             _print_ddp([r for r in rows[k] if "ddp_step_s" in r])
         print(f"({_load()} after)", flush=True)
@@ -496,6 +542,17 @@ def main(argv=None) -> int:
                         f"all_reduce {_size(nb)} {n} ranks ember-local",
                         ms("ember-local", nb),
                         ms("torch", nb),
+                    )
+                )
+        for r in rows.get("ember-mpi", []):
+            if r.get("kind") == "half":
+                records.append(
+                    bench_record(
+                        "distributed",
+                        f"all_reduce {r['count'] >> 20}M {r['dtype']} {n} ranks ember-mpi (custom "
+                        f"op {r['custom_op_s'] * 1e3:.2f} ms, widened to float32 "
+                        f"{r['widened_s'] * 1e3:.2f} ms)",
+                        r["ember_s"] * 1e3,
                     )
                 )
         for k in kinds:

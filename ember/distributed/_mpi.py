@@ -11,9 +11,10 @@ on a worker thread, GIL released throughout), behind
 (MPICH advances them only inside MPI calls). A watchdog ends the job when a blocking call
 outlives the group's ``timeout`` (MPI cannot interrupt it).
 
-MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
-arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
-reductions widen to float32 and round back once. Booleans reduce as uint8. ``AVG`` is a sum
+MPI has no bfloat16 or float16: ``all_reduce`` of bfloat16 runs a custom MPI operation doing
+the arithmetic in NumPy on the 16-bit values (faster than widening, measured: see
+:func:`_half_op`); float16 (whose NumPy arithmetic is slow) and the other reductions widen to
+float32 and round back once. Booleans reduce as uint8. ``AVG`` is a sum
 divided by the group size. The object collectives use mpi4py's pickle-based lowercase calls,
 between the ranks of one MPI job.
 """
@@ -478,8 +479,11 @@ _HALF_UFUNCS = {
 
 
 def _half_op(dtype: np.dtype, op):
-    """An MPI reduction over 16-bit floats (sent as uint16) computed by NumPy: measured 2.2x
-    faster than widening to float32 for an all-reduce of 4M bfloat16 on 2 ranks (19 vs 41 ms)."""
+    """An MPI reduction over 16-bit floats (sent as uint16) computed by NumPy, which halves the
+    bytes on the wire. Measured against widening to float32 around a float32 ``Allreduce``
+    (``benchmarks/bench_distributed.py``, 4M values on 2 ranks, load 5-8, four runs):
+    bfloat16 1.20-1.30x faster, so ``all_reduce`` uses it; float16 0.87-1.11x (NumPy's float16
+    arithmetic is slow), so float16 widens (a plain MPI reduction, no Python callback)."""
     key = (dtype.name, op)
     if key not in _HALF_OPS:
         ufunc = _HALF_UFUNCS[op]
@@ -501,7 +505,7 @@ def all_reduce(pg, tensor, op, async_op: bool):
         with _Watched(_WATCHDOG, _what("Allreduce", pg.size()), pg._timeout):
             pg._comm.Allreduce(MPI.IN_PLACE, a, MPI.SUM if op is ReduceOp.SUM else _op(op))
         return None
-    if name in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
+    if name == "bfloat16" and op in _HALF_UFUNCS and a.flags.c_contiguous:
         raw = a.reshape(-1).view(np.uint16)
         n = pg.size()
 
