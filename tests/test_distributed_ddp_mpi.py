@@ -80,36 +80,43 @@ WORKER = textwrap.dedent(
     # then each bucket's owner steps it: the same as DDP + Adam from the third iteration on
     from ember.distributed.algorithms.ddp_comm_hooks import ddp_zero_hook, default_hooks
 
-    m, x = model(), X[r * k : r * k + k]
-    ddp = DDP(m, bucket_cap_mb=0.01)
-    zero = ZeroRedundancyOptimizer(
-        m.parameters(), ember.optim.Adam, overlap_with_ddp=True, lr=1e-2
-    )
-    hook = ddp_zero_hook.hook_with_zero_step(default_hooks.allreduce_hook, ddp, zero)
-    ddp.register_comm_hook(None, hook)
-    first = [p.detach().numpy().copy() for p in m.parameters()]
-    for i in range(5):
-        zero.zero_grad()
-        ddp(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
-        assert zero.step() is None
-        if i == 1:
-            assert all((a == p.detach().numpy()).all() for a, p in zip(first, m.parameters()))
-    ref = DDP(model(), bucket_cap_mb=0.01)
-    adam = ember.optim.Adam(ref.parameters(), lr=1e-2)
-    for i in range(2, 5):
-        adam.zero_grad()
-        ref(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
-        adam.step()
-    for a, b in zip(m.parameters(), ref.parameters()):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
-    held = sum(
-        v.numel() for o in zero._bucket_optims.values() for st in o.state.values()
-        for v in st.values() if v.ndim
-    )
-    everyone = [None] * n
-    dist.all_gather_object(everyone, held)
-    assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters()), everyone
-    assert max(everyone) < sum(everyone)  # (spread over the buckets' owners)
+    # shard_buckets: each bucket's parameters split across the ranks (one bucket here)
+    for cap, shard in ((0.01, False), (25, True)):
+        m, x = model(), X[r * k : r * k + k]
+        ddp = DDP(m, bucket_cap_mb=cap)
+        zero = ZeroRedundancyOptimizer(
+            m.parameters(), ember.optim.Adam, overlap_with_ddp=True, lr=1e-2
+        )
+        hook = ddp_zero_hook.hook_with_zero_step(
+            default_hooks.allreduce_hook, ddp, zero, shard_buckets=shard
+        )
+        ddp.register_comm_hook(None, hook)
+        first = [p.detach().numpy().copy() for p in m.parameters()]
+        for i in range(5):
+            zero.zero_grad()
+            ddp(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
+            assert zero.step() is None
+            if i == 1:
+                assert all((a == p.detach().numpy()).all() for a, p in zip(first, m.parameters()))
+        assert (len(ddp._buckets) == 1) == shard
+        ref = DDP(model(), bucket_cap_mb=cap)
+        adam = ember.optim.Adam(ref.parameters(), lr=1e-2)
+        for i in range(2, 5):
+            adam.zero_grad()
+            ref(ember.from_numpy(x * (i + 1))).pow(2).mean().backward()
+            adam.step()
+        for a, b in zip(m.parameters(), ref.parameters()):
+            np.testing.assert_allclose(
+                a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6
+            )
+        held = sum(
+            v.numel() for o in zero._bucket_optims.values() for st in o.state.values()
+            for v in st.values() if v.ndim
+        )
+        everyone = [None] * n
+        dist.all_gather_object(everyone, held)
+        assert sum(everyone) == 2 * sum(p.numel() for p in m.parameters()), everyone
+        assert max(everyone) < sum(everyone), everyone  # (spread over the owners)
 
     # the group's lane (and, EMBER_MPI_ASYNC=requests, the progress thread) finishes an
     # all-reduce nobody waits for; blocking calls in between match among themselves
