@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -289,16 +290,51 @@ def _run_mpi(mpiexec, cmd, envs, status_dir):
                 pass
         return out
 
+    def pid(i):
+        try:
+            with open(status[i] + ".pid") as fh:
+                return int(fh.read())
+        except (OSError, ValueError):
+            return None
+
+    # a rank killed by a signal writes no status, and mpiexec then kills the others at once:
+    # a pidfd per rank (Linux; the ranks are mpiexec's grandchildren) wakes this loop as soon
+    # as the first one ends, which names the rank that died
+    fds: dict = {}
+    vanished = None
     try:
         while job.poll() is None:
             bad = {i: c for i, c in codes().items() if c != 0}
             if bad:
                 break
-            time.sleep(0.05)
+            for i in range(len(envs)):
+                if i not in fds and hasattr(os, "pidfd_open") and pid(i) is not None:
+                    try:
+                        fds[i] = os.pidfd_open(pid(i))
+                    except OSError:
+                        fds[i] = None
+            live = {fd: i for i, fd in fds.items() if fd is not None}
+            if live:
+                ended, _, _ = select.select(list(live), [], [], 0.05)
+                gone = sorted(live[fd] for fd in ended)
+                if gone and vanished is None:
+                    vanished = gone[0]
+                    time.sleep(0.05)  # (its status, if it exited rather than died)
+                    if vanished not in codes():
+                        break
+                    vanished = None
+                for fd in ended:
+                    os.close(fd)
+                    fds[live[fd]] = None
+            else:
+                time.sleep(0.05)
     except KeyboardInterrupt:
         os.killpg(job.pid, signal.SIGINT)
         raise
     finally:
+        for fd in fds.values():
+            if fd is not None:
+                os.close(fd)
         if job.poll() is None:
             try:
                 job.wait(0.5)  # the failed rank's exit lets mpiexec end the job itself
@@ -315,7 +351,11 @@ def _run_mpi(mpiexec, cmd, envs, status_dir):
         return i, bad[i], job.pid
     if job.returncode != 0:  # a rank died without a status (a signal): mpiexec's code
         missing = [i for i in range(len(envs)) if i not in codes()]
-        return (missing[0] if missing else 0), job.returncode, job.pid
+        first = vanished if vanished is not None else (missing[0] if missing else 0)
+        # (mpiexec exits with the signal's number; Popen's convention, as the local launch's
+        # and torchrun's report: minus the signal)
+        code = -job.returncode if 0 < job.returncode < 65 else job.returncode
+        return first, code, pid(first) or job.pid
     return None, 0, None
 
 
