@@ -13,7 +13,9 @@ Each process gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``
 when that rank fails). Several nodes work with a static rendezvous: run the launcher on every
 node with the same ``--nnodes``, ``--master-addr`` and ``--master-port`` and each its own
 ``--node-rank``. When a process fails, the others are terminated and the launcher exits with
-that process's exit code, after printing which rank failed. Elastic restarts are not supported.
+that process's exit code, after printing which rank failed. With more than one process per
+node and no ``OMP_NUM_THREADS`` set, each process gets ``OMP_NUM_THREADS=1`` (torchrun's
+default, with its banner), so the ranks' BLAS pools do not oversubscribe the cores. Elastic restarts are not supported.
 
 With MPI installed (``pip install mpi4py mpich``) one node's ranks start under the wheel's
 ``mpiexec`` (each through :mod:`._entry`, which reports its exit code) and
@@ -110,6 +112,17 @@ def run(args: argparse.Namespace) -> int:
         return _run_in_mpi_job(cmd[2:], addr, port, run_id)
     if nnodes > 1 and not _is_loopback(addr):
         _multi_host_error(nnodes, nproc, cmd, args)
+    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:  # torchrun's default and banner
+        print(
+            f"{'*' * 41}\nSetting OMP_NUM_THREADS environment variable for each process to be 1 "
+            "in default, to avoid your system being overloaded, please further tune the "
+            "variable for optimal performance in your application as needed. \n"
+            f"{'*' * 41}",
+            file=sys.stderr,
+        )
+        omp = {"OMP_NUM_THREADS": "1"}
+    else:
+        omp = {}
     error_dir = tempfile.mkdtemp(prefix="ember-run-")
     error_files = [os.path.join(error_dir, f"error_{i}.json") for i in range(nproc)]
     envs = []
@@ -132,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 TORCHELASTIC_RESTART_COUNT="0",
                 TORCHELASTIC_MAX_RESTARTS="0",
                 TORCHELASTIC_ERROR_FILE=error_files[local_rank],
+                **omp,
             )
         )
     mpiexec = _mpiexec() if nnodes == 1 and not args.no_python else None

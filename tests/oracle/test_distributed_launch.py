@@ -31,7 +31,7 @@ t = torch.tensor([float(dist.get_rank() + 1)])
 dist.all_reduce(t)
 assert dist.is_torchelastic_launched()
 line = (f"rank {dist.get_rank()} local {os.environ['LOCAL_RANK']} of {dist.get_world_size()} "
-        f"sum {t.item()} args {sys.argv[1:]}\\n")
+        f"sum {t.item()} args {sys.argv[1:]} omp {os.environ.get('OMP_NUM_THREADS')}\\n")
 os.write(1, line.encode())  # one write: the two ranks' lines do not interleave
 if sys.argv[1:] == ["fail"] and dist.get_rank() == 1:
     sys.exit(7)
@@ -64,6 +64,7 @@ def launch(tmp_path, *args, mode=None, text=LAUNCHED):
     cmd = [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node=2"]
     cmd += [f"--master-port={free_port()}", str(script), *args]
     env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)  # (torchrun sets 1 per process when it is not set)
     if mode is not None:
         env["EMBER_LAUNCH"] = mode
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
@@ -78,9 +79,10 @@ def test_launcher_sets_torchrun_environment_and_reports_a_failed_rank(tmp_path, 
     # TERMINATION" banner to stdout: timing, more likely on a loaded machine)
     lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
     assert sorted(lines) == [
-        "rank 0 local 0 of 2 sum 3.0 args ['fail']",
-        "rank 1 local 1 of 2 sum 3.0 args ['fail']",
+        "rank 0 local 0 of 2 sum 3.0 args ['fail'] omp 1",
+        "rank 1 local 1 of 2 sum 3.0 args ['fail'] omp 1",
     ]
+    assert "Setting OMP_NUM_THREADS environment variable for each process to be 1" in done.stderr
     assert done.returncode == 7
     assert "process of rank 1 (local_rank 1" in done.stderr and "exit code 7" in done.stderr
 
