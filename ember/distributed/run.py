@@ -15,7 +15,8 @@ node with the same ``--nnodes``, ``--master-addr`` and ``--master-port`` and eac
 ``--node-rank``. When a process fails, the others are terminated and the launcher exits with
 that process's exit code, after printing which rank failed. With more than one process per
 node and no ``OMP_NUM_THREADS`` set, each process gets ``OMP_NUM_THREADS=1`` (torchrun's
-default, with its banner), so the ranks' BLAS pools do not oversubscribe the cores. Elastic restarts are not supported.
+default, with its banner), so the ranks' BLAS pools do not oversubscribe the cores.
+Elastic restarts are not supported.
 
 With MPI installed (``pip install mpi4py mpich``) one node's ranks start under the wheel's
 ``mpiexec`` (each through :mod:`._entry`, which reports its exit code) and
