@@ -9,8 +9,8 @@ joined batch is the same script with ``--nproc-per-node 1 --batch-size 64``; mea
 epochs: 2 ranks 93.8-94.4% test accuracy, 1 process 94.5% (epoch 1: 79.9% vs 87.7%, epoch 2:
 92.1-92.3% vs 94.6%; the samplers order the digits differently; the 1,000 test digits give a
 standard error of about 0.75 points). ``tests/test_example_ddp_train.py`` checks >= 93%.
-Under MPI (the default when ``mpi4py``/``mpich`` are installed) the "gloo" backend runs on MPI; ``EMBER_LAUNCH=local`` uses
-ember's own local transport.
+Under MPI (the default when ``mpi4py``/``mpich`` are installed) the "gloo" backend runs on
+MPI; ``EMBER_LAUNCH=local`` uses ember's own local transport.
 """
 
 from __future__ import annotations
