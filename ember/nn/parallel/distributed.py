@@ -121,16 +121,19 @@ class _Bucket:
         return self.flat[self.offsets[k] : self.offsets[k + 1]].reshape(shape)
 
     def fill(self, params: list, divisor: int, expect: set) -> None:
-        """Copy the gradients in (zeros for those without one) and divide by ``divisor``."""
+        """Copy the gradients in divided by ``divisor`` (zeros for those without one): one
+        pass over each gradient."""
         for k, p in enumerate(params):
             dest = self.view(k, p._data.shape)
             g = p.grad
             if g is None or id(p) not in expect:
                 dest[...] = 0
-            elif g._data is not dest and not np.shares_memory(g._data, dest):
-                dest[...] = g._data
-        if divisor != 1:
-            np.divide(self.flat, divisor, out=self.flat, casting="unsafe")
+                continue
+            source = dest if g._data is dest or np.shares_memory(g._data, dest) else g._data
+            if divisor != 1:
+                np.divide(source, divisor, out=dest, casting="unsafe")
+            elif source is not dest:
+                dest[...] = source
 
     def unpack(self, params: list, index: list[int], used) -> None:
         """Write the reduced gradients back (``gradient_as_bucket_view``: grads are views)."""
