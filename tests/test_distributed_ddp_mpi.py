@@ -140,6 +140,20 @@ WORKER = textwrap.dedent(
             works[i].wait()
             assert ts[i][0].item() == n * i + n * (n - 1) / 2
     os.environ.pop("EMBER_MPI_ASYNC")
+    # EMBER_MPI_LANE_NICE: a group's lane made then runs its thread at that nice value
+    os.environ["EMBER_MPI_LANE_NICE"] = "19"
+    low = dist.new_group(list(range(n)))
+    t = ember.ones(4)
+    dist.all_reduce(t, group=low, async_op=True).wait()
+    os.environ.pop("EMBER_MPI_LANE_NICE")
+    assert t.tolist() == [float(n)] * 4
+    if hasattr(os, "getpriority"):
+        lane, deadline = low._lane, time.monotonic() + 10
+        while lane.thread.native_id is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # (the waiting caller may have run the call before it started)
+        while os.getpriority(os.PRIO_PROCESS, lane.thread.native_id) != 19:
+            assert time.monotonic() < deadline, "the lane's thread kept its priority"
+            time.sleep(0.01)
 
     # ranks passing different sizes to all_gather_into_tensor raise, on every rank
     size = 3 + r
