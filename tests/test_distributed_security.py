@@ -247,3 +247,61 @@ def test_ring_all_reduce_of_large_tensors(n):
         np.testing.assert_allclose(got[0], want, rtol=tol, atol=tol)
     for g in groups:
         g._mesh.close()
+
+
+def test_inbox_is_bounded(keydir, monkeypatch):
+    """Messages nobody asked for yet wait in the receiver's inbox up to its bound; past it the
+    receiving thread stops reading that peer (which waits in the socket) until the inbox
+    drains, and every message still arrives, in order."""
+    import threading
+    import time
+
+    import numpy as np
+
+    import ember
+    import ember.distributed as dist
+    from ember.distributed import _mesh
+    from ember.distributed._mesh import Mesh
+    from ember.distributed.distributed_c10d import ProcessGroup
+
+    monkeypatch.setattr(_mesh, "_INBOX_BYTES", 2500)
+    store, results, errors = dist.HashStore(), [None, None], []
+
+    def main(rank):
+        try:
+            mesh = Mesh(store, rank, 2, 10.0)
+            group = ProcessGroup(mesh, [0, 1], 51, "gloo", 10.0)
+            try:
+                if rank == 0:
+                    works = [
+                        dist.isend(ember.full((250,), float(tag)), 1, group=group, tag=tag)
+                        for tag in range(1, 5)
+                    ]
+                    for w in works:
+                        w.wait()
+                    results[0] = True
+                else:
+                    time.sleep(0.5)  # the four 1000-byte messages arrive unasked
+                    queued = mesh.queued[0]
+                    got = []
+                    for tag in range(1, 5):
+                        t = ember.zeros(250)
+                        dist.recv(t, 0, group=group, tag=tag)
+                        got.append(np.unique(t.numpy()).tolist())
+                    results[1] = (queued, got)
+            finally:
+                mesh.close()
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=main, args=(r,), daemon=True) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    if errors:
+        raise errors[0]
+    queued, got = results[1]
+    assert 0 < queued <= 2500  # two messages at most, not four
+    assert got == [[1.0], [2.0], [3.0], [4.0]]

@@ -31,8 +31,11 @@ def run_script(argv: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Run the script described by ``argv`` and record how it ended."""
+    """Run the script described by ``argv`` and record how it ended (and, in
+    ``STATUS_FILE.pid``, this process's id: a rank killed by a signal writes no status, and
+    the launcher tells which one it was by its process having gone)."""
     status = argv[0]
+    _write(status + ".pid", os.getpid())
     try:
         run_script(argv[1:])
     except SystemExit as e:

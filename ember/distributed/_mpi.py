@@ -11,9 +11,10 @@ on a worker thread, GIL released throughout), behind
 (MPICH advances them only inside MPI calls). A watchdog ends the job when a blocking call
 outlives the group's ``timeout`` (MPI cannot interrupt it).
 
-MPI has no bfloat16 or float16: ``all_reduce`` of those runs a custom MPI operation doing the
-arithmetic in NumPy on the 16-bit values (2.2x faster than widening, measured); the other
-reductions widen to float32 and round back once. Booleans reduce as uint8. ``AVG`` is a sum
+MPI has no bfloat16 or float16: ``all_reduce`` of bfloat16 runs a custom MPI operation doing
+the arithmetic in NumPy on the 16-bit values (faster than widening, measured: see
+:func:`_half_op`); float16 (whose NumPy arithmetic is slow) and the other reductions widen to
+float32 and round back once. Booleans reduce as uint8. ``AVG`` is a sum
 divided by the group size. The object collectives use mpi4py's pickle-based lowercase calls,
 between the ranks of one MPI job.
 """
@@ -261,8 +262,8 @@ class _Watchdog:
         while True:
             time.sleep(0.5)
             now = time.monotonic()
-            with self.lock:
-                late = [(what, t) for deadline, what, t in self.calls.values() if deadline <= now]
+            calls = self.calls.copy()  # (one call under the GIL: the callers add and remove)
+            late = [(what, t) for deadline, what, t in calls.values() if deadline <= now]
             if late and not MPI.Is_finalized():
                 what, t = late[0]
                 rank = MPI.COMM_WORLD.Get_rank()
@@ -276,7 +277,8 @@ class _Watchdog:
 
 
 class _Watched:
-    """The ``with`` block of one blocking call the watchdog keeps an eye on."""
+    """The ``with`` block of one blocking call the watchdog keeps an eye on (a dict entry
+    added and removed: single operations under the GIL, no lock on a collective's path)."""
 
     __slots__ = ("dog", "what", "timeout")
 
@@ -284,17 +286,18 @@ class _Watched:
         self.dog, self.what, self.timeout = dog, what, timeout
 
     def __enter__(self) -> None:
-        if self.timeout is not None and self.timeout > 0:
+        timeout = self.timeout
+        if timeout is not None and timeout > 0:
             dog = self.dog
-            with dog.lock:
-                dog.calls[self] = (time.monotonic() + self.timeout, self.what, self.timeout)
-                if dog.thread is None:
-                    dog._start()
+            dog.calls[self] = (time.monotonic() + timeout, self.what, timeout)
+            if dog.thread is None:
+                with dog.lock:
+                    if dog.thread is None:
+                        dog._start()
 
     def __exit__(self, *exc) -> None:
         if self.timeout is not None and self.timeout > 0:
-            with self.dog.lock:
-                del self.dog.calls[self]
+            self.dog.calls.pop(self, None)
 
 
 _WATCHDOG = _Watchdog()
@@ -321,23 +324,27 @@ def _work(request, finish, result, what: str = "", timeout=None) -> Work:
 
 
 class _Job:
-    """One asynchronous collective of a lane: MPI's blocking call and what to do after it."""
+    """One asynchronous collective of a lane: MPI's blocking call and what to do after it.
+    ``span`` holds the ``time.perf_counter()`` at the call's start and end once it ran."""
 
-    __slots__ = ("call", "args", "finish", "what", "timeout", "done", "error")
+    __slots__ = ("call", "args", "finish", "what", "timeout", "done", "error", "span")
 
     def __init__(self, call, args, finish, what: str, timeout) -> None:
         self.call, self.args, self.finish = call, args, finish
         self.what, self.timeout = what, timeout
         self.done = False
         self.error: BaseException | None = None
+        self.span: tuple[float, float] | None = None
 
     def run(self) -> None:
+        start = time.perf_counter()
         try:
             with _watch(self.what, self.timeout):
                 self.call(*self.args)
             self.finish()
         except BaseException as e:  # raised again by the Work's wait
             self.error = e
+        self.span = (start, time.perf_counter())
         self.done = True
 
 
@@ -354,8 +361,9 @@ class _Lane:
     the calls not started yet itself, the wait after ``backward`` never depends on the worker
     being woken (what costs most on a loaded machine)."""
 
-    def __init__(self, comm) -> None:
+    def __init__(self, comm, nice: int = 0) -> None:
         self.comm = comm
+        self.nice = nice
         self.jobs: collections.deque = collections.deque()
         self.running = threading.Lock()  # held while a job's MPI call runs: one at a time
         self.wake = threading.Condition()
@@ -377,6 +385,11 @@ class _Lane:
                 job.run()
 
     def _work(self) -> None:
+        if self.nice:  # (Linux: a thread is a task with its own nice value)
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+            except (AttributeError, OSError):
+                pass
         while True:
             with self.wake:
                 while not self.jobs and not self.closed:
@@ -406,12 +419,14 @@ _LANES: list[_Lane] = []
 
 def _lane(pg) -> _Lane:
     """``pg``'s lane, made on its first asynchronous collective (``Comm.Dup`` is collective:
-    every rank of the group makes it at the same call)."""
+    every rank of the group makes it at the same call). ``EMBER_MPI_LANE_NICE`` (Linux) lowers
+    the worker thread's priority by that many steps (benchmarks: the lane then runs on cycles
+    ``backward`` leaves idle)."""
     lane = pg.__dict__.get("_lane")
     if lane is None:
         with _watch(f"MPI_Comm_dup on a group of {pg.size()}", pg._timeout):
             comm = pg._comm.Dup()
-        lane = pg._lane = _Lane(comm)
+        lane = pg._lane = _Lane(comm, int(os.environ.get("EMBER_MPI_LANE_NICE", "0")))
         _LANES.append(lane)
     return lane
 
@@ -422,11 +437,22 @@ def close_lanes() -> None:
         _LANES.pop().close()
 
 
+_WHAT: dict = {}
+
+
+def _what(blocking: str, n: int) -> str:
+    """The watchdog's name of a call (cached: built on every collective otherwise)."""
+    what = _WHAT.get((blocking, n))
+    if what is None:
+        what = _WHAT[(blocking, n)] = f"MPI_{blocking} on a group of {n}"
+    return what
+
+
 def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     """Run MPI's ``blocking`` call now; with ``async_op``, return a :class:`Work` of it run
     on the group's :class:`_Lane` (``EMBER_MPI_ASYNC=requests``: MPI's ``nonblocking`` call
     tested by the progress thread, the previous design, kept for comparison)."""
-    what = f"MPI_{blocking} on a group of {pg.size()}"
+    what = _what(blocking, pg.size())
     if not async_op:
         with _watch(what, pg._timeout):
             getattr(pg._comm, blocking)(*args)
@@ -437,7 +463,9 @@ def _call(pg, blocking, nonblocking, args, finish, async_op: bool, result):
     lane = _lane(pg)
     job = _Job(getattr(lane.comm, blocking), args, finish, what, pg._timeout)
     lane.submit(job)
-    return Work(Future(), lambda: lane.wait(job), lambda: job.done, result)
+    work = Work(Future(), lambda: lane.wait(job), lambda: job.done, result)
+    work._span = lambda: job.span  # (when the MPI call ran: DDP's overlap record)
+    return work
 
 
 _HALF_OPS: dict = {}
@@ -451,8 +479,11 @@ _HALF_UFUNCS = {
 
 
 def _half_op(dtype: np.dtype, op):
-    """An MPI reduction over 16-bit floats (sent as uint16) computed by NumPy: measured 2.2x
-    faster than widening to float32 for an all-reduce of 4M bfloat16 on 2 ranks (19 vs 41 ms)."""
+    """An MPI reduction over 16-bit floats (sent as uint16) computed by NumPy, which halves the
+    bytes on the wire. Measured against widening to float32 around a float32 ``Allreduce``
+    (``benchmarks/bench_distributed.py``, 4M values on 2 ranks, load 5-8, four runs):
+    bfloat16 1.20-1.30x faster, so ``all_reduce`` uses it; float16 0.87-1.11x (NumPy's float16
+    arithmetic is slow), so float16 widens (a plain MPI reduction, no Python callback)."""
     key = (dtype.name, op)
     if key not in _HALF_OPS:
         ufunc = _HALF_UFUNCS[op]
@@ -467,7 +498,14 @@ def _half_op(dtype: np.dtype, op):
 
 def all_reduce(pg, tensor, op, async_op: bool):
     a = tensor._data
-    if _name(a.dtype) in _HALF and op in _HALF_UFUNCS and a.flags.c_contiguous:
+    name = _name(a.dtype)
+    if not async_op and op is not ReduceOp.AVG and name not in _WIDEN and a.flags.c_contiguous:
+        # the common case in few steps (it is most of a small all-reduce's cost)
+        MPI = _mpi()
+        with _Watched(_WATCHDOG, _what("Allreduce", pg.size()), pg._timeout):
+            pg._comm.Allreduce(MPI.IN_PLACE, a, MPI.SUM if op is ReduceOp.SUM else _op(op))
+        return None
+    if name == "bfloat16" and op in _HALF_UFUNCS and a.flags.c_contiguous:
         raw = a.reshape(-1).view(np.uint16)
         n = pg.size()
 

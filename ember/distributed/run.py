@@ -13,7 +13,10 @@ Each process gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``
 when that rank fails). Several nodes work with a static rendezvous: run the launcher on every
 node with the same ``--nnodes``, ``--master-addr`` and ``--master-port`` and each its own
 ``--node-rank``. When a process fails, the others are terminated and the launcher exits with
-that process's exit code, after printing which rank failed. Elastic restarts are not supported.
+that process's exit code, after printing which rank failed. With more than one process per
+node and no ``OMP_NUM_THREADS`` set, each process gets ``OMP_NUM_THREADS=1`` (torchrun's
+default, with its banner), so the ranks' BLAS pools do not oversubscribe the cores.
+Elastic restarts are not supported.
 
 With MPI installed (``pip install mpi4py mpich``) one node's ranks start under the wheel's
 ``mpiexec`` (each through :mod:`._entry`, which reports its exit code) and
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -109,6 +113,17 @@ def run(args: argparse.Namespace) -> int:
         return _run_in_mpi_job(cmd[2:], addr, port, run_id)
     if nnodes > 1 and not _is_loopback(addr):
         _multi_host_error(nnodes, nproc, cmd, args)
+    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:  # torchrun's default and banner
+        print(
+            f"{'*' * 41}\nSetting OMP_NUM_THREADS environment variable for each process to be 1 "
+            "in default, to avoid your system being overloaded, please further tune the "
+            "variable for optimal performance in your application as needed. \n"
+            f"{'*' * 41}",
+            file=sys.stderr,
+        )
+        omp = {"OMP_NUM_THREADS": "1"}
+    else:
+        omp = {}
     error_dir = tempfile.mkdtemp(prefix="ember-run-")
     error_files = [os.path.join(error_dir, f"error_{i}.json") for i in range(nproc)]
     envs = []
@@ -131,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 TORCHELASTIC_RESTART_COUNT="0",
                 TORCHELASTIC_MAX_RESTARTS="0",
                 TORCHELASTIC_ERROR_FILE=error_files[local_rank],
+                **omp,
             )
         )
     mpiexec = _mpiexec() if nnodes == 1 and not args.no_python else None
@@ -289,16 +305,51 @@ def _run_mpi(mpiexec, cmd, envs, status_dir):
                 pass
         return out
 
+    def pid(i):
+        try:
+            with open(status[i] + ".pid") as fh:
+                return int(fh.read())
+        except (OSError, ValueError):
+            return None
+
+    # a rank killed by a signal writes no status, and mpiexec then kills the others at once:
+    # a pidfd per rank (Linux; the ranks are mpiexec's grandchildren) wakes this loop as soon
+    # as the first one ends, which names the rank that died
+    fds: dict = {}
+    vanished = None
     try:
         while job.poll() is None:
             bad = {i: c for i, c in codes().items() if c != 0}
             if bad:
                 break
-            time.sleep(0.05)
+            for i in range(len(envs)):
+                if i not in fds and hasattr(os, "pidfd_open") and pid(i) is not None:
+                    try:
+                        fds[i] = os.pidfd_open(pid(i))
+                    except OSError:
+                        fds[i] = None
+            live = {fd: i for i, fd in fds.items() if fd is not None}
+            if live:
+                ended, _, _ = select.select(list(live), [], [], 0.05)
+                gone = sorted(live[fd] for fd in ended)
+                if gone and vanished is None:
+                    vanished = gone[0]
+                    time.sleep(0.05)  # (its status, if it exited rather than died)
+                    if vanished not in codes():
+                        break
+                    vanished = None
+                for fd in ended:
+                    os.close(fd)
+                    fds[live[fd]] = None
+            else:
+                time.sleep(0.05)
     except KeyboardInterrupt:
         os.killpg(job.pid, signal.SIGINT)
         raise
     finally:
+        for fd in fds.values():
+            if fd is not None:
+                os.close(fd)
         if job.poll() is None:
             try:
                 job.wait(0.5)  # the failed rank's exit lets mpiexec end the job itself
@@ -315,7 +366,11 @@ def _run_mpi(mpiexec, cmd, envs, status_dir):
         return i, bad[i], job.pid
     if job.returncode != 0:  # a rank died without a status (a signal): mpiexec's code
         missing = [i for i in range(len(envs)) if i not in codes()]
-        return (missing[0] if missing else 0), job.returncode, job.pid
+        first = vanished if vanished is not None else (missing[0] if missing else 0)
+        # (mpiexec exits with the signal's number; Popen's convention, as the local launch's
+        # and torchrun's report: minus the signal)
+        code = -job.returncode if 0 < job.returncode < 65 else job.returncode
+        return first, code, pid(first) or job.pid
     return None, 0, None
 
 

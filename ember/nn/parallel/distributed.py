@@ -121,16 +121,19 @@ class _Bucket:
         return self.flat[self.offsets[k] : self.offsets[k + 1]].reshape(shape)
 
     def fill(self, params: list, divisor: int, expect: set) -> None:
-        """Copy the gradients in (zeros for those without one) and divide by ``divisor``."""
+        """Copy the gradients in divided by ``divisor`` (zeros for those without one): one
+        pass over each gradient."""
         for k, p in enumerate(params):
             dest = self.view(k, p._data.shape)
             g = p.grad
             if g is None or id(p) not in expect:
                 dest[...] = 0
-            elif g._data is not dest and not np.shares_memory(g._data, dest):
-                dest[...] = g._data
-        if divisor != 1:
-            np.divide(self.flat, divisor, out=self.flat, casting="unsafe")
+                continue
+            source = dest if g._data is dest or np.shares_memory(g._data, dest) else g._data
+            if divisor != 1:
+                np.divide(source, divisor, out=dest, casting="unsafe")
+            elif source is not dest:
+                dest[...] = source
 
     def unpack(self, params: list, index: list[int], used) -> None:
         """Write the reduced gradients back (``gradient_as_bucket_view``: grads are views)."""
@@ -275,6 +278,7 @@ class DistributedDataParallel(Module):
         self._static_used = None  # expected parameters and the ranks' union of used ones
         self._init_buckets()
         self._works: list = []
+        self._launched_at: list[float] = []
         self._next_bucket = 0
         self._comm_hook = None  # (state, hook) of register_comm_hook
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
@@ -427,6 +431,7 @@ class DistributedDataParallel(Module):
                 return
             divisor = self._divisor if self._comm_hook is None else 1  # (hooks average)
             bucket.fill([self._params[i] for i in bucket.index], divisor, self._expect)
+            self._launched_at.append(time.perf_counter())
             self._works.append(self._start_reduction(self._next_bucket, bucket.tensor))
             self._next_bucket += 1
 
@@ -485,6 +490,8 @@ class DistributedDataParallel(Module):
         and write the averaged gradients back (unless they are views of the buckets)."""
         import ember
 
+        # (benchmarks, tests: when this rank's backward was done)
+        self._backward_done_at = time.perf_counter()
         self._launch_ready_buckets(force=True)
         used = self._static_used
         if self._exchanges_flags():
@@ -494,17 +501,22 @@ class DistributedDataParallel(Module):
             if self.static_graph:
                 self._static_used = used
         works, self._works, self._next_bucket = self._works, [], 0
+        launched, self._launched_at = self._launched_at, []
         self._reductions += 1
         # (benchmarks: the bytes whose all-reduce finished during backward, i.e. hidden)
         self._hidden_bytes = sum(
             b.flat.nbytes for b, w in zip(self._buckets, works, strict=True) if self._finished(w)
         )
-        start = time.perf_counter()
         for bucket, w in zip(self._buckets, works, strict=True):
             self._wait_bucket(bucket, w)
-        # (benchmarks: when this rank's backward was done and how long it waited after it)
-        self._backward_done_at = start
-        self._exposed_comm_seconds = time.perf_counter() - start
+        # (benchmarks, tests: how long this rank waited after backward; per bucket, when its
+        # reduction was launched and, on an MPI lane, when its MPI call ran)
+        self._exposed_comm_seconds = time.perf_counter() - self._backward_done_at
+        spans = [getattr(w, "_span", None) for w in works]
+        self._comm_record = [
+            (t, span() if span is not None else None)
+            for t, span in zip(launched, spans, strict=True)
+        ]
         for bucket in self._buckets:
             bucket.unpack([self._params[i] for i in bucket.index], bucket.index, used)
 
