@@ -167,8 +167,10 @@ def fast_backward(np_fn):
         if g is None or not g.ndim or g.dtype not in _FAST_DTYPES:
             return NotImplemented
         arrays = ctx.saved_arrays
-        if any(type(a) is np.ndarray and a.dtype != g.dtype for a in arrays):
-            return NotImplemented
+        dt = g.dtype
+        for a in arrays:
+            if type(a) is np.ndarray and a.dtype != dt:
+                return NotImplemented
         return np_fn(ctx, g, *arrays, **params)
 
     run.np_fn = np_fn  # (a compiled backward calls it directly: its checks hold statically)
@@ -218,6 +220,8 @@ def _add(x, y, alpha=1):
 
 @_add.backward
 def _(ctx, g, alpha=1):
+    if not ctx.needs_input_grad[1]:  # (a number, or a tensor not requiring grad)
+        return g, None
     return g, (g if alpha == 1 else g * alpha)
 
 
@@ -228,6 +232,8 @@ def _sub(x, y, alpha=1):
 
 @_sub.backward
 def _(ctx, g, alpha=1):
+    if not ctx.needs_input_grad[1]:  # no negated gradient for a number
+        return g, None
     return g, (-g if alpha == 1 else g * -alpha)
 
 
