@@ -581,9 +581,15 @@ def _save(op, node, inputs, out, snapshot=None):
     needs = node.needs_input_grad
     saved = []
     for i in op.save_inputs:
-        if cond and i in cond and not any(needs[j] for j in cond[i]):
-            saved.append(None)  # backward will not read it
-            continue
+        if cond:
+            deps = cond.get(i)
+            if deps is not None:
+                for j in deps:
+                    if needs[j]:
+                        break
+                else:
+                    saved.append(None)  # backward will not read it
+                    continue
         x = snapshot if i == 0 and snapshot is not None else inputs[i]
         saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
     if op.save_output:
