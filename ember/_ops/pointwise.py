@@ -253,7 +253,9 @@ def _(ctx, g, alpha=1):
 
 @op("sub", grad_fn="SubBackward0", promote=SAME)
 def _sub(x, y, alpha=1):
-    return np.subtract(x, number_operand(x, y)) if alpha == 1 else np.subtract(x, _scaled(y, x, alpha))
+    return (
+        np.subtract(x, number_operand(x, y)) if alpha == 1 else np.subtract(x, _scaled(y, x, alpha))
+    )
 
 
 @_sub.backward

@@ -39,7 +39,6 @@ import numpy as np
 from ember._core import dtype as D
 from ember._core.anomaly import FLAGS as _ANOMALY
 from ember._core.grad_mode import STATE
-from ember._core.node import _seq as _node_seq
 from ember._core.node import (
     FREED_MSG,
     Node,
@@ -48,6 +47,7 @@ from ember._core.node import (
     accumulate_node,
     move_retain_hook,
 )
+from ember._core.node import _seq as _node_seq
 from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
 
