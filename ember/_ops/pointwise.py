@@ -155,6 +155,32 @@ def like(x: np.ndarray, v):
 
 _FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
+# Python floats met by float32/float64 arrays, as 0-d arrays of the array's dtype: NumPy
+# converts a Python number on every ufunc call (a weak scalar, cast to the array's dtype), which
+# costs as much as the arithmetic on a small array; the same value as a read-only 0-d array of
+# that dtype gives the same result (torch's scalar is cast to the tensor's dtype too). Zeros
+# (-0.0 == 0.0), NaN and values beyond float32's range are left as they are.
+_NUMBER_ARRAYS: dict = {}
+_NUMBER_ARRAYS_MAX = 256
+
+
+def number_operand(x, y):
+    """Return ``y`` for ``np_fn(x, y)``: a Python float beside a float32/float64 array as a
+    cached 0-d array of the array's dtype (the same value, read-only), else ``y`` itself."""
+    if type(y) is not float or type(x) is not np.ndarray:
+        return y
+    dt = x.dtype
+    if not (dt in _FAST_DTYPES and 0.0 < abs(y) <= 1e30):
+        return y
+    key = (y, dt)
+    a = _NUMBER_ARRAYS.get(key)
+    if a is None:
+        if len(_NUMBER_ARRAYS) >= _NUMBER_ARRAYS_MAX:
+            _NUMBER_ARRAYS.clear()
+        a = _NUMBER_ARRAYS[key] = np.array(y, dt)
+        a.flags.writeable = False
+    return a
+
 
 def fast_backward(np_fn):
     """Return an op's ``array_backward`` running ``np_fn(ctx, g, *saved_arrays)`` when the
@@ -167,8 +193,10 @@ def fast_backward(np_fn):
         if g is None or not g.ndim or g.dtype not in _FAST_DTYPES:
             return NotImplemented
         arrays = ctx.saved_arrays
-        if any(type(a) is np.ndarray and a.dtype != g.dtype for a in arrays):
-            return NotImplemented
+        dt = g.dtype
+        for a in arrays:
+            if type(a) is np.ndarray and a.dtype != dt:
+                return NotImplemented
         return np_fn(ctx, g, *arrays, **params)
 
     run.np_fn = np_fn  # (a compiled backward calls it directly: its checks hold statically)
@@ -213,21 +241,27 @@ def _scaled(y, x, alpha):
 
 @op("add", grad_fn="AddBackward0", promote=SAME)
 def _add(x, y, alpha=1):
-    return np.add(x, y) if alpha == 1 else np.add(x, _scaled(y, x, alpha))
+    return np.add(x, number_operand(x, y)) if alpha == 1 else np.add(x, _scaled(y, x, alpha))
 
 
 @_add.backward
 def _(ctx, g, alpha=1):
+    if not ctx.needs_input_grad[1]:  # (a number, or a tensor not requiring grad)
+        return g, None
     return g, (g if alpha == 1 else g * alpha)
 
 
 @op("sub", grad_fn="SubBackward0", promote=SAME)
 def _sub(x, y, alpha=1):
-    return np.subtract(x, y) if alpha == 1 else np.subtract(x, _scaled(y, x, alpha))
+    return (
+        np.subtract(x, number_operand(x, y)) if alpha == 1 else np.subtract(x, _scaled(y, x, alpha))
+    )
 
 
 @_sub.backward
 def _(ctx, g, alpha=1):
+    if not ctx.needs_input_grad[1]:  # no negated gradient for a number
+        return g, None
     return g, (-g if alpha == 1 else g * -alpha)
 
 
@@ -302,6 +336,7 @@ def _scalar_in_float32(np_fn):
         ):
             r = (np.reciprocal(y).astype(_F32) * _F32(x)).astype(y.dtype)
         else:
+            y = number_operand(x, y)
             return np_fn(x, y) if out is None else np_fn(x, y, out=out)
         if out is None:
             return r
@@ -343,8 +378,8 @@ def _np_mul_backward(ctx, g, x, y):
         r = np.multiply(g, x)
         return np.add(r, r, out=r), None
     return (
-        np.multiply(g, y) if need[0] else None,
-        np.multiply(g, x) if need[1] else None,
+        np.multiply(g, number_operand(g, y)) if need[0] else None,
+        np.multiply(g, number_operand(g, x)) if need[1] else None,
     )
 
 

@@ -47,6 +47,7 @@ from ember._core.node import (
     accumulate_node,
     move_retain_hook,
 )
+from ember._core.node import _seq as _node_seq
 from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
 
@@ -73,6 +74,7 @@ warnings.filterwarnings(
 )
 
 _EMPTY: dict = {}
+_new = object.__new__
 _SCALARS = (int, float, bool, complex)
 
 
@@ -100,28 +102,34 @@ class OpNode(Node):
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
-        return tuple(
-            [
-                s.array(self)
-                if type(s) is SavedTensor
-                else (s._data if isinstance(s, Tensor) else s)
-                for s in saved
-            ]
-        )
+        arrays = []  # (a loop, not a comprehension: this runs once per node in backward)
+        for s in saved:
+            if type(s) is SavedTensor:
+                arrays.append(s.array(self))
+            else:
+                arrays.append(s._data if isinstance(s, Tensor) else s)
+        return tuple(arrays)
 
     def apply(self, grads: list) -> tuple:
         op = self.op
         if self._saved is None and op.save_spec:
             raise RuntimeError(FREED_MSG)
         if op.array_backward_fn is not None and not STATE.grad_enabled:
-            out = op.array_backward_fn(
-                self, *[None if g is None else g._data for g in grads], **self.params
-            )
+            if len(grads) == 1:
+                g = grads[0]
+                out = op.array_backward_fn(self, None if g is None else g._data, **self.params)
+            else:
+                out = op.array_backward_fn(
+                    self, *[None if g is None else g._data for g in grads], **self.params
+                )
             if type(out) is not tuple:
                 if out is not NotImplemented:  # (it may decline: the ember formula runs)
                     return (_wrap_grad(out),)
             else:
-                return tuple([_wrap_grad(a) for a in out])
+                wrapped = []
+                for a in out:
+                    wrapped.append(None if a is None else _wrap_grad(a))
+                return tuple(wrapped)
         out = op.backward_fn(self, *grads, **self.params)
         return out if type(out) is tuple else (out,)
 
@@ -533,8 +541,12 @@ def _arrays(op, inputs):
 # dispatch
 
 
+_NO_EDGE = (None, 0)
+
+
 def _make_node(op, inputs, params, outputs):
-    node = op.node_cls()
+    node = _new(op.node_cls)  # (Node.__init__'s fields are all set here)
+    node._seq = next(_node_seq)
     node.op = op
     node.params = params
     node._saved = None
@@ -546,13 +558,13 @@ def _make_node(op, inputs, params, outputs):
             if fn is not None:
                 edges.append((fn, x._output_nr))
             elif x._view_no_grad:
-                edges.append((None, 0))
+                edges.append(_NO_EDGE)
             else:
                 edges.append((accumulate_node(x), 0))
             needs.append(True)
             meta.append((x._data.shape, x.dtype))
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             needs.append(False)
             meta.append(None)
     node.next_functions = tuple(edges)
@@ -569,9 +581,15 @@ def _save(op, node, inputs, out, snapshot=None):
     needs = node.needs_input_grad
     saved = []
     for i in op.save_inputs:
-        if cond and i in cond and not any(needs[j] for j in cond[i]):
-            saved.append(None)  # backward will not read it
-            continue
+        if cond:
+            deps = cond.get(i)
+            if deps is not None:
+                for j in deps:
+                    if needs[j]:
+                        break
+                else:
+                    saved.append(None)  # backward will not read it
+                    continue
         x = snapshot if i == 0 and snapshot is not None else inputs[i]
         saved.append(SavedTensor(x) if isinstance(x, Tensor) else x)
     if op.save_output:

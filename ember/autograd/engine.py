@@ -27,6 +27,7 @@ from ember._core.node import AccumulateGrad, edge_of
 from ember._core.tensor import ABOVE as _TENSOR_ABOVE
 from ember._core.tensor import Tensor, _wrap
 from ember._ops.registry import ABOVE as _OPS_ABOVE
+from ember._ops.registry import OpNode
 from ember._ops.sum_to import sum_to
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +355,7 @@ def _run(task: _GraphTask, call, keep_graph: bool) -> None:
     collected for it, run it, free what it saved, send its gradients on."""
     ready, buffers, captures, pop = task.ready, task.buffers, task.captures, heapq.heappop
     owned = task.owned
+    plain = call is _call_function
     while ready:
         node = pop(ready)[2]
         grads = buffers.pop(node, None) or [None] * node._n_outputs
@@ -368,7 +370,18 @@ def _run(task: _GraphTask, call, keep_graph: bool) -> None:
             if not keep_graph:
                 node.release()
             continue
-        outputs = call(node, grads)
+        if (
+            plain
+            and node._tensor_hooks is None
+            and node._retain_hooks is None
+            and node._pre_hooks is None
+            and node._post_hooks is None
+            and type(node) is not AccumulateGrad
+            and (node._apply_undefined or _any_defined(grads))
+        ):
+            outputs = node.apply(grads)  # ``_call_function`` with nothing but the backward
+        else:
+            outputs = call(node, grads)
         del grads  # (AccumulateGrad steals a gradient nobody else references)
         if not keep_graph:
             node.release()
@@ -584,6 +597,10 @@ def _call_function(node, grads: list) -> tuple:
     else:  # nothing flowed in: torch's built-in nodes return undefined gradients
         outputs = (None,) * len(node.next_functions)
     if grads_in is not None:
+        needs = node.needs_input_grad if isinstance(node, OpNode) else None
+        if needs is not None and len(needs) == len(outputs):
+            # torch's built-in nodes leave the gradients of inputs not requiring grad undefined
+            outputs = tuple([g if need else None for g, need in zip(outputs, needs)])
         outputs = _node_post_hooks(node, outputs, grads_in)
     return outputs
 
