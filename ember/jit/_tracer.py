@@ -287,14 +287,10 @@ class IRTracer:
     def _arg(self, a, src, frame, name=None) -> IR.Value:
         if isinstance(a, Tensor):
             return self.value_of(a, name, frame)
-        if isinstance(a, SizeInt) and a.tracer is self:
-            v = a.value
-            _name_size(a, frame)
-            n = self.g.create("aten::Int", [v])
-            n.output().setType(IR.IntType())
-            n.setSourceRange(src)
-            self.insert_after(n, v.node())  # torch puts it right after the size's node
-            return n.output()
+        if isinstance(a, IR.Value):
+            return a
+        if isinstance(a, (SizeInt, _aten.Scalar)):
+            return self._arg(self._converted(a, frame), src, frame)
         if isinstance(a, _aten.Wrapped) and self.pending_sizes:
             size = next((z for z in self.pending_sizes if int(z) == a.value), None)
             if size is not None:  # a traced size used as a tensor operand (torch's)
@@ -323,9 +319,30 @@ class IRTracer:
             v.node().setSourceRange(src)
         return v
 
+    def _converted(self, a, frame):
+        """``a`` with its traced sizes turned into ``aten::Int`` (``aten::ScalarImplicit``
+        for a ``Scalar``) values: torch's argument parser converts them before the tracer
+        records the call's other arguments, so those nodes come first (each right after its
+        size's node, without a source range)."""
+        if isinstance(a, list):
+            return [self._converted(e, frame) for e in a]
+        scalar = isinstance(a, _aten.Scalar)
+        x = a.value if scalar else a
+        if not (isinstance(x, SizeInt) and x.tracer is self):
+            return x
+        _name_size(x, frame)
+        kind, t = (
+            ("aten::ScalarImplicit", IR.NumberType()) if scalar else ("aten::Int", IR.IntType())
+        )
+        n = self.g.create(kind, [x.value])
+        n.output().setType(t)
+        self.insert_after(n, x.value.node())  # torch puts it right after the size's node
+        return n.output()
+
     def _node(self, kind, args, result, frame, names=None, payload=None, self_=None):
         src = self._source(frame)
         names = names or [None] * len(args)
+        args = [self._converted(a, frame) for a in args]
         ins = [self._arg(a, src, frame, nm) for a, nm in zip(args, names)]
         n = self.insert(self.g.create(kind, ins, 0))
         n.setSourceRange(src)
@@ -407,8 +424,13 @@ class IRTracer:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError:
             return None
+        given = set(bound.arguments)
         bound.apply_defaults()
         a = dict(bound.arguments)
+        if kind in _aten.FACTORIES:
+            if not _user_code(_caller_of_composite()):
+                return None  # ember's own code may write into what it makes: a constant
+            a["_given"] = given
         node_args = _aten.record_composite(kind, a)
         if node_args is None:
             return None
@@ -443,11 +465,9 @@ class IRTracer:
         """``t.size(dim)`` from user code: ``aten::size`` then ``prim::NumToTensor``, as torch's
         tracer records a size it cannot know to be constant."""
         n = t._data.shape[dim]
-        src = self._source(frame)
         size = self._node("aten::size", [t, dim], n, frame)
         num = self.insert(self.g.create("prim::NumToTensor", [size.output()]))
         num.output().setType(IR.TensorType(ember.int64, None, None, None, "cpu"))
-        num.setSourceRange(src)
         num.setScope(self.scopes[-1])
         out = SizeInt(n)
         out.tracer, out.value = self, num.output()
@@ -657,12 +677,54 @@ def _softmax_args(x, dim=None, dtype=None, *, _stacklevel=None):
     return [x, dim, None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype), dtype)]
 
 
+def _fill_args(x, value):
+    if isinstance(value, Tensor) or _plain(value) and value is not None:
+        return [x, value]
+    return None
+
+
+def _new_args(full: bool):
+    """``aten::new_zeros(self, size, dtype, layout, device, pin_memory)`` (``new_full`` has
+    ``fill_value`` after ``size``), where user code calls it."""
+
+    def build(x, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):  # fmt: skip
+        if not _user_code(sys._getframe(2)) or requires_grad or device is not None:
+            return None  # ember's own code may write into what it makes: a constant
+        fill = []
+        if full:
+            size, value = args if size is None else (size, *args)
+            if not _plain(value) or value is None:
+                return None
+            fill = [value]
+        elif size is None:
+            size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        if not all(isinstance(e, int) for e in size):
+            return None
+        return [x, list(size), *fill, IR.graph.DTYPE_CODES.get(str(dtype), dtype), None, None,
+                bool(pin_memory)]  # fmt: skip
+
+    return build
+
+
 def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
     code = None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype))
     if dim is None:
         return [x, code]
     dims = [dim] if isinstance(dim, int) else list(dim)
     return [x, dims, bool(keepdim), code]
+
+
+def _caller_of_composite():
+    """The frame calling the composite being entered (past ``registry.composite``'s own)."""
+    from ember import overrides
+    from ember._ops import meta, unsigned  # their wrappers sit between a factory and its caller
+
+    skip = (registry.__file__, __file__, meta.__file__, unsigned.__file__, overrides.__file__)
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename in skip:
+        f = f.f_back
+    return f
 
 
 def _user_code(frame) -> bool:
@@ -754,6 +816,11 @@ class _as_given:
             (T, "log_softmax", _given("aten::log_softmax", _softmax_args, T.log_softmax)),
             (T, "sum", _given("aten::sum", _reduce_args, T.sum)),
             (T, "mean", _given("aten::mean", _reduce_args, T.mean)),
+            (T, "fill_", _given("aten::fill_", _fill_args, T.fill_)),
+            *[
+                (T, k, _given("aten::" + k, _new_args(k == "new_full"), getattr(T, k)))
+                for k in ("new_zeros", "new_ones", "new_empty", "new_full")
+            ],
             (T, "size", _size_method(T.size)),
             *[(T, op, _size_operand(getattr(T, op))) for op in _SIZE_OPERATORS],
             (T, "shape", _shape_property(T.__dict__["shape"])),
