@@ -54,20 +54,21 @@ _LEAKS = {
 }
 
 
+def _leak_message(what: str) -> str:
+    return (
+        f"Converting a tensor to {what} might cause the trace to be incorrect. We can't record "
+        "the data flow of Python values, so this value will be treated as a constant in the "
+        "future. This means that the trace might not generalize to other inputs!"
+    )
+
+
 def _leak_guard(name: str, original):
     what = _LEAKS[name]
 
     def guarded(self, *args, **kwargs):
         tracer = _TRACING[-1] if _TRACING else None
         if tracer is not None and tracer.is_traced(self):
-            warnings.warn(
-                f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
-                "record the data flow of Python values, so this value will be treated as a "
-                "constant in the future. This means that the trace might not generalize to "
-                "other inputs!",
-                TracerWarning,
-                stacklevel=2,
-            )
+            warnings.warn(_leak_message(what), TracerWarning, stacklevel=2)
         return original(self, *args, **kwargs)
 
     guarded.__name__ = getattr(original, "__name__", name)
@@ -75,20 +76,65 @@ def _leak_guard(name: str, original):
     return guarded
 
 
+# what torch's tracer says when user code reads a traced tensor's shape through Python
+_SHAPE_LEAKS = {
+    "__len__": "Using len to get tensor shape might cause the trace to be incorrect. "
+    "Recommended usage would be tensor.shape[0]. Passing a tensor of different shape might "
+    "lead to errors or silently give incorrect results.",
+    "__iter__": "Iterating over a tensor might cause the trace to be incorrect. Passing a "
+    "tensor of different shape won't change the number of iterations executed (and might "
+    "lead to errors or silently give incorrect results).",
+}
+
+_TENSOR_CONSTANT = (
+    "torch.tensor results are registered as constants in the trace. You can safely ignore "
+    "this warning if you use this function to create tensors out of constant variables that "
+    "would be the same every time you call this function. In any other case, this might "
+    "cause the trace to be incorrect."
+)
+
+
+def _shape_guard(name: str, original):
+    def guarded(self, *args):
+        tracer = _TRACING[-1] if _TRACING else None
+        if tracer is not None and tracer.is_traced(self) and _user_code(sys._getframe(1)):
+            warnings.warn(_SHAPE_LEAKS[name], TracerWarning, stacklevel=2)
+        return original(self, *args)
+
+    guarded.__name__ = name
+    guarded.__doc__ = original.__doc__
+    return guarded
+
+
+def _tensor_guard(original):
+    def tensor(*args, **kwargs):
+        if _TRACING and _user_code(sys._getframe(1)):
+            warnings.warn(_TENSOR_CONSTANT, TracerWarning, stacklevel=2)
+        return original(*args, **kwargs)
+
+    tensor.__name__ = original.__name__
+    tensor.__doc__ = original.__doc__
+    tensor.__wrapped__ = original
+    return tensor
+
+
 @contextlib.contextmanager
 def _leak_guards():
     """Warn, while tracing, when a traced tensor becomes a Python value (as torch does)."""
-    saved = {name: Tensor.__dict__.get(name) for name in _LEAKS}
-    for name in _LEAKS:
-        setattr(Tensor, name, _leak_guard(name, getattr(Tensor, name)))
+    patches = [(Tensor, name, _leak_guard(name, getattr(Tensor, name))) for name in _LEAKS]
+    patches += [(Tensor, name, _shape_guard(name, getattr(Tensor, name))) for name in _SHAPE_LEAKS]
+    patches.append((ember, "tensor", _tensor_guard(ember.tensor)))
+    saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patches]
+    for owner, name, new in patches:
+        setattr(owner, name, new)
     try:
         yield
     finally:
-        for name, original in saved.items():
+        for owner, name, original in reversed(saved):
             if original is None:
-                delattr(Tensor, name)
+                delattr(owner, name)
             else:
-                setattr(Tensor, name, original)
+                setattr(owner, name, original)
 
 
 __all__ = ["trace_to_graph", "module_type"]
@@ -561,6 +607,21 @@ class SizeInt(int):
 
     def __floordiv__(self, other):
         return _size_arith(self, other, "aten::floor_divide", lambda a, b: a // b, False)
+
+    def __int__(self):
+        _warn_size_leak(self, "a Python integer")
+        return int.__int__(self)
+
+    def __float__(self):
+        _warn_size_leak(self, "a Python float")
+        return int.__float__(self)
+
+
+def _warn_size_leak(size, what: str) -> None:
+    """torch's warning when user code turns a traced size into a Python number (its size is
+    a 0-d tensor there): the number is a constant of the trace."""
+    if size.tracer is not None and size.tracer is _tracer_now() and _user_code(sys._getframe(2)):
+        warnings.warn(_leak_message(what), TracerWarning, stacklevel=3)
 
 
 def _size_arith(size, other, kind, fn, alpha):
