@@ -502,10 +502,12 @@ class IRTracer:
                 prod = prod * z
             prod._record(1, "aten::eq", int(prod) == 1)  # "more than 1 value per channel"
 
-    def begin(self, kind, node_args):
-        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``)."""
+    def begin(self, kind, node_args, names=None):
+        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``);
+        ``names``: the callee's parameter names, for values not named yet (``%input``)."""
         self.suppress += 1
-        return (kind, node_args, [None] * len(node_args), _user_frame())
+        names = list(names or []) + [None] * (len(node_args) - len(names or []))
+        return (kind, node_args, names, _user_frame())
 
     def size_of(self, t: Tensor, dim: int, frame) -> SizeInt:
         """``t.size(dim)`` from user code: ``aten::size`` then ``prim::NumToTensor``, as torch's
@@ -860,12 +862,67 @@ def _adaptive_avg_pool2d(original):
     return forward
 
 
+# (mode, spatial dims) -> the aten op torch's F.interpolate records
+_UPSAMPLE = {
+    **{("nearest", n): f"aten::upsample_nearest{n}d" for n in (1, 2, 3)},
+    **{("nearest-exact", n): f"aten::_upsample_nearest_exact{n}d" for n in (1, 2, 3)},
+    ("linear", 1): "aten::upsample_linear1d",
+    ("bilinear", 2): "aten::upsample_bilinear2d",
+    ("bicubic", 2): "aten::upsample_bicubic2d",
+    ("trilinear", 3): "aten::upsample_trilinear3d",
+}
+
+
+def _interpolate(original):
+    """``F.interpolate`` as torch records it: one ``aten::upsample_<mode><n>d(input,
+    output_size, [align_corners,] scale_factors)`` whose node resamples whatever input it
+    gets (scale factors follow the input's size, as torch's)."""
+
+    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                    recompute_scale_factor=None, antialias=False):  # fmt: skip
+        given = (input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+        tracer = _tracer_now()
+        nd = input.dim() - 2 if isinstance(input, Tensor) else 0
+        kind = _UPSAMPLE.get((mode, nd))
+        if tracer is None or kind is None or antialias or recompute_scale_factor:
+            return original(*given)
+        if (size is None) == (scale_factor is None):
+            return original(*given)  # its error
+
+        def as_list(v, cast):
+            if v is None:
+                return None
+            return [cast(e) for e in v] if isinstance(v, (list, tuple)) else [cast(v)] * nd
+
+        sizes = as_list(size, lambda e: e if isinstance(e, SizeInt) else int(e))
+        scales = as_list(scale_factor, float)
+        nearest = mode.startswith("nearest")
+        corners = [] if nearest else [bool(align_corners)]
+        token = tracer.begin(kind, [input, sizes, *corners, scales], ["input"])
+        result = None
+        try:
+            result = original(*given)
+        finally:
+            n = tracer.exit_composite(token, result)
+        if n is not None:
+
+            def run(x, out, *rest):
+                ac = None if nearest else rest[0]
+                return original(x, out, rest[-1], mode, ac)
+
+            n._payload = run
+        return result
+
+    interpolate.__doc__ = original.__doc__
+    return interpolate
+
+
 class _as_given:
     """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
     arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
 
     def __enter__(self):
-        import ember.nn.functional  # noqa: F401  (softmax methods live there)
+        import ember.nn.functional as F  # (softmax methods live there too)
 
         T = Tensor
         self.saved = []
@@ -892,6 +949,7 @@ class _as_given:
                 _adaptive_avg_pool2d(ember.nn.AdaptiveAvgPool2d.forward),
             ),
             (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),
+            (F, "interpolate", _interpolate(F.interpolate)),
         ]
         for owner, name, new in patches:
             self.saved.append((owner, name, owner.__dict__.get(name)))
@@ -1015,6 +1073,8 @@ def trace_to_graph(
     try:
         with _leak_guards() if len(_TRACING) == 1 else _null():
             with _as_given() if len(_TRACING) == 1 else _null():
+                if module is not None and getattr(fn, "__self__", None) is module:
+                    fn = getattr(module, fn.__func__.__name__)  # as the patches left it
                 result = fn(*args, **kwargs)
     finally:
         _TRACING.pop()
@@ -1027,11 +1087,14 @@ def trace_to_graph(
 
     if not dce:
         eliminate_dead_code = _keep
-    if tracer.calls is not None and not inline:
-        return _method_graphs(tracer, g, types, out, eliminate_dead_code), result
     if tracer.calls is not None:
-        top = _inlined(tracer, g, types, out)
-        eliminate_dead_code(top)
+        if not inline:
+            top = _method_graphs(tracer, g, types, out, eliminate_dead_code)
+        else:
+            top = _inlined(tracer, g, types, out)
+            eliminate_dead_code(top)
+        if not any(k == "call" for k, _ in tracer.calls[0].items):
+            top.inputs()[0].setDebugName("self")  # torch's name where no submodule is called
         return top, result
     g.registerOutput(out)
     eliminate_dead_code(g)
