@@ -366,6 +366,15 @@ def _rec_filled_like(a):
     return None if not isinstance(fill, (bool, int, float)) else [a["input"], fill, *tail]
 
 
+def _rec_sdpa(a):
+    """``aten::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+    is_causal, scale, enable_gqa)``."""
+    scale = a["scale"]
+    return [a["query"], a["key"], a["value"], a["attn_mask"], float(a["dropout_p"]),
+            bool(a["is_causal"]), None if scale is None else float(scale),
+            bool(a["enable_gqa"])]  # fmt: skip
+
+
 # deterministic factories: recorded only where user code calls them (library code may
 # write into what it makes)
 FACTORIES = frozenset(
@@ -383,6 +392,7 @@ _COMPOSITE.update({
     "aten::ones_like": _rec_filled_like,
     "aten::empty_like": _rec_filled_like,
     "aten::full_like": _rec_filled_like,
+    "aten::scaled_dot_product_attention": _rec_sdpa,
     "aten::rand": _rec_factory,
     "aten::randn": _rec_factory,
     "aten::randint": _rec_randint,
@@ -533,6 +543,8 @@ RUN = {
         x, rm, rv, w, b, training, momentum, eps
     ),
     "aten::layer_norm": lambda x, shape, w, b, eps, *_: _F().layer_norm(x, shape, w, b, eps),
+    "aten::scaled_dot_product_attention": lambda q, k, v, mask, p, causal, scale, gqa: _F()
+    .scaled_dot_product_attention(q, k, v, mask, p, causal, scale=scale, enable_gqa=gqa),
     "aten::dropout": lambda x, p, train: _F().dropout(x, p, train),
     "aten::gelu": lambda x, approximate="none": _F().gelu(x, approximate=approximate),
     "aten::max_pool2d": lambda x, k, s, p, d, c: _F().max_pool2d(x, k, s, p, d, c),

@@ -208,3 +208,29 @@ def _upsample(ctx, node, x, output_size, *rest):
     lead = ctx.add1("Slice", [ctx.add1("Shape", [x]), ctx.ints([0]), ctx.ints([2])])
     sizes = ctx.add1("Concat", [lead, ctx.ints([int(o) for o in output_size])], axis=0)
     return [ctx.add1("Resize", [x, empty, empty, sizes], **attrs)]
+
+
+@aten("aten::scaled_dot_product_attention")
+def _sdpa(ctx, node, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+    """softmax(q k^T * scale + mask) v; eval graphs only (no dropout), no causal flag."""
+    if is_causal or enable_gqa or dropout_p:
+        raise OnnxExporterError(
+            "ember exports scaled_dot_product_attention without is_causal, enable_gqa or "
+            "dropout (pass an explicit mask; export in eval mode)"
+        )
+    q_in = node.inputs[0]
+    dt = q_in.dtype
+    factor = 1.0 / float(np.sqrt(q_in.shape[-1])) if scale is None else float(scale)
+    nd = len(q_in.shape)
+    perm = list(range(nd - 2)) + [nd - 1, nd - 2]
+    kt = ctx.add1("Transpose", [k], perm=perm)
+    qs = ctx.add1("Mul", [q, ctx.const(np.asarray(factor, dtype=dt.np))])
+    w = ctx.add1("MatMul", [qs, kt])
+    if mask is not None:
+        if str(node.inputs[3].dtype) == "torch.bool":
+            neg = ctx.const(np.asarray(-np.inf, dtype=dt.np))
+            zero = ctx.const(np.asarray(0, dtype=dt.np))
+            mask = ctx.add1("Where", [mask, zero, neg])
+        w = ctx.add1("Add", [w, mask])
+    w = ctx.add1("Softmax", [w], axis=-1)
+    return [ctx.add1("MatMul", [w, v])]

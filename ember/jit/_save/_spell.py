@@ -30,6 +30,7 @@ KEYWORD_ONLY: dict[str, tuple] = {
     "aten::clone": (("memory_format", None),),
     "aten::contiguous": (("memory_format", 0),),
 }
+KEYWORD_ONLY["aten::scaled_dot_product_attention"] = (("scale", None), ("enable_gqa", False))
 _FACTORY = (("dtype", None), ("layout", None), ("device", None), ("pin_memory", None))
 _LIKE = (*_FACTORY, ("memory_format", None))
 _GENERATOR = (("generator", None),)
