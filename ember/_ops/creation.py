@@ -674,7 +674,8 @@ for _f in (tensor, as_tensor, asarray, from_numpy, eye):
 # what a trace records as one node (``aten::zeros``...): the public functions announce
 # themselves (``registry.composite``); ember's own code calls the plain ones
 for _f in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like):
-    publish(None, composite("aten::" + _f.__name__)(_f), name=_f.__name__, method=False)
+    _traced = composite("aten::" + _f.__name__, profiled=False)(_f)
+    publish(None, _traced, name=_f.__name__, method=False)
 
 # the other creation families: ranges (arange, linspace, logspace) and random sampling
 from ember._ops import ranges, sampling  # noqa: E402, F401
