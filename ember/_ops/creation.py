@@ -31,7 +31,7 @@ from ember._ops.convert import (
     scalar_value,
     torch_sizes,
 )
-from ember._ops.registry import dispatch, op, publish
+from ember._ops.registry import composite, dispatch, op, publish
 
 # ------------------------------------------------------------------------------ arguments
 
@@ -669,22 +669,13 @@ def eye(
     return _result(np.eye(n, m, dtype=dt.np), requires_grad, out)
 
 
-for _f in (
-    tensor,
-    as_tensor,
-    asarray,
-    from_numpy,
-    zeros,
-    ones,
-    empty,
-    full,
-    zeros_like,
-    ones_like,
-    empty_like,
-    full_like,
-    eye,
-):
+for _f in (tensor, as_tensor, asarray, from_numpy, eye):
     publish(None, _f, method=False)
+# what a trace records as one node (``aten::zeros``...): the public functions announce
+# themselves (``registry.composite``); ember's own code calls the plain ones
+for _f in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like):
+    _traced = composite("aten::" + _f.__name__, profiled=False)(_f)
+    publish(None, _traced, name=_f.__name__, method=False)
 
 # the other creation families: ranges (arange, linspace, logspace) and random sampling
 from ember._ops import ranges, sampling  # noqa: E402, F401

@@ -24,7 +24,7 @@ from ember._core.fma import fma32 as _fma32
 from ember._core.tensor import Tensor
 from ember._ops.convert import scalar_overflow, scalar_value
 from ember._ops.creation import _finish, _out_dtype, _result, _type_name
-from ember._ops.registry import publish
+from ember._ops.registry import composite, publish
 
 # ------------------------------------------------------------------------------ ranges
 
@@ -387,5 +387,6 @@ def logspace(
     return _result(arr, requires_grad, out)
 
 
-for _f in (arange, linspace, logspace):
+publish(None, composite("aten::arange", profiled=False)(arange), name="arange", method=False)
+for _f in (linspace, logspace):
     publish(None, _f, method=False)

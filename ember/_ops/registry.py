@@ -688,9 +688,16 @@ def watch_composites(observer) -> None:
     _COMPOSITE_OBSERVERS.append(observer)
 
 
-def composite(name: str):
+# composites only a trace records as nodes (the factories): the profiler shows their ops
+UNPROFILED: set = set()
+
+
+def composite(name: str, profiled: bool = True):
     """Mark a public function as one op named ``name`` (torch's ``aten::linear``) for the
-    observers that watch composites; costs one list test otherwise."""
+    observers that watch composites (not the profiler's unless ``profiled``); costs one list
+    test otherwise."""
+    if not profiled:
+        UNPROFILED.add(name)
 
     def deco(fn):
         def announced(*args, **kwargs):

@@ -14,7 +14,15 @@ import numpy as np
 import ember
 from ember.jit.ir.graph import DTYPE_CODES
 
-__all__ = ["RUN", "record_op", "record_composite", "Wrapped", "DTYPE_OF_CODE"]
+__all__ = [
+    "RUN",
+    "record_op",
+    "record_composite",
+    "Wrapped",
+    "Scalar",
+    "DTYPE_OF_CODE",
+    "FACTORIES",
+]
 
 DTYPE_OF_CODE = {code: name for name, code in DTYPE_CODES.items()}
 
@@ -105,6 +113,51 @@ _RECORD = {
     "sum": _record_sum("sum"),
     "mean": _record_sum("mean"),
 }
+
+
+def _default_gen(params) -> bool:
+    return params.get("gen") is ember.default_generator
+
+
+def _sampler(*names):
+    """An in-place sampler ``aten::uniform_(self, from, to, generator)`` (``normal_``'s
+    mean and std, ``bernoulli_``'s p): its parameters as floats (a Tensor p as itself)."""
+
+    def rec(i, p):
+        if not _default_gen(p):
+            return None
+        vals = [i[1] if len(i) > 1 else float(p[n]) for n in names]
+        return f"aten::{rec.name}", [i[0], *vals, None]
+
+    return rec
+
+
+def _rec_bernoulli(i, p):
+    """``aten::bernoulli(self, generator)`` or ``aten::bernoulli(self, p, generator)``."""
+    if not _default_gen(p):
+        return None
+    return "aten::bernoulli", [i[0], *([float(p["p"])] if "p" in p else []), None]
+
+
+def _rec_normal(i, p):
+    """``aten::normal(mean, std, generator)`` with a Tensor mean and/or std."""
+    if not _default_gen(p):
+        return None
+    if len(i) == 2:
+        return "aten::normal", [i[0], i[1], None]
+    if "std" in p:
+        return "aten::normal", [i[0], float(p["std"]), None]
+    return "aten::normal", [float(p["mean"]), i[0], None]
+
+
+def _rec_clone(i, p):
+    return None if p.get("memory_format") is not None else ("aten::clone", [i[0], None])
+
+
+for _n, _names in (("uniform_", ("a", "b")), ("normal_", ("m", "s")), ("bernoulli_", ("p",))):
+    _RECORD[_n] = _sampler(*_names)
+    _RECORD[_n].name = _n
+_RECORD.update({"bernoulli": _rec_bernoulli, "normal": _rec_normal, "clone": _rec_clone})
 for _n in _BINARY:
     _RECORD[_n] = lambda i, p, _n=_n: (f"aten::{_n}", [i[0], _scalar(i[1])])
 for _n in _ALPHA:
@@ -123,10 +176,13 @@ def record_op(op, inputs, params, inplace: bool):
         return None
     params = {k: v for k, v in params.items() if k != "out"}
     try:
-        kind, args = rec(inputs, params)
+        got = rec(inputs, params)
     except (KeyError, IndexError):
         return None
-    return (kind + "_" if inplace else kind), args
+    if got is None:
+        return None
+    kind, args = got
+    return (kind + "_" if inplace and not kind.endswith("_") else kind), args
 
 
 # --- composites: the public function's arguments (bound by name) -> the node's arguments
@@ -250,7 +306,93 @@ def _rec_like(a):
     return [a["input"], _dtype_code(a["dtype"]), None, dev, False, None]
 
 
+class Scalar:
+    """A ``Scalar`` argument (``arange``'s bounds): a traced size passed as one is
+    ``aten::ScalarImplicit`` of the size's tensor, as torch records it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _rec_filled(a):
+    """``aten::zeros(size, dtype, layout, device, pin_memory)`` (``ones``); ``empty`` adds
+    ``memory_format``."""
+    if a.get("memory_format") is not None:
+        return None
+    args = _rec_factory(a)
+    if args is None or not all(isinstance(e, int) for e in args[0]):
+        return None
+    return [*args, None] if "memory_format" in a else args
+
+
+def _rec_full(a):
+    """``aten::full(size, fill_value, dtype, layout, device, pin_memory)``."""
+    if a["out"] is not None or a["requires_grad"] or not isinstance(a["size"], (list, tuple)):
+        return None
+    fill = a["fill_value"]
+    if not isinstance(fill, (bool, int, float)):
+        return None
+    tail = [_dtype_code(a["dtype"]), None, _device(a["device"]), bool(a["pin_memory"])]
+    return [list(a["size"]), fill, *tail]
+
+
+def _rec_arange(a):
+    """``aten::arange(end, ...)``, ``(start, end, ...)`` or ``(start, end, step, ...)`` as
+    called, then ``dtype, layout, device, pin_memory``."""
+    if a["out"] is not None or a["requires_grad"]:
+        return None
+    given = a["_given"]
+    bounds = [a["start"]] if a["end"] is None else [a["start"], a["end"]]
+    if "step" in given:
+        bounds.append(a["step"])
+    if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+        return None
+    tail = [_dtype_code(a["dtype"]), None, _device(a["device"]), bool(a["pin_memory"])]
+    return [*(Scalar(b) for b in bounds), *tail]
+
+
+def _rec_filled_like(a):
+    """``aten::zeros_like(input, dtype, layout, device, pin_memory, memory_format)``
+    (``ones_like``, ``empty_like``; ``full_like`` has ``fill_value`` after ``input``)."""
+    if a["requires_grad"] or a["memory_format"] is not None:
+        return None
+    dev = None if a["device"] is None else _device(a["device"])
+    tail = [_dtype_code(a["dtype"]), None, dev, False, None]
+    if "fill_value" not in a:
+        return [a["input"], *tail]
+    fill = a["fill_value"]
+    return None if not isinstance(fill, (bool, int, float)) else [a["input"], fill, *tail]
+
+
+def _rec_sdpa(a):
+    """``aten::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+    is_causal, scale, enable_gqa)``."""
+    scale = a["scale"]
+    return [a["query"], a["key"], a["value"], a["attn_mask"], float(a["dropout_p"]),
+            bool(a["is_causal"]), None if scale is None else float(scale),
+            bool(a["enable_gqa"])]  # fmt: skip
+
+
+# deterministic factories: recorded only where user code calls them (library code may
+# write into what it makes)
+FACTORIES = frozenset(
+    {"aten::zeros", "aten::ones", "aten::empty", "aten::full", "aten::arange",
+     "aten::zeros_like", "aten::ones_like", "aten::empty_like", "aten::full_like"}
+)  # fmt: skip
+
 _COMPOSITE.update({
+    "aten::zeros": _rec_filled,
+    "aten::ones": _rec_filled,
+    "aten::empty": _rec_filled,
+    "aten::full": _rec_full,
+    "aten::arange": _rec_arange,
+    "aten::zeros_like": _rec_filled_like,
+    "aten::ones_like": _rec_filled_like,
+    "aten::empty_like": _rec_filled_like,
+    "aten::full_like": _rec_filled_like,
+    "aten::scaled_dot_product_attention": _rec_sdpa,
     "aten::rand": _rec_factory,
     "aten::randn": _rec_factory,
     "aten::randint": _rec_randint,
@@ -325,7 +467,43 @@ def _like(fn):
     return run
 
 
+def _arange(*args):
+    *bounds, dtype, _layout, _device, _pin = args
+    return ember.arange(*bounds, dtype=_dtype(dtype))
+
+
+def _empty(sizes, dtype, layout, device, pin_memory, memory_format):
+    return ember.empty(sizes, dtype=_dtype(dtype))
+
+
+def _full(sizes, fill, dtype, layout, device, pin_memory):
+    return ember.full(sizes, fill, dtype=_dtype(dtype))
+
+
+def _full_like(x, fill, dtype, layout, device, pin_memory, memory_format):
+    return ember.full_like(x, fill, dtype=_dtype(dtype))
+
+
+def _new(name):
+    def run(x, sizes, *rest):
+        *fill, dtype, _layout, _device, _pin = rest
+        return getattr(x, name)(sizes, *fill, dtype=_dtype(dtype))
+
+    return run
+
+
 RUN = {
+    **{f"aten::{k}": _new(k) for k in ("new_zeros", "new_ones", "new_empty", "new_full")},
+    "aten::zeros": _factory(ember.zeros),
+    "aten::ones": _factory(ember.ones),
+    "aten::empty": _empty,
+    "aten::full": _full,
+    "aten::arange": _arange,
+    "aten::ScalarImplicit": lambda t: t.item(),
+    "aten::zeros_like": _like(ember.zeros_like),
+    "aten::ones_like": _like(ember.ones_like),
+    "aten::empty_like": _like(ember.empty_like),
+    "aten::full_like": _full_like,
     "aten::rand": _factory(ember.rand),
     "aten::randn": _factory(ember.randn),
     "aten::randint": _randint,
@@ -365,9 +543,17 @@ RUN = {
         x, rm, rv, w, b, training, momentum, eps
     ),
     "aten::layer_norm": lambda x, shape, w, b, eps, *_: _F().layer_norm(x, shape, w, b, eps),
+    "aten::scaled_dot_product_attention": lambda q, k, v, mask, p, causal, scale, gqa: _F()
+    .scaled_dot_product_attention(q, k, v, mask, p, causal, scale=scale, enable_gqa=gqa),
     "aten::dropout": lambda x, p, train: _F().dropout(x, p, train),
     "aten::gelu": lambda x, approximate="none": _F().gelu(x, approximate=approximate),
     "aten::max_pool2d": lambda x, k, s, p, d, c: _F().max_pool2d(x, k, s, p, d, c),
+    "aten::uniform_": lambda x, a, b, generator: x.uniform_(a, b),
+    "aten::normal_": lambda x, m, s, generator: x.normal_(m, s),
+    "aten::bernoulli_": lambda x, p, generator: x.bernoulli_(p),
+    "aten::bernoulli": lambda x, *p: ember.bernoulli(x, *p[:-1]),
+    "aten::normal": lambda m, s, generator: ember.normal(m, s),
+    "aten::fill_": lambda x, value: x.fill_(value),
     "aten::contiguous": lambda x, memory_format=None: x.contiguous(),
     "aten::clone": lambda x, memory_format=None: x.clone(),
     "aten::flatten": lambda x, start=0, end=-1: ember.flatten(x, start, end),

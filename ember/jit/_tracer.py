@@ -54,20 +54,21 @@ _LEAKS = {
 }
 
 
+def _leak_message(what: str) -> str:
+    return (
+        f"Converting a tensor to {what} might cause the trace to be incorrect. We can't record "
+        "the data flow of Python values, so this value will be treated as a constant in the "
+        "future. This means that the trace might not generalize to other inputs!"
+    )
+
+
 def _leak_guard(name: str, original):
     what = _LEAKS[name]
 
     def guarded(self, *args, **kwargs):
         tracer = _TRACING[-1] if _TRACING else None
         if tracer is not None and tracer.is_traced(self):
-            warnings.warn(
-                f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
-                "record the data flow of Python values, so this value will be treated as a "
-                "constant in the future. This means that the trace might not generalize to "
-                "other inputs!",
-                TracerWarning,
-                stacklevel=2,
-            )
+            warnings.warn(_leak_message(what), TracerWarning, stacklevel=2)
         return original(self, *args, **kwargs)
 
     guarded.__name__ = getattr(original, "__name__", name)
@@ -75,20 +76,65 @@ def _leak_guard(name: str, original):
     return guarded
 
 
+# what torch's tracer says when user code reads a traced tensor's shape through Python
+_SHAPE_LEAKS = {
+    "__len__": "Using len to get tensor shape might cause the trace to be incorrect. "
+    "Recommended usage would be tensor.shape[0]. Passing a tensor of different shape might "
+    "lead to errors or silently give incorrect results.",
+    "__iter__": "Iterating over a tensor might cause the trace to be incorrect. Passing a "
+    "tensor of different shape won't change the number of iterations executed (and might "
+    "lead to errors or silently give incorrect results).",
+}
+
+_TENSOR_CONSTANT = (
+    "torch.tensor results are registered as constants in the trace. You can safely ignore "
+    "this warning if you use this function to create tensors out of constant variables that "
+    "would be the same every time you call this function. In any other case, this might "
+    "cause the trace to be incorrect."
+)
+
+
+def _shape_guard(name: str, original):
+    def guarded(self, *args):
+        tracer = _TRACING[-1] if _TRACING else None
+        if tracer is not None and tracer.is_traced(self) and _user_code(sys._getframe(1)):
+            warnings.warn(_SHAPE_LEAKS[name], TracerWarning, stacklevel=2)
+        return original(self, *args)
+
+    guarded.__name__ = name
+    guarded.__doc__ = original.__doc__
+    return guarded
+
+
+def _tensor_guard(original):
+    def tensor(*args, **kwargs):
+        if _TRACING and _user_code(sys._getframe(1)):
+            warnings.warn(_TENSOR_CONSTANT, TracerWarning, stacklevel=2)
+        return original(*args, **kwargs)
+
+    tensor.__name__ = original.__name__
+    tensor.__doc__ = original.__doc__
+    tensor.__wrapped__ = original
+    return tensor
+
+
 @contextlib.contextmanager
 def _leak_guards():
     """Warn, while tracing, when a traced tensor becomes a Python value (as torch does)."""
-    saved = {name: Tensor.__dict__.get(name) for name in _LEAKS}
-    for name in _LEAKS:
-        setattr(Tensor, name, _leak_guard(name, getattr(Tensor, name)))
+    patches = [(Tensor, name, _leak_guard(name, getattr(Tensor, name))) for name in _LEAKS]
+    patches += [(Tensor, name, _shape_guard(name, getattr(Tensor, name))) for name in _SHAPE_LEAKS]
+    patches.append((ember, "tensor", _tensor_guard(ember.tensor)))
+    saved = [(owner, name, owner.__dict__.get(name)) for owner, name, _ in patches]
+    for owner, name, new in patches:
+        setattr(owner, name, new)
     try:
         yield
     finally:
-        for name, original in saved.items():
+        for owner, name, original in reversed(saved):
             if original is None:
-                delattr(Tensor, name)
+                delattr(owner, name)
             else:
-                setattr(Tensor, name, original)
+                setattr(owner, name, original)
 
 
 __all__ = ["trace_to_graph", "module_type"]
@@ -287,14 +333,10 @@ class IRTracer:
     def _arg(self, a, src, frame, name=None) -> IR.Value:
         if isinstance(a, Tensor):
             return self.value_of(a, name, frame)
-        if isinstance(a, SizeInt) and a.tracer is self:
-            v = a.value
-            _name_size(a, frame)
-            n = self.g.create("aten::Int", [v])
-            n.output().setType(IR.IntType())
-            n.setSourceRange(src)
-            self.insert_after(n, v.node())  # torch puts it right after the size's node
-            return n.output()
+        if isinstance(a, IR.Value):
+            return a
+        if isinstance(a, (SizeInt, _aten.Scalar)):
+            return self._arg(self._converted(a, frame), src, frame)
         if isinstance(a, _aten.Wrapped) and self.pending_sizes:
             size = next((z for z in self.pending_sizes if int(z) == a.value), None)
             if size is not None:  # a traced size used as a tensor operand (torch's)
@@ -323,9 +365,30 @@ class IRTracer:
             v.node().setSourceRange(src)
         return v
 
+    def _converted(self, a, frame):
+        """``a`` with its traced sizes turned into ``aten::Int`` (``aten::ScalarImplicit``
+        for a ``Scalar``) values: torch's argument parser converts them before the tracer
+        records the call's other arguments, so those nodes come first (each right after its
+        size's node, without a source range)."""
+        if isinstance(a, list):
+            return [self._converted(e, frame) for e in a]
+        scalar = isinstance(a, _aten.Scalar)
+        x = a.value if scalar else a
+        if not (isinstance(x, SizeInt) and x.tracer is self):
+            return x
+        _name_size(x, frame)
+        kind, t = (
+            ("aten::ScalarImplicit", IR.NumberType()) if scalar else ("aten::Int", IR.IntType())
+        )
+        n = self.g.create(kind, [x.value])
+        n.output().setType(t)
+        self.insert_after(n, x.value.node())  # torch puts it right after the size's node
+        return n.output()
+
     def _node(self, kind, args, result, frame, names=None, payload=None, self_=None):
         src = self._source(frame)
         names = names or [None] * len(args)
+        args = [self._converted(a, frame) for a in args]
         ins = [self._arg(a, src, frame, nm) for a, nm in zip(args, names)]
         n = self.insert(self.g.create(kind, ins, 0))
         n.setSourceRange(src)
@@ -407,8 +470,13 @@ class IRTracer:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError:
             return None
+        given = set(bound.arguments)
         bound.apply_defaults()
         a = dict(bound.arguments)
+        if kind in _aten.FACTORIES:
+            if not _user_code(_caller_of_composite()):
+                return None  # ember's own code may write into what it makes: a constant
+            a["_given"] = given
         node_args = _aten.record_composite(kind, a)
         if node_args is None:
             return None
@@ -434,20 +502,20 @@ class IRTracer:
                 prod = prod * z
             prod._record(1, "aten::eq", int(prod) == 1)  # "more than 1 value per channel"
 
-    def begin(self, kind, node_args):
-        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``)."""
+    def begin(self, kind, node_args, names=None):
+        """Start recording ``kind`` with ``node_args`` as the user gave them (see ``_given``);
+        ``names``: the callee's parameter names, for values not named yet (``%input``)."""
         self.suppress += 1
-        return (kind, node_args, [None] * len(node_args), _user_frame())
+        names = list(names or []) + [None] * (len(node_args) - len(names or []))
+        return (kind, node_args, names, _user_frame())
 
     def size_of(self, t: Tensor, dim: int, frame) -> SizeInt:
         """``t.size(dim)`` from user code: ``aten::size`` then ``prim::NumToTensor``, as torch's
         tracer records a size it cannot know to be constant."""
         n = t._data.shape[dim]
-        src = self._source(frame)
         size = self._node("aten::size", [t, dim], n, frame)
         num = self.insert(self.g.create("prim::NumToTensor", [size.output()]))
         num.output().setType(IR.TensorType(ember.int64, None, None, None, "cpu"))
-        num.setSourceRange(src)
         num.setScope(self.scopes[-1])
         out = SizeInt(n)
         out.tracer, out.value = self, num.output()
@@ -541,6 +609,21 @@ class SizeInt(int):
 
     def __floordiv__(self, other):
         return _size_arith(self, other, "aten::floor_divide", lambda a, b: a // b, False)
+
+    def __int__(self):
+        _warn_size_leak(self, "a Python integer")
+        return int.__int__(self)
+
+    def __float__(self):
+        _warn_size_leak(self, "a Python float")
+        return int.__float__(self)
+
+
+def _warn_size_leak(size, what: str) -> None:
+    """torch's warning when user code turns a traced size into a Python number (its size is
+    a 0-d tensor there): the number is a constant of the trace."""
+    if size.tracer is not None and size.tracer is _tracer_now() and _user_code(sys._getframe(2)):
+        warnings.warn(_leak_message(what), TracerWarning, stacklevel=3)
 
 
 def _size_arith(size, other, kind, fn, alpha):
@@ -657,12 +740,54 @@ def _softmax_args(x, dim=None, dtype=None, *, _stacklevel=None):
     return [x, dim, None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype), dtype)]
 
 
+def _fill_args(x, value):
+    if isinstance(value, Tensor) or _plain(value) and value is not None:
+        return [x, value]
+    return None
+
+
+def _new_args(full: bool):
+    """``aten::new_zeros(self, size, dtype, layout, device, pin_memory)`` (``new_full`` has
+    ``fill_value`` after ``size``), where user code calls it."""
+
+    def build(x, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):  # fmt: skip
+        if not _user_code(sys._getframe(2)) or requires_grad or device is not None:
+            return None  # ember's own code may write into what it makes: a constant
+        fill = []
+        if full:
+            size, value = args if size is None else (size, *args)
+            if not _plain(value) or value is None:
+                return None
+            fill = [value]
+        elif size is None:
+            size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        if not all(isinstance(e, int) for e in size):
+            return None
+        return [x, list(size), *fill, IR.graph.DTYPE_CODES.get(str(dtype), dtype), None, None,
+                bool(pin_memory)]  # fmt: skip
+
+    return build
+
+
 def _reduce_args(x, dim=None, keepdim=False, *, dtype=None):
     code = None if dtype is None else IR.graph.DTYPE_CODES.get(str(dtype))
     if dim is None:
         return [x, code]
     dims = [dim] if isinstance(dim, int) else list(dim)
     return [x, dims, bool(keepdim), code]
+
+
+def _caller_of_composite():
+    """The frame calling the composite being entered (past ``registry.composite``'s own)."""
+    from ember import overrides
+    from ember._ops import meta, unsigned  # their wrappers sit between a factory and its caller
+
+    skip = (registry.__file__, __file__, meta.__file__, unsigned.__file__, overrides.__file__)
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename in skip:
+        f = f.f_back
+    return f
 
 
 def _user_code(frame) -> bool:
@@ -737,12 +862,67 @@ def _adaptive_avg_pool2d(original):
     return forward
 
 
+# (mode, spatial dims) -> the aten op torch's F.interpolate records
+_UPSAMPLE = {
+    **{("nearest", n): f"aten::upsample_nearest{n}d" for n in (1, 2, 3)},
+    **{("nearest-exact", n): f"aten::_upsample_nearest_exact{n}d" for n in (1, 2, 3)},
+    ("linear", 1): "aten::upsample_linear1d",
+    ("bilinear", 2): "aten::upsample_bilinear2d",
+    ("bicubic", 2): "aten::upsample_bicubic2d",
+    ("trilinear", 3): "aten::upsample_trilinear3d",
+}
+
+
+def _interpolate(original):
+    """``F.interpolate`` as torch records it: one ``aten::upsample_<mode><n>d(input,
+    output_size, [align_corners,] scale_factors)`` whose node resamples whatever input it
+    gets (scale factors follow the input's size, as torch's)."""
+
+    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                    recompute_scale_factor=None, antialias=False):  # fmt: skip
+        given = (input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+        tracer = _tracer_now()
+        nd = input.dim() - 2 if isinstance(input, Tensor) else 0
+        kind = _UPSAMPLE.get((mode, nd))
+        if tracer is None or kind is None or antialias or recompute_scale_factor:
+            return original(*given)
+        if (size is None) == (scale_factor is None):
+            return original(*given)  # its error
+
+        def as_list(v, cast):
+            if v is None:
+                return None
+            return [cast(e) for e in v] if isinstance(v, (list, tuple)) else [cast(v)] * nd
+
+        sizes = as_list(size, lambda e: e if isinstance(e, SizeInt) else int(e))
+        scales = as_list(scale_factor, float)
+        nearest = mode.startswith("nearest")
+        corners = [] if nearest else [bool(align_corners)]
+        token = tracer.begin(kind, [input, sizes, *corners, scales], ["input"])
+        result = None
+        try:
+            result = original(*given)
+        finally:
+            n = tracer.exit_composite(token, result)
+        if n is not None:
+
+            def run(x, out, *rest):
+                ac = None if nearest else rest[0]
+                return original(x, out, rest[-1], mode, ac)
+
+            n._payload = run
+        return result
+
+    interpolate.__doc__ = original.__doc__
+    return interpolate
+
+
 class _as_given:
     """While tracing, tensor methods (and ``ember.flatten``/``reshape``) record their
     arguments as given and user code's ``size()``/``shape`` record ``aten::size``."""
 
     def __enter__(self):
-        import ember.nn.functional  # noqa: F401  (softmax methods live there)
+        import ember.nn.functional as F  # (softmax methods live there too)
 
         T = Tensor
         self.saved = []
@@ -754,6 +934,11 @@ class _as_given:
             (T, "log_softmax", _given("aten::log_softmax", _softmax_args, T.log_softmax)),
             (T, "sum", _given("aten::sum", _reduce_args, T.sum)),
             (T, "mean", _given("aten::mean", _reduce_args, T.mean)),
+            (T, "fill_", _given("aten::fill_", _fill_args, T.fill_)),
+            *[
+                (T, k, _given("aten::" + k, _new_args(k == "new_full"), getattr(T, k)))
+                for k in ("new_zeros", "new_ones", "new_empty", "new_full")
+            ],
             (T, "size", _size_method(T.size)),
             *[(T, op, _size_operand(getattr(T, op))) for op in _SIZE_OPERATORS],
             (T, "shape", _shape_property(T.__dict__["shape"])),
@@ -764,6 +949,7 @@ class _as_given:
                 _adaptive_avg_pool2d(ember.nn.AdaptiveAvgPool2d.forward),
             ),
             (ember, "reshape", _given("aten::reshape", _fn_reshape, ember.reshape)),
+            (F, "interpolate", _interpolate(F.interpolate)),
         ]
         for owner, name, new in patches:
             self.saved.append((owner, name, owner.__dict__.get(name)))
@@ -887,6 +1073,8 @@ def trace_to_graph(
     try:
         with _leak_guards() if len(_TRACING) == 1 else _null():
             with _as_given() if len(_TRACING) == 1 else _null():
+                if module is not None and getattr(fn, "__self__", None) is module:
+                    fn = getattr(module, fn.__func__.__name__)  # as the patches left it
                 result = fn(*args, **kwargs)
     finally:
         _TRACING.pop()
@@ -899,11 +1087,14 @@ def trace_to_graph(
 
     if not dce:
         eliminate_dead_code = _keep
-    if tracer.calls is not None and not inline:
-        return _method_graphs(tracer, g, types, out, eliminate_dead_code), result
     if tracer.calls is not None:
-        top = _inlined(tracer, g, types, out)
-        eliminate_dead_code(top)
+        if not inline:
+            top = _method_graphs(tracer, g, types, out, eliminate_dead_code)
+        else:
+            top = _inlined(tracer, g, types, out)
+            eliminate_dead_code(top)
+        if not any(k == "call" for k, _ in tracer.calls[0].items):
+            top.inputs()[0].setDebugName("self")  # torch's name where no submodule is called
         return top, result
     g.registerOutput(out)
     eliminate_dead_code(g)

@@ -171,3 +171,66 @@ def _bool(ctx, node, x):
     from onnx import TensorProto
 
     return [ctx.add1("Cast", [x], to=TensorProto.BOOL)]
+
+
+# F.interpolate's nodes: (mode, spatial dims) by kind
+_UPSAMPLE_MODES = {
+    **{f"aten::upsample_nearest{n}d": ("nearest", n) for n in (1, 2, 3)},
+    **{f"aten::_upsample_nearest_exact{n}d": ("nearest-exact", n) for n in (1, 2, 3)},
+    "aten::upsample_linear1d": ("linear", 1),
+    "aten::upsample_bilinear2d": ("bilinear", 2),
+    "aten::upsample_bicubic2d": ("bicubic", 2),
+    "aten::upsample_trilinear3d": ("trilinear", 3),
+}
+_RESIZE_MODE = {"nearest": "nearest", "nearest-exact": "nearest", "linear": "linear",
+                "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}  # fmt: skip
+
+
+@aten(*_UPSAMPLE_MODES)
+def _upsample(ctx, node, x, output_size, *rest):
+    """ONNX ``Resize`` with ``scales`` (the output follows the input's size, as torch's
+    export) or ``sizes`` (the batch and channels the input's)."""
+    mode, nd = _UPSAMPLE_MODES[node.ir_kind]
+    scales = rest[-1]
+    align = bool(rest[0]) if len(rest) == 2 else None
+    coords = "align_corners" if align else "pytorch_half_pixel"
+    attrs = {"mode": _RESIZE_MODE[mode], "coordinate_transformation_mode": coords}
+    if mode == "nearest":
+        attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    if mode == "nearest-exact":  # floor((dst + 0.5) / scale), as torch's
+        attrs.update(coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")
+    if mode == "bicubic":
+        attrs["cubic_coeff_a"] = -0.75
+    empty = ctx.const(np.zeros(0, dtype=np.float32))
+    if scales is not None:
+        factors = ctx.const(np.array([1.0, 1.0, *scales], dtype=np.float32))
+        return [ctx.add1("Resize", [x, empty, factors], **attrs)]
+    lead = ctx.add1("Slice", [ctx.add1("Shape", [x]), ctx.ints([0]), ctx.ints([2])])
+    sizes = ctx.add1("Concat", [lead, ctx.ints([int(o) for o in output_size])], axis=0)
+    return [ctx.add1("Resize", [x, empty, empty, sizes], **attrs)]
+
+
+@aten("aten::scaled_dot_product_attention")
+def _sdpa(ctx, node, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+    """softmax(q k^T * scale + mask) v; eval graphs only (no dropout), no causal flag."""
+    if is_causal or enable_gqa or dropout_p:
+        raise OnnxExporterError(
+            "ember exports scaled_dot_product_attention without is_causal, enable_gqa or "
+            "dropout (pass an explicit mask; export in eval mode)"
+        )
+    q_in = node.inputs[0]
+    dt = q_in.dtype
+    factor = 1.0 / float(np.sqrt(q_in.shape[-1])) if scale is None else float(scale)
+    nd = len(q_in.shape)
+    perm = list(range(nd - 2)) + [nd - 1, nd - 2]
+    kt = ctx.add1("Transpose", [k], perm=perm)
+    qs = ctx.add1("Mul", [q, ctx.const(np.asarray(factor, dtype=dt.np))])
+    w = ctx.add1("MatMul", [qs, kt])
+    if mask is not None:
+        if str(node.inputs[3].dtype) == "torch.bool":
+            neg = ctx.const(np.asarray(-np.inf, dtype=dt.np))
+            zero = ctx.const(np.asarray(0, dtype=dt.np))
+            mask = ctx.add1("Where", [mask, zero, neg])
+        w = ctx.add1("Add", [w, mask])
+    w = ctx.add1("Softmax", [w], axis=-1)
+    return [ctx.add1("MatMul", [w, v])]

@@ -288,6 +288,8 @@ class Recorder:
 
     # -- composites (F.linear, F.conv2d...): torch's aten::linear ranges around their ops ------
     def enter_composite(self, kind, fn, args, kwargs):
+        if kind in registry.UNPROFILED:
+            return None
         name = "aten::" + fn.__name__
         shapes = types = strides = None
         if self.record_shapes:
@@ -299,6 +301,8 @@ class Recorder:
         return rec
 
     def exit_composite(self, rec, result) -> None:
+        if rec is None:
+            return
         rec[_END] = perf_counter_ns()
         if self._composites and self._composites[-1] is rec:
             self._composites.pop()

@@ -55,9 +55,9 @@ def f_uniform(x):
 
 RANDOM = [f_rand, f_rand_shape, f_randn_double, f_like, f_randint, f_dropout, f_bernoulli,
           f_uniform]  # fmt: skip
-# graphs ember prints otherwise: a size's prim::NumToTensor/aten::Int carry a source range
-# (torch's none); bernoulli and uniform_ lack their trailing generator (None) constants
-INEXACT = (f_rand_shape, f_bernoulli, f_uniform)
+# graphs ember prints otherwise (none left: sizes' prim::NumToTensor/aten::Int carry no source
+# range, bernoulli and uniform_ their trailing generator constants, as torch's)
+INEXACT = ()
 
 
 def _trace(lib, fn, check_trace=True):

@@ -30,6 +30,18 @@ KEYWORD_ONLY: dict[str, tuple] = {
     "aten::clone": (("memory_format", None),),
     "aten::contiguous": (("memory_format", 0),),
 }
+KEYWORD_ONLY["aten::scaled_dot_product_attention"] = (("scale", None), ("enable_gqa", False))
+_FACTORY = (("dtype", None), ("layout", None), ("device", None), ("pin_memory", None))
+_LIKE = (*_FACTORY, ("memory_format", None))
+_GENERATOR = (("generator", None),)
+KEYWORD_ONLY.update(
+    {f"aten::{k}": _FACTORY for k in ("zeros", "ones", "full", "arange", "rand", "randn")}
+)
+KEYWORD_ONLY.update({f"aten::{k}_like": _LIKE for k in ("zeros", "ones", "empty", "full")})
+KEYWORD_ONLY.update({"aten::rand_like": _LIKE, "aten::randn_like": _LIKE, "aten::empty": _LIKE})
+KEYWORD_ONLY.update(
+    {f"aten::{k}": _GENERATOR for k in ("bernoulli", "bernoulli_", "uniform_", "normal_", "normal")}
+)
 
 # kind -> how many leading arguments are required: the ones after may be left out when None
 # (their schema default), as torch's printer leaves them out

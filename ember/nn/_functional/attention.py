@@ -504,7 +504,9 @@ def _mha_forward(
         out = ember.matmul(weights, v)
     else:
         weights = None
-        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        from ember.nn import functional as F  # the public one: a trace records one node
+
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
 
     # (N, H, L, hd) -> (L * N, E): one copy, then the out-projection as one GEMM
     out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
